@@ -1,0 +1,118 @@
+// Configuration model of mcpmuxd: plain structs with defaults, TOML loading, validation, ${VAR} expansion.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpmux {
+
+/// How mcpmuxd reaches an upstream server.
+enum class server_type {
+  stdio,  ///< a child process speaking NDJSON on stdin/stdout
+  http,   ///< Streamable HTTP endpoint
+  sse,    ///< legacy 2024-11-05 HTTP+SSE endpoint
+};
+
+std::string_view to_string(server_type t);
+
+/// One `[servers.NAME]` table. All strings are already `${VAR}`-expanded.
+struct server_config {
+  std::string name;                           ///< the table key; unique
+  server_type type = server_type::stdio;      ///< `type`, default "stdio"
+  std::string command;                        ///< stdio: program (looked up in PATH)
+  std::vector<std::string> args;              ///< stdio: arguments
+  std::map<std::string, std::string> env;     ///< stdio: merged over the daemon's environment
+  std::string cwd;                            ///< stdio: working directory; empty = daemon's
+  std::string url;                            ///< http/sse: endpoint URL
+  std::map<std::string, std::string> headers; ///< http/sse: extra request headers
+  std::optional<std::chrono::milliseconds> timeout; ///< `timeout_ms`; unset = daemon's; 0 = none
+  bool enabled = true;                        ///< `enabled`; false = configured but not started
+  std::optional<std::string> prefix;          ///< `prefix`; unset = the server name; "" = no prefix
+  std::vector<std::string> roots;             ///< `roots` answered to roots/list; empty = cwd as file:// URI
+  int line = 0;                               ///< line of the table header in the config file (for messages)
+
+  /// The prefix tools are exposed under.
+  std::string effective_prefix() const { return prefix ? *prefix : name; }
+  /// Equality of everything that affects the running upstream (used by reload and the tool cache).
+  bool operator==(const server_config&) const = default;
+};
+
+/// The `[daemon]` table.
+struct daemon_config {
+  std::chrono::milliseconds timeout{30000};  ///< `timeout_ms` per request; 0 = no timeout
+  std::string tool_separator = "__";        ///< between prefix and tool name
+  std::size_t max_tool_name = 64;           ///< longer exposed names are shortened with a hash
+  std::string log_level = "info";           ///< trace, debug, info, warn, error, off
+  std::string socket;                       ///< `socket`; empty = $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock
+  std::size_t max_message_bytes = 16u << 20;       ///< longest accepted JSON-RPC line, both sides
+  std::size_t max_client_queue_bytes = 64u << 20;  ///< unsent bytes per client before it is dropped
+  std::size_t max_instructions_bytes = 16u << 10;  ///< cap on the joined `instructions` string
+};
+
+/// A whole configuration. `servers` is sorted by name.
+struct config {
+  daemon_config daemon;
+  std::vector<server_config> servers;
+  std::string source;  ///< file path it came from, or "<default>" for the embedded one
+};
+
+/// One problem found while loading; printed as `file:line: key: message`.
+struct config_error {
+  std::string file;
+  int line = 0;  ///< 0 when unknown
+  std::string key;  ///< dotted path, e.g. `servers.files.timeout_ms`
+  std::string message;
+  std::string to_string() const;
+};
+
+/// Outcome of loading: a config when `errors` is empty.
+struct config_result {
+  std::optional<config> value;
+  std::vector<config_error> errors;    ///< fatal problems; value is empty when any
+  std::vector<std::string> warnings;   ///< e.g. an undefined ${VAR}, expanded to ""
+};
+
+/// Environment lookup used by expansion; the default reads the process environment.
+using env_lookup = std::optional<std::string> (*)(std::string_view name);
+std::optional<std::string> process_env(std::string_view name);
+
+/// Expands `${VAR}` and `${VAR:-default}`; `$$` is a literal `$`. Undefined variables without a
+/// default expand to "" and their names are appended to `undefined`.
+std::string expand_vars(std::string_view in, env_lookup lookup, std::vector<std::string>* undefined);
+
+/// Parses TOML text (name used in messages) and validates it. No I/O beyond the text given.
+config_result parse_config(std::string_view text, std::string_view source_name,
+                           env_lookup lookup = process_env);
+
+/// Reads and parses a file. A missing file is an error here; `resolve_config_path` decides
+/// whether the embedded default applies.
+config_result load_config_file(const std::string& path, env_lookup lookup = process_env);
+
+/// The embedded default configuration (TOML text), shown by `mcpmuxd --print-default-config`.
+std::string_view default_config_text();
+
+/// The config path per the contract: --config, else $MCPMUX_CONFIG, else
+/// $XDG_CONFIG_HOME/mcpmux/config.toml (~/.config/...). `explicit_path` may be empty.
+std::string resolve_config_path(const std::string& explicit_path);
+
+/// Loads the config at `resolve_config_path(explicit_path)`, or the embedded default when that
+/// file does not exist and no path was given explicitly (flag or env).
+config_result load_config(const std::string& explicit_path, env_lookup lookup = process_env);
+
+/// The socket path per the contract: --socket, else $MCPMUX_SOCKET, else `daemon.socket`,
+/// else $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock (falling back to /tmp/mcpmux-UID/mcpmux.sock).
+std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon);
+
+/// The effective request timeout of a server: MCPMUX_TIMEOUT_MS env, else server, else daemon.
+std::chrono::milliseconds effective_timeout(const server_config& s, const daemon_config& d,
+                                            env_lookup lookup = process_env);
+
+/// $XDG_CACHE_HOME/mcpmux (~/.cache/mcpmux).
+std::string cache_dir();
+
+}  // namespace mcpmux

@@ -1,0 +1,2 @@
+// The one translation unit that compiles Boost.Asio (separate compilation keeps every other TU light).
+#include <boost/asio/impl/src.hpp>
