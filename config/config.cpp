@@ -1,1 +1,790 @@
-// (file being written)
+// Loads mcpmuxd's TOML configuration: parse, validate (collecting every error), ${VAR} expansion,
+// paths.
+#include "config/config.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <utility>
+
+namespace mcpmux {
+namespace {
+
+// Timeouts are added to steady_clock::now() by the transports; capping them keeps that sum far
+// from overflow while still allowing ~24.8 days, which is "forever" for a request.
+constexpr std::int64_t max_timeout_ms = 2147483647;
+// The config is read synchronously at start and reload; a cap keeps a wrong path (a log file,
+// /dev/zero) from stalling the loop or eating memory.
+constexpr std::size_t max_config_file_bytes = 4u << 20;
+constexpr std::int64_t kib = 1024;
+constexpr std::int64_t mib = 1024 * kib;
+constexpr std::int64_t gib = 1024 * mib;
+
+bool is_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+// [A-Za-z0-9_-]*: the alphabet of server names, prefixes and separators, so exposed tool names
+// built from them stay within what MCP clients accept.
+bool is_name(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), is_name_char);
+}
+
+bool is_var_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c != '-' && is_name_char(c); });
+}
+
+// RFC 9110 token characters, the only ones allowed in a header field name.
+bool is_header_name(std::string_view s) {
+  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           extra.find(c) != std::string_view::npos;
+  });
+}
+
+// Dotted key path as the user would write it; keys that are not bare TOML keys are quoted so the
+// path stays unambiguous (`servers.x.headers."X Y"`).
+std::string join_key(std::string_view parent, std::string_view child) {
+  std::string k =
+      !child.empty() && is_name(child) ? std::string(child) : fmt::format("\"{}\"", child);
+  return parent.empty() ? k : fmt::format("{}.{}", parent, k);
+}
+
+int line_of(const toml::node& n) {
+  return static_cast<int>(n.source().begin.line);
+}
+
+std::string_view describe(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    case toml::node_type::none:
+      break;
+  }
+  return "nothing";
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The candidate a typo most likely meant: a small edit distance, or a truncation such as
+// `timeout` for `timeout_ms`.
+std::optional<std::string_view> closest(std::string_view word,
+                                        std::initializer_list<std::string_view> candidates) {
+  std::optional<std::string_view> best;
+  std::size_t best_score = 3;
+  for (std::string_view c : candidates) {
+    std::size_t score = edit_distance(word, c);
+    const bool truncated = word.size() >= 4 && c.starts_with(word);
+    const bool extended = c.size() >= 4 && word.starts_with(c);  // `warning` for `warn`
+    if (truncated || extended) score = std::min<std::size_t>(score, 2);
+    if (score < best_score) best_score = score, best = c;
+  }
+  return best;
+}
+
+std::string unknown_message(std::string_view what, std::string_view word,
+                            std::initializer_list<std::string_view> candidates) {
+  if (auto c = closest(word, candidates))
+    return fmt::format("unknown {}; did you mean \"{}\"?", what, *c);
+  return fmt::format("unknown {}", what);
+}
+
+// Unreserved characters plus the RFC 3986 pchar sub-delims stay literal; everything else
+// (space, %, #, ?, control and non-ASCII bytes) is percent-encoded.
+std::string percent_encode_path(std::string_view path) {
+  static constexpr std::string_view keep = "-._~/!$&'()*+,;=:@";
+  std::string out;
+  for (char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+        keep.find(c) != std::string_view::npos) {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+// Expansion core. Errors (unterminated `${`, bad variable name) are reported through `error`
+// (first one only) and the offending text is kept literally so the public expand_vars, which
+// cannot fail, still returns something sensible.
+void expand_into(std::string_view in, env_lookup lookup, std::string& out,
+                 std::vector<std::string>& undefined, std::string* error, int depth_left = 8) {
+  auto set_error = [&](std::string msg) {
+    if (error && error->empty()) *error = std::move(msg);
+  };
+  std::size_t i = 0;
+  while (i < in.size()) {
+    const char c = in[i];
+    if (c != '$' || i + 1 == in.size()) {
+      out += c;
+      ++i;
+      continue;
+    }
+    if (in[i + 1] == '$') {
+      out += '$';
+      i += 2;
+      continue;
+    }
+    if (in[i + 1] != '{') {  // a lone `$` (e.g. in a regex or a price) is kept as written
+      out += '$';
+      ++i;
+      continue;
+    }
+    // Find the matching `}`, allowing `${...}` nested in a default.
+    std::size_t j = i + 2;
+    int depth = 1;
+    while (j < in.size()) {
+      if (in[j] == '$' && j + 1 < in.size() && (in[j + 1] == '$' || in[j + 1] == '{')) {
+        if (in[j + 1] == '{') ++depth;
+        j += 2;
+        continue;
+      }
+      if (in[j] == '}' && --depth == 0) break;
+      ++j;
+    }
+    if (j >= in.size()) {
+      set_error(fmt::format("unterminated \"${{\" at offset {}", i));
+      out.append(in.substr(i));
+      return;
+    }
+    const std::string_view body = in.substr(i + 2, j - i - 2);
+    const std::size_t sep = body.find(":-");
+    const std::string_view name = body.substr(0, sep);
+    if (!is_var_name(name)) {
+      set_error(
+          fmt::format("invalid variable reference \"${{{}}}\" (expected ${{NAME}} or "
+                      "${{NAME:-default}})",
+                      body));
+      out.append(in.substr(i, j + 1 - i));
+      i = j + 1;
+      continue;
+    }
+    const std::optional<std::string> value = lookup(name);
+    if (sep != std::string_view::npos) {
+      // Like the shell's `:-`: an empty variable is as good as an unset one.
+      if (value && !value->empty()) {
+        out += *value;
+      } else if (depth_left == 0) {
+        // Defaults recurse; a bound keeps a pathological value from exhausting the stack.
+        set_error("${...:-default} nested too deeply");
+        out.append(in.substr(i, j + 1 - i));
+      } else {
+        expand_into(body.substr(sep + 2), lookup, out, undefined, error, depth_left - 1);
+      }
+    } else if (value) {
+      out += *value;
+    } else if (std::find(undefined.begin(), undefined.end(), name) == undefined.end()) {
+      undefined.emplace_back(name);
+    }
+    i = j + 1;
+  }
+}
+
+std::optional<std::string> getenv_nonempty(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::string home_dir() {
+  if (auto h = getenv_nonempty("HOME")) return *h;
+  // `env -i mcpmuxd` or a bare service manager may not set HOME; the passwd entry still knows.
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found && found->pw_dir)
+    return found->pw_dir;
+  return "/";
+}
+
+// `~` or `~/...` in a path given on the command line or in the environment.
+std::string expand_tilde(std::string p) {
+  if (p == "~" || p.starts_with("~/")) return home_dir() + p.substr(1);
+  return p;
+}
+
+// $XDG_<kind>_HOME per the XDG spec (ignored unless absolute), else ~/<fallback>.
+std::string xdg_dir(const char* env_name, std::string_view fallback) {
+  if (auto v = getenv_nonempty(env_name); v && v->front() == '/') return *v;
+  return fmt::format("{}/{}", home_dir(), fallback);
+}
+
+// Walks the parsed TOML tree once, filling a config and collecting every problem on the way.
+class validator {
+ public:
+  validator(std::string_view file, env_lookup lookup) : file_(file), lookup_(lookup) {}
+
+  config_result run(const toml::table& root) {
+    config cfg;
+    cfg.source = file_;
+    for (auto&& [k, v] : root) {
+      const std::string_view name = k.str();
+      if (name == "daemon") {
+        parse_daemon(v, cfg.daemon);
+      } else if (name == "servers") {
+        parse_servers(v, cfg.servers);
+      } else {
+        fail(v, join_key("", name), unknown_message("key", name, {"daemon", "servers"}));
+      }
+    }
+    // toml++ iterates keys alphabetically; file order reads better and matches the user's editor.
+    std::stable_sort(errors_.begin(), errors_.end(),
+                     [](const config_error& a, const config_error& b) { return a.line < b.line; });
+    config_result r;
+    r.errors = std::move(errors_);
+    r.warnings = std::move(warnings_);
+    if (r.errors.empty()) r.value = std::move(cfg);
+    return r;
+  }
+
+ private:
+  void fail(int line, std::string key, std::string message) {
+    errors_.push_back(config_error{file_, line, std::move(key), std::move(message)});
+  }
+  void fail(const toml::node& n, std::string key, std::string message) {
+    fail(line_of(n), std::move(key), std::move(message));
+  }
+  void type_error(const toml::node& n, std::string key, std::string_view expected) {
+    fail(n, std::move(key), fmt::format("expected {}, got {}", expected, describe(n)));
+  }
+
+  std::optional<std::string> get_string(const toml::node& n, const std::string& key) {
+    if (const auto* s = n.as_string()) return s->get();
+    type_error(n, key, "a string");
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> get_integer(const toml::node& n, const std::string& key,
+                                          std::int64_t lo, std::int64_t hi) {
+    const auto* i = n.as_integer();
+    if (!i) {
+      type_error(n, key, "an integer");
+      return std::nullopt;
+    }
+    const std::int64_t v = i->get();
+    if (v < lo || v > hi) {
+      // Keys whose upper bound is only an overflow guard read better as a plain minimum.
+      const bool open_ended = hi >= max_timeout_ms;
+      fail(n, key,
+           v < lo && open_ended ? fmt::format("must be >= {} (got {})", lo, v)
+                                : fmt::format("must be between {} and {} (got {})", lo, hi, v));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<bool> get_bool(const toml::node& n, const std::string& key) {
+    if (const auto* b = n.as_boolean()) return b->get();
+    type_error(n, key, "a boolean");
+    return std::nullopt;
+  }
+
+  // ${VAR} expansion of one value, turning syntax problems into errors and unset variables into
+  // warnings that name the key.
+  std::optional<std::string> expand(std::string_view raw, const toml::node& n,
+                                    const std::string& key) {
+    std::string out, error;
+    std::vector<std::string> undefined;
+    expand_into(raw, lookup_, out, undefined, &error);
+    if (!error.empty()) {
+      fail(n, key, std::move(error));
+      return std::nullopt;
+    }
+    for (const auto& var : undefined)
+      warnings_.push_back(fmt::format("{}: ${{{}}} is not set; using \"\"", key, var));
+    return out;
+  }
+
+  std::optional<std::string> expanded_string(const toml::node& n, const std::string& key) {
+    auto s = get_string(n, key);
+    if (!s) return std::nullopt;
+    return expand(*s, n, key);
+  }
+
+  // `~` / `~/...` → $HOME (through the lookup so tests control it).
+  std::optional<std::string> expand_home(std::string s, const toml::node& n,
+                                         const std::string& key) {
+    if (s != "~" && !s.starts_with("~/")) return s;
+    auto home = lookup_("HOME");
+    if (!home || home->empty()) {
+      fail(n, key, "starts with ~ but HOME is not set");
+      return std::nullopt;
+    }
+    return *home + s.substr(1);
+  }
+
+  std::optional<std::string> absolute_path(const toml::node& n, const std::string& key,
+                                           bool expand_vars) {
+    auto s = expand_vars ? expanded_string(n, key) : get_string(n, key);
+    if (!s) return std::nullopt;
+    s = expand_home(std::move(*s), n, key);
+    if (!s) return std::nullopt;
+    if (s->empty() || s->front() != '/') {
+      fail(n, key, fmt::format("must be an absolute path or start with ~/ (got \"{}\")", *s));
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  void parse_daemon(const toml::node& node, daemon_config& d) {
+    const auto* t = node.as_table();
+    if (!t) return type_error(node, "daemon", "a table");
+    const toml::node* message_node = nullptr;
+    const toml::node* queue_node = nullptr;
+    bool sizes_ok = true;
+    for (auto&& [k, v] : *t) {
+      const std::string_view name = k.str();
+      const std::string key = join_key("daemon", name);
+      if (name == "timeout_ms") {
+        if (auto i = get_integer(v, key, 0, max_timeout_ms))
+          d.timeout = std::chrono::milliseconds(*i);
+      } else if (name == "tool_separator") {
+        if (auto s = get_string(v, key)) {
+          if (s->empty() || s->size() > 8 || !is_name(*s))
+            fail(v, key,
+                 fmt::format("must be 1 to 8 characters of [A-Za-z0-9_-] (got \"{}\")", *s));
+          else
+            d.tool_separator = *s;
+        }
+      } else if (name == "max_tool_name") {
+        if (auto i = get_integer(v, key, 16, 1024)) d.max_tool_name = static_cast<std::size_t>(*i);
+      } else if (name == "log_level") {
+        if (auto s = get_string(v, key)) {
+          const std::initializer_list<std::string_view> levels = {"trace", "debug", "info",
+                                                                  "warn",  "error", "off"};
+          if (std::find(levels.begin(), levels.end(), *s) != levels.end()) {
+            d.log_level = *s;
+          } else {
+            auto near = closest(*s, levels);
+            fail(v, key,
+                 fmt::format("must be one of trace, debug, info, warn, error, off (got \"{}\"){}",
+                             *s, near ? fmt::format("; did you mean \"{}\"?", *near) : ""));
+          }
+        }
+      } else if (name == "socket") {
+        if (auto s = absolute_path(v, key, false)) {
+          // Longer paths do not fit sockaddr_un and bind() would fail only at start-up.
+          if (s->size() >= sizeof(sockaddr_un{}.sun_path))
+            fail(v, key,
+                 fmt::format("is {} bytes long; a Unix socket path must be shorter than {}",
+                             s->size(), sizeof(sockaddr_un{}.sun_path)));
+          else
+            d.socket = *s;
+        }
+      } else if (name == "max_message_bytes") {
+        message_node = &v;
+        if (auto i = get_integer(v, key, 1 * kib, 1 * gib))
+          d.max_message_bytes = static_cast<std::size_t>(*i);
+        else
+          sizes_ok = false;
+      } else if (name == "max_client_queue_bytes") {
+        queue_node = &v;
+        if (auto i = get_integer(v, key, 1 * kib, INT64_MAX))
+          d.max_client_queue_bytes = static_cast<std::size_t>(*i);
+        else
+          sizes_ok = false;
+      } else if (name == "max_instructions_bytes") {
+        if (auto i = get_integer(v, key, 0, 1 * mib))
+          d.max_instructions_bytes = static_cast<std::size_t>(*i);
+      } else {
+        fail(v, key,
+             unknown_message(
+                 "key", name,
+                 {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
+                  "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes"}));
+      }
+    }
+    // A queue smaller than one message would drop a client for sending a single legal reply.
+    if (sizes_ok && d.max_client_queue_bytes < d.max_message_bytes) {
+      if (queue_node)
+        fail(*queue_node, "daemon.max_client_queue_bytes",
+             fmt::format("must be >= max_message_bytes ({})", d.max_message_bytes));
+      else if (message_node)
+        fail(*message_node, "daemon.max_message_bytes",
+             fmt::format("must be <= max_client_queue_bytes ({}, the default)",
+                         d.max_client_queue_bytes));
+    }
+  }
+
+  void parse_servers(const toml::node& node, std::vector<server_config>& out) {
+    const auto* t = node.as_table();
+    if (!t) return type_error(node, "servers", "a table of server tables");
+    for (auto&& [k, v] : *t) {
+      const std::string name(k.str());
+      const std::string key = join_key("servers", name);
+      if (name.empty() || name.size() > 64 || !is_name(name))
+        fail(v, key, "server name must be 1 to 64 characters of [A-Za-z0-9_-]");
+      if (const auto* st = v.as_table())
+        out.push_back(parse_server(name, key, *st));
+      else
+        type_error(v, key, "a table");
+    }
+    std::sort(out.begin(), out.end(),
+              [](const server_config& a, const server_config& b) { return a.name < b.name; });
+  }
+
+  std::vector<std::string> string_array(const toml::node& n, const std::string& key) {
+    std::vector<std::string> out;
+    const auto* a = n.as_array();
+    if (!a) {
+      type_error(n, key, "an array of strings");
+      return out;
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      if (auto s = expanded_string(e, fmt::format("{}[{}]", key, i))) out.push_back(std::move(*s));
+    }
+    return out;
+  }
+
+  enum class table_kind { env, headers };
+
+  std::map<std::string, std::string> string_table(const toml::node& n, const std::string& key,
+                                                  table_kind kind) {
+    std::map<std::string, std::string> out;
+    const auto* t = n.as_table();
+    if (!t) {
+      type_error(n, key, "a table of strings");
+      return out;
+    }
+    for (auto&& [k, v] : *t) {
+      const std::string name(k.str());
+      const std::string sub = join_key(key, name);
+      if (kind == table_kind::env && (name.empty() || name.find_first_of("=", 0) != name.npos ||
+                                      name.find('\0') != name.npos)) {
+        fail(v, sub, "environment variable name must be non-empty and contain no '=' or NUL");
+        continue;
+      }
+      if (kind == table_kind::headers && !is_header_name(name)) {
+        fail(v, sub, "not a valid HTTP header name");
+        continue;
+      }
+      auto s = expanded_string(v, sub);
+      if (!s) continue;
+      // A CR/LF in a header value would let a config value inject extra headers.
+      if (kind == table_kind::headers &&
+          s->find_first_of(std::string_view("\r\n\0", 3)) != s->npos) {
+        fail(v, sub, "header value must not contain CR, LF or NUL");
+        continue;
+      }
+      out.emplace(name, std::move(*s));
+    }
+    return out;
+  }
+
+  std::vector<std::string> roots(const toml::node& n, const std::string& key) {
+    std::vector<std::string> out;
+    const auto* a = n.as_array();
+    if (!a) {
+      type_error(n, key, "an array of strings");
+      return out;
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      const std::string sub = fmt::format("{}[{}]", key, i);
+      auto s = expanded_string(e, sub);
+      if (!s) continue;
+      if (s->starts_with("file://") && s->size() > 7) {
+        out.push_back(std::move(*s));
+        continue;
+      }
+      s = expand_home(std::move(*s), e, sub);
+      if (!s) continue;
+      if (s->empty() || s->front() != '/') {
+        fail(e, sub, fmt::format("must be an absolute path or a file:// URI (got \"{}\")", *s));
+        continue;
+      }
+      out.push_back("file://" + percent_encode_path(*s));
+    }
+    return out;
+  }
+
+  server_config parse_server(const std::string& name, const std::string& base,
+                             const toml::table& t) {
+    server_config s;
+    s.name = name;
+    s.line = line_of(t);
+    // `type` decides which other keys apply, so it is read first.
+    bool type_known = true;
+    if (const toml::node* tn = t.get("type")) {
+      const std::string key = base + ".type";
+      if (auto v = get_string(*tn, key)) {
+        if (*v == "stdio") {
+          s.type = server_type::stdio;
+        } else if (*v == "http") {
+          s.type = server_type::http;
+        } else if (*v == "sse") {
+          s.type = server_type::sse;
+        } else {
+          type_known = false;
+          auto near = closest(*v, {"stdio", "http", "sse"});
+          fail(*tn, key,
+               fmt::format("must be \"stdio\", \"http\" or \"sse\" (got \"{}\"){}", *v,
+                           near ? fmt::format("; did you mean \"{}\"?", *near) : ""));
+        }
+      } else {
+        type_known = false;
+      }
+    }
+    const bool stdio = s.type == server_type::stdio;
+    for (auto&& [k, v] : t) {
+      const std::string_view kn = k.str();
+      const std::string key = join_key(base, kn);
+      const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd";
+      const bool remote_only = kn == "url" || kn == "headers";
+      if (type_known && stdio_only && !stdio) {
+        fail(v, key,
+             fmt::format("only applies to stdio servers (this server has type = \"{}\")",
+                         to_string(s.type)));
+        continue;
+      }
+      if (type_known && remote_only && stdio) {
+        fail(v, key, "only applies to http and sse servers (this server has type = \"stdio\")");
+        continue;
+      }
+      if (kn == "type") {
+        // handled above
+      } else if (kn == "command") {
+        if (auto c = expanded_string(v, key)) {
+          if (c->empty()) fail(v, key, "must not be empty");
+          s.command = std::move(*c);
+        }
+      } else if (kn == "args") {
+        s.args = string_array(v, key);
+      } else if (kn == "env") {
+        s.env = string_table(v, key, table_kind::env);
+      } else if (kn == "cwd") {
+        if (auto c = absolute_path(v, key, true)) s.cwd = std::move(*c);
+      } else if (kn == "url") {
+        if (auto u = expanded_string(v, key)) {
+          const bool ok = (u->starts_with("http://") && u->size() > 7) ||
+                          (u->starts_with("https://") && u->size() > 8);
+          if (!ok)
+            fail(v, key, fmt::format("must start with http:// or https:// (got \"{}\")", *u));
+          s.url = std::move(*u);
+        }
+      } else if (kn == "headers") {
+        s.headers = string_table(v, key, table_kind::headers);
+      } else if (kn == "timeout_ms") {
+        if (auto i = get_integer(v, key, 0, max_timeout_ms))
+          s.timeout = std::chrono::milliseconds(*i);
+      } else if (kn == "enabled") {
+        if (auto b = get_bool(v, key)) s.enabled = *b;
+      } else if (kn == "prefix") {
+        if (auto p = get_string(v, key)) {
+          if (!is_name(*p))
+            fail(v, key, fmt::format("must contain only [A-Za-z0-9_-] (got \"{}\")", *p));
+          else
+            s.prefix = std::move(*p);
+        }
+      } else if (kn == "roots") {
+        s.roots = roots(v, key);
+      } else {
+        fail(v, key,
+             unknown_message("key", kn,
+                             {"type", "command", "args", "env", "cwd", "url", "headers",
+                              "timeout_ms", "enabled", "prefix", "roots"}));
+      }
+    }
+    if (type_known && stdio && !t.contains("command"))
+      fail(s.line, base + ".command", "is required for stdio servers");
+    if (type_known && !stdio && !t.contains("url"))
+      fail(s.line, base + ".url", fmt::format("is required for {} servers", to_string(s.type)));
+    return s;
+  }
+
+  std::string file_;
+  env_lookup lookup_;
+  std::vector<config_error> errors_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace
+
+std::string_view to_string(server_type t) {
+  switch (t) {
+    case server_type::stdio:
+      return "stdio";
+    case server_type::http:
+      return "http";
+    case server_type::sse:
+      return "sse";
+  }
+  return "unknown";
+}
+
+std::string config_error::to_string() const {
+  std::string out = file;
+  if (line > 0) out += fmt::format(":{}", line);
+  if (!out.empty()) out += ": ";
+  if (!key.empty()) out += key + ": ";
+  return out + message;
+}
+
+std::optional<std::string> process_env(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+std::string expand_vars(std::string_view in, env_lookup lookup,
+                        std::vector<std::string>* undefined) {
+  std::string out;
+  std::vector<std::string> missing;
+  expand_into(in, lookup ? lookup : process_env, out, missing, nullptr);
+  if (undefined) undefined->insert(undefined->end(), missing.begin(), missing.end());
+  return out;
+}
+
+config_result parse_config(std::string_view text, std::string_view source_name, env_lookup lookup) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    config_result r;
+    r.errors.push_back(config_error{std::string(source_name),
+                                    static_cast<int>(e.source().begin.line), "",
+                                    std::string(e.description())});
+    return r;
+  }
+  return validator(source_name, lookup ? lookup : process_env).run(root);
+}
+
+config_result load_config_file(const std::string& path, env_lookup lookup) {
+  config_result r;
+  auto fail = [&](std::string message) {
+    r.errors.push_back(config_error{path, 0, "", std::move(message)});
+    return r;
+  };
+  // O_NONBLOCK so that a FIFO given by mistake fails the regular-file check instead of hanging.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(fmt::format("cannot open: {}", std::strerror(errno)));
+  struct fd_closer {
+    int fd;
+    ~fd_closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(fmt::format("cannot stat: {}", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > max_config_file_bytes)
+    return fail(fmt::format("file is larger than {} bytes", max_config_file_bytes));
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(fmt::format("cannot read: {}", std::strerror(errno)));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_config_file_bytes)  // the file grew after fstat
+      return fail(fmt::format("file is larger than {} bytes", max_config_file_bytes));
+  }
+  r = parse_config(text, path, lookup);
+  if (r.value) r.value->source = path;
+  return r;
+}
+
+std::string resolve_config_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return expand_tilde(explicit_path);
+  if (auto env = getenv_nonempty("MCPMUX_CONFIG")) return expand_tilde(*env);
+  return xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux/config.toml";
+}
+
+config_result load_config(const std::string& explicit_path, env_lookup lookup) {
+  // Only the default location may be absent: a path the user named and mistyped must fail loudly
+  // rather than silently start the daemon with the embedded servers.
+  const bool named = !explicit_path.empty() || getenv_nonempty("MCPMUX_CONFIG");
+  const std::string path = resolve_config_path(explicit_path);
+  struct stat st {};
+  if (!named && ::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    config_result r = parse_config(default_config_text(), "<default>", lookup);
+    if (r.value) r.value->source = "<default>";
+    return r;
+  }
+  return load_config_file(path, lookup);
+}
+
+std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon) {
+  if (!explicit_path.empty()) return expand_tilde(explicit_path);
+  if (auto env = getenv_nonempty("MCPMUX_SOCKET")) return expand_tilde(*env);
+  if (daemon && !daemon->socket.empty()) return daemon->socket;
+  if (auto run = getenv_nonempty("XDG_RUNTIME_DIR"); run && run->front() == '/')
+    return *run + "/mcpmux/mcpmux.sock";
+  // No runtime dir (e.g. a login without systemd-logind): a per-user directory in /tmp, which the
+  // listener creates with mode 0700 and checks ownership of.
+  return fmt::format("/tmp/mcpmux-{}/mcpmux.sock", ::getuid());
+}
+
+std::chrono::milliseconds effective_timeout(const server_config& s, const daemon_config& d,
+                                            env_lookup lookup) {
+  if (auto env = (lookup ? lookup : process_env)("MCPMUX_TIMEOUT_MS"); env && !env->empty()) {
+    std::uint64_t v = 0;
+    const char* end = env->data() + env->size();
+    auto [ptr, ec] = std::from_chars(env->data(), end, v);
+    const bool digits_only =
+        std::all_of(env->begin(), env->end(), [](char c) { return c >= '0' && c <= '9'; });
+    // A value too large to represent still clearly means "very long": clamp it instead of ignoring.
+    if (digits_only && ptr == end && (ec == std::errc{} || ec == std::errc::result_out_of_range)) {
+      if (ec == std::errc::result_out_of_range || v > static_cast<std::uint64_t>(max_timeout_ms))
+        v = static_cast<std::uint64_t>(max_timeout_ms);
+      return std::chrono::milliseconds(static_cast<std::int64_t>(v));
+    }
+  }
+  if (s.timeout) return *s.timeout;
+  return d.timeout;
+}
+
+std::string cache_dir() {
+  return xdg_dir("XDG_CACHE_HOME", ".cache") + "/mcpmux";
+}
+
+}  // namespace mcpmux

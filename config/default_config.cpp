@@ -1,1 +1,102 @@
-// (file being written)
+// The embedded default configuration: used when no config file exists, and a commented reference.
+#include "config/config.hpp"
+
+namespace mcpmux {
+
+std::string_view default_config_text() {
+  // Kept as one literal so `mcpmuxd --print-default-config > ~/.config/mcpmux/config.toml` gives
+  // the user a working file that documents every key.
+  static constexpr std::string_view text = R"toml(# mcpmux configuration (TOML).
+#
+# Location: --config PATH, else $MCPMUX_CONFIG, else
+# $XDG_CONFIG_HOME/mcpmux/config.toml (~/.config/mcpmux/config.toml).
+# Without a file mcpmuxd uses this embedded default. Reload with SIGHUP or `mcpmux reload`.
+#
+# Strings in command, args, env, cwd, url, headers and roots may use
+#   ${VAR}            the environment variable VAR ("" and a warning when unset)
+#   ${VAR:-default}   VAR, or `default` when VAR is unset or empty
+#   $$                a literal $
+# cwd, roots and daemon.socket may start with ~/ for your home directory.
+
+[daemon]
+# Per-request timeout in milliseconds; 0 = no timeout.
+# The environment variable MCPMUX_TIMEOUT_MS overrides this and every server's timeout_ms.
+timeout_ms = 30000
+
+# Placed between a server's prefix and a tool name: "fs" + "__" + "read_file".
+# 1 to 8 characters of [A-Za-z0-9_-].
+tool_separator = "__"
+
+# Longest exposed tool name (16..1024); longer names are shortened with a short hash.
+max_tool_name = 64
+
+# trace, debug, info, warn, error or off.
+log_level = "info"
+
+# Unix socket clients connect to. Default: $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock.
+# --socket and $MCPMUX_SOCKET take precedence.
+# socket = "/run/user/1000/mcpmux/mcpmux.sock"
+
+# Longest accepted JSON-RPC message in bytes, from clients and servers alike (1 KiB..1 GiB).
+max_message_bytes = 16777216
+
+# Unsent bytes queued for one client before it is disconnected (>= max_message_bytes).
+max_client_queue_bytes = 67108864
+
+# Cap on the combined `instructions` text sent to clients (0..1 MiB).
+max_instructions_bytes = 16384
+
+# One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
+#
+# Keys for every server:
+#   type        "stdio" (default), "http" (Streamable HTTP) or "sse" (legacy HTTP+SSE)
+#   timeout_ms  per-request timeout for this server; 0 = none; default daemon.timeout_ms
+#   enabled     false keeps the server configured but not started (default true)
+#   prefix      exposed tool names are <prefix><tool_separator><tool>; default the server
+#               name; "" exposes the tool names unchanged
+#   roots       answered to roots/list: absolute paths or file:// URIs;
+#               default the server's cwd
+# stdio servers only:
+#   command     program to run (looked up in PATH); required
+#   args        array of arguments
+#   env         table of environment variables added to mcpmuxd's environment
+#   cwd         working directory (absolute path); default mcpmuxd's
+# http and sse servers only:
+#   url         endpoint, http:// or https://; required
+#   headers     table of extra request headers
+#
+# Examples:
+#
+# [servers.files]
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "~/src"]
+# env = { API_KEY = "${API_KEY}" }
+# cwd = "~/src"
+# timeout_ms = 60000
+# prefix = "fs"
+# roots = ["~/src"]
+#
+# [servers.remote]
+# type = "http"
+# url = "https://example.com/mcp"
+# headers = { Authorization = "Bearer ${TOKEN}" }
+#
+# [servers.legacy]
+# type = "sse"
+# url = "http://127.0.0.1:8080/sse"
+# enabled = false
+
+# The reference server exercising every MCP feature (tools, resources, prompts, progress).
+[servers.everything]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-everything"]
+
+# A knowledge-graph memory server.
+[servers.memory]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-memory"]
+)toml";
+  return text;
+}
+
+}  // namespace mcpmux

@@ -1,1 +1,229 @@
-// (file being written)
+// The manager: upstream ownership, the combined catalogue, control methods.
+#include "core/manager.hpp"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "core/naming.hpp"
+#include "core/session.hpp"
+
+namespace mcpmux {
+namespace {
+
+namespace asio = boost::asio;
+
+std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string first_line(const json::object& tool) {
+  const auto* d = tool.if_contains("description");
+  if (!d || !d->is_string()) return {};
+  std::string_view s = d->get_string();
+  return std::string(s.substr(0, s.find('\n')));
+}
+
+json::value nullable(const std::optional<std::uint32_t>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+rpc_error bad_params(std::string msg) { return {rpc_code::invalid_params, std::move(msg), nullptr}; }
+
+}  // namespace
+
+manager::manager(asio::io_context& io, config cfg, daemon_info info)
+    : io_(io), cfg_(std::move(cfg)), info_(std::move(info)) {
+  for (const auto& s : cfg_.servers)
+    upstreams_.emplace(s.name, std::make_shared<upstream>(io_, s, cfg_.daemon, *this));
+}
+
+manager::~manager() {
+  *alive_ = false;
+  for (auto& [name, up] : upstreams_) up->stop();
+}
+
+void manager::start() {
+  for (auto& [name, up] : upstreams_) up->start();
+  rebuild();
+}
+
+void manager::stop() {
+  for (auto& [name, up] : upstreams_) up->stop();
+}
+
+std::shared_ptr<upstream> manager::find_upstream(std::string_view server) const {
+  auto it = upstreams_.find(server);
+  return it == upstreams_.end() ? nullptr : it->second;
+}
+
+const catalogue_entry* manager::find_tool(std::string_view exposed) const {
+  auto it = by_name_.find(exposed);
+  return it == by_name_.end() ? nullptr : &entries_[it->second];
+}
+
+std::string manager::instructions() const {
+  std::string out;
+  for (const auto& [name, up] : upstreams_) {
+    if (up->instructions().empty()) continue;
+    if (!out.empty()) out += "\n\n";
+    out += "## " + name + "\n" + up->instructions();
+  }
+  if (out.size() > cfg_.daemon.max_instructions_bytes) {
+    out.resize(cfg_.daemon.max_instructions_bytes);
+    // Do not leave half a UTF-8 sequence at the cut.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+    out += "\n[truncated]";
+  }
+  return out;
+}
+
+void manager::attach(std::shared_ptr<session> s, std::uint64_t id) { sessions_.emplace(id, std::move(s)); }
+
+void manager::detach(std::uint64_t id) {
+  // Destroy after the erase: the session's destructor must not see itself in the map.
+  auto node = sessions_.extract(id);
+}
+
+void manager::close_sessions() {
+  auto all = std::move(sessions_);
+  sessions_.clear();
+  for (auto& [id, s] : all) s->close();
+}
+
+void manager::on_upstream_changed(const std::string&) { schedule_rebuild(); }
+
+void manager::on_upstream_notification(const std::string& server, const message& msg) {
+  log_.debug("notification {} from {} not forwarded", msg.method(), server);
+}
+
+// Many changes in one turn of the loop (startup, reload) produce one rebuild and one notification.
+void manager::schedule_rebuild() {
+  if (rebuild_posted_) return;
+  rebuild_posted_ = true;
+  asio::post(io_, [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    rebuild_posted_ = false;
+    rebuild();
+  });
+}
+
+void manager::rebuild() {
+  std::vector<naming_input> inputs;
+  std::vector<const json::object*> defs;
+  for (const auto& [name, up] : upstreams_) {
+    // A server that is down keeps its last good tools listed; a stopped or disabled one does not.
+    if (up->state() == upstream_state::stopped || up->state() == upstream_state::disabled) continue;
+    for (const auto& t : up->tools()) {
+      inputs.push_back({name, up->config().effective_prefix(), std::string(t.at("name").get_string())});
+      defs.push_back(&t);
+    }
+  }
+  std::vector<naming_collision> collisions;
+  auto named = assign_tool_names(inputs, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name},
+                                 &collisions);
+  for (const auto& c : collisions)
+    log_.warn("tool name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"", c.winner, c.loser,
+              c.exposed, c.loser, c.renamed);
+
+  std::vector<catalogue_entry> entries;
+  entries.reserve(named.size());
+  std::string json = "[";
+  for (const auto& n : named) {
+    const auto& in = inputs[n.index];
+    const auto& def = *defs[n.index];
+    if (json.size() > 1) json += ',';
+    json::object exposed = def;
+    exposed["name"] = n.exposed;
+    json += json::serialize(exposed);
+    entries.push_back({n.exposed, in.server, in.original, first_line(def)});
+  }
+  json += ']';
+
+  const bool changed = json != tools_json_;
+  entries_ = std::move(entries);
+  by_name_.clear();
+  by_name_.reserve(entries_.size());
+  for (std::size_t i = 0; i < entries_.size(); ++i) by_name_.emplace(entries_[i].exposed, i);
+  tools_json_ = std::move(json);
+  if (!changed) return;
+  log_.debug("catalogue now has {} tools", entries_.size());
+  // Listeners may unregister while being told; iterate over a copy.
+  auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
+  for (auto* l : ls)
+    if (listeners_.count(l)) l->on_tools_changed();
+}
+
+json::object manager::status() const {
+  json::object out;
+  out["version"] = MCPMUX_VERSION;
+  out["pid"] = ::getpid();
+  out["uptime_ms"] = ms_since(info_.started);
+  out["socket"] = info_.socket_path;
+  out["config"] = info_.config_path;
+  out["clients"] = sessions_.size();
+  out["tools"] = entries_.size();
+  json::array servers;
+  for (const auto& [name, up] : upstreams_) {
+    json::object s;
+    s["name"] = name;
+    s["type"] = to_string(up->config().type);
+    s["state"] = to_string(up->state());
+    s["enabled"] = up->config().enabled;
+    s["pid"] = up->pid() ? json::value(*up->pid()) : json::value(nullptr);
+    s["uptime_ms"] = up->ready_since() ? json::value(ms_since(*up->ready_since())) : json::value(nullptr);
+    s["restarts"] = up->stats().restarts;
+    s["tools"] = up->tools().size();
+    s["calls"] = up->stats().calls;
+    s["errors"] = up->stats().errors;
+    s["latency_p50_us"] = nullable(up->stats().percentile(0.50));
+    s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
+    s["last_error"] = up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
+    json::value last_stderr = nullptr;
+    for (const auto& line : up->log_lines(1000))
+      if (line.rfind("stderr: ", 0) == 0) last_stderr = line.substr(8);
+    s["last_stderr"] = std::move(last_stderr);
+    servers.push_back(std::move(s));
+  }
+  out["servers"] = std::move(servers);
+  return out;
+}
+
+std::variant<json::value, rpc_error> manager::control(std::string_view method, const json::object& params) {
+  if (method == "mcpmux/status") return json::value(status());
+  if (method == "mcpmux/tools") {
+    json::array tools;
+    for (const auto& e : entries_)
+      tools.push_back(json::object{
+          {"name", e.exposed}, {"server", e.server}, {"original", e.original}, {"description", e.description}});
+    return json::value(json::object{{"tools", std::move(tools)}});
+  }
+  if (method == "mcpmux/logs" || method == "mcpmux/restart") {
+    const auto* s = params.if_contains("server");
+    if (!s || !s->is_string()) return bad_params("params.server (string) is required");
+    auto up = find_upstream(s->get_string());
+    if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
+    if (method == "mcpmux/restart") {
+      log_.info("restart of {} requested", up->name());
+      up->restart();
+      return json::value(json::object{});
+    }
+    std::size_t n = 100;
+    if (const auto* l = params.if_contains("lines"); l && l->is_int64() && l->get_int64() > 0)
+      n = static_cast<std::size_t>(l->get_int64());
+    json::array lines;
+    for (auto& line : up->log_lines(n)) lines.push_back(json::string(line));
+    return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
+  }
+  if (method == "mcpmux/reload") return reload();
+  return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
+}
+
+json::value manager::reload() {
+  return json::object{{"reloaded", false}, {"reason", "reload is not available yet"}};
+}
+
+}  // namespace mcpmux

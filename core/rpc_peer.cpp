@@ -1,1 +1,166 @@
-// (file being written)
+// rpc_peer: the one place where requests meet their answers, for every transport.
+#include "core/rpc_peer.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "core/error.hpp"
+
+namespace mcpmux {
+namespace {
+
+namespace asio = boost::asio;
+
+class rpc_peer_impl final : public rpc_peer, public transport_events {
+ public:
+  rpc_peer_impl(asio::io_context& io, std::shared_ptr<transport> t, rpc_peer_handlers h)
+      : transport_(std::move(t)), handlers_(std::move(h)), timer_(io) {}
+
+  ~rpc_peer_impl() override {
+    if (transport_) transport_->close();
+  }
+
+  void start() override { transport_->start(*this); }
+
+  std::optional<std::int64_t> request(std::string_view method, const json::value& params,
+                                      std::optional<std::chrono::milliseconds> timeout,
+                                      response_handler done) override {
+    if (closed_) {
+      done({errc::transport_closed, std::nullopt});
+      return std::nullopt;
+    }
+    const auto now = steady_clock::now();
+    std::optional<steady_clock::duration> t;
+    if (timeout) t = *timeout;
+    const auto id = pending_.add(std::string(method), now, t, std::move(done));
+    if (auto ec = transport_->send(make_request(json::value(id), method, params))) {
+      if (auto e = pending_.take(id)) e->handler({ec, std::nullopt});
+      return std::nullopt;
+    }
+    if (timeout) arm_timer();
+    return id;
+  }
+
+  bool notify(std::string_view method, const json::value& params) override {
+    return !closed_ && !transport_->send(make_notification(method, params));
+  }
+
+  bool send_raw(std::string text) override { return !closed_ && !transport_->send(std::move(text)); }
+
+  void cancel(std::int64_t id, std::string_view reason) override {
+    if (!pending_.take(id)) return;
+    send_cancelled(id, reason);
+  }
+
+  void extend(std::int64_t id, std::chrono::milliseconds timeout) override {
+    if (pending_.set_deadline(id, steady_clock::now() + timeout)) arm_timer();
+  }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    transport_->close();
+    fail_all(errc::transport_closed);
+  }
+
+  std::size_t pending() const override { return pending_.size(); }
+
+  // transport_events
+  void on_message(std::string_view text) override {
+    auto parsed = parser_.parse(text);
+    if (auto* err = std::get_if<rpc_error>(&parsed)) {
+      if (handlers_.on_bad_message) handlers_.on_bad_message(text, err->message);
+      return;
+    }
+    auto& msg = std::get<message>(parsed);
+    switch (msg.kind) {
+      case message_kind::response:
+      case message_kind::error_response: {
+        const auto& id = msg.id();
+        // Our ids are integers; anything else (or unknown) is a stray answer: ignored.
+        const auto* n = id.if_int64();
+        auto e = n ? pending_.take(*n) : std::nullopt;
+        if (!e) {
+          if (handlers_.on_bad_message) handlers_.on_bad_message(text, "response to an unknown request id");
+          return;
+        }
+        e->handler({{}, std::move(msg)});
+        return;
+      }
+      case message_kind::request:
+        if (handlers_.on_request) handlers_.on_request(std::move(msg));
+        return;
+      case message_kind::notification:
+        if (handlers_.on_notification) handlers_.on_notification(std::move(msg));
+        return;
+    }
+  }
+
+  void on_oversize(std::size_t bytes) override {
+    if (handlers_.on_bad_message)
+      handlers_.on_bad_message({}, "message of " + std::to_string(bytes) + " bytes exceeds max_message_bytes; discarded");
+  }
+
+  void on_closed(std::error_code ec, std::string reason) override {
+    if (closed_) return;
+    closed_ = true;
+    // Keep ourselves alive through the callbacks: an owner may drop its last reference in them.
+    auto self = shared_from_this();
+    // The owner records why first, so that the failed requests can say it.
+    if (handlers_.on_closed) handlers_.on_closed(ec, std::move(reason));
+    fail_all(errc::transport_closed);
+  }
+
+ private:
+  void fail_all(errc why) {
+    timer_.cancel();
+    armed_.reset();
+    for (auto& [id, e] : pending_.take_all()) e.handler({why, std::nullopt});
+  }
+
+  void send_cancelled(std::int64_t id, std::string_view reason) {
+    json::object p;
+    p["requestId"] = id;
+    if (!reason.empty()) p["reason"] = reason;
+    notify("notifications/cancelled", p);
+  }
+
+  // One timer per connection, armed at the earliest deadline.
+  void arm_timer() {
+    auto next = pending_.next_deadline();
+    if (!next || (armed_ && *armed_ <= *next)) return;
+    armed_ = *next;
+    timer_.expires_at(*next);
+    timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) static_cast<rpc_peer_impl&>(*self).on_timer();
+    });
+  }
+
+  void on_timer() {
+    armed_.reset();
+    auto self = shared_from_this();
+    for (auto& [id, e] : pending_.take_expired(steady_clock::now())) {
+      send_cancelled(id, "timed out");
+      e.handler({errc::timeout, std::nullopt});
+    }
+    arm_timer();
+  }
+
+  std::shared_ptr<transport> transport_;
+  rpc_peer_handlers handlers_;
+  asio::steady_timer timer_;
+  std::optional<steady_clock::time_point> armed_;
+  pending_table pending_;
+  message_parser parser_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<rpc_peer> rpc_peer::create(asio::io_context& io, std::shared_ptr<transport> t,
+                                           rpc_peer_handlers handlers) {
+  return std::make_shared<rpc_peer_impl>(io, std::move(t), std::move(handlers));
+}
+
+}  // namespace mcpmux

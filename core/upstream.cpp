@@ -1,1 +1,470 @@
-// (file being written)
+// Upstream: spawn, MCP handshake, tool listing, call forwarding and failure reporting for one server.
+#include "core/upstream.hpp"
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/serialize.hpp>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/rpc_peer.hpp"
+#include "transports/stdio_transport.hpp"
+
+namespace mcpmux {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr std::string_view client_protocol_version = "2025-11-25";
+constexpr std::string_view oldest_protocol_version = "2024-11-05";
+constexpr std::size_t log_ring_size = 1000;
+constexpr std::size_t latency_ring_size = 1024;
+constexpr std::size_t max_tool_pages = 1000;
+
+// A synthesized error reply, so that callers see every failure the same way.
+rpc_outcome error_reply(int code, std::string text) {
+  json::object err;
+  err["code"] = code;
+  err["message"] = std::move(text);
+  json::object body;
+  body["jsonrpc"] = "2.0";
+  body["id"] = nullptr;
+  body["error"] = std::move(err);
+  return {{}, message{message_kind::error_response, std::move(body)}};
+}
+
+std::string file_uri(const std::string& path) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
+      out += static_cast<char>(c);
+    else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string current_dir() {
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string("/");
+}
+
+}  // namespace
+
+std::string_view to_string(upstream_state s) {
+  switch (s) {
+    case upstream_state::connecting: return "connecting";
+    case upstream_state::ready: return "ready";
+    case upstream_state::failed: return "failed";
+    case upstream_state::stopped: return "stopped";
+    case upstream_state::disabled: return "disabled";
+  }
+  return "?";
+}
+
+void upstream_stats::record(std::chrono::microseconds d, bool error) {
+  ++calls;
+  if (error) ++errors;
+  const auto us = static_cast<std::uint32_t>(std::min<std::int64_t>(d.count(), UINT32_MAX));
+  if (latencies_us.size() < latency_ring_size)
+    latencies_us.push_back(us);
+  else
+    latencies_us[latency_next] = us;
+  latency_next = (latency_next + 1) % latency_ring_size;
+}
+
+std::optional<std::uint32_t> upstream_stats::percentile(double p) const {
+  if (latencies_us.empty()) return std::nullopt;
+  auto v = latencies_us;
+  auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+struct upstream::timer_holder {
+  explicit timer_holder(asio::io_context& io) : handshake(io), queue(io) {}
+  asio::steady_timer handshake;
+  asio::steady_timer queue;
+};
+
+upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config& daemon,
+                   upstream_observer& observer)
+    : io_(io),
+      cfg_(std::move(cfg)),
+      daemon_(daemon),
+      observer_(observer),
+      log_("upstream " + cfg_.name),
+      timeout_(effective_timeout(cfg_, daemon_)),
+      timers_(std::make_unique<timer_holder>(io)) {}
+
+upstream::~upstream() {
+  queue_.clear();  // nobody is left to tell
+  if (peer_) peer_->close();
+}
+
+std::optional<std::chrono::milliseconds> upstream::timeout_opt() const {
+  if (timeout_.count() == 0) return std::nullopt;
+  return timeout_;
+}
+
+void upstream::start() {
+  if (state_ == upstream_state::connecting || state_ == upstream_state::ready) return;
+  if (!cfg_.enabled) {
+    set_state(upstream_state::disabled);
+    return;
+  }
+  connect();
+}
+
+void upstream::stop() {
+  if (state_ == upstream_state::stopped) return;
+  ++generation_;
+  timers_->handshake.cancel();
+  if (auto p = std::exchange(peer_, nullptr)) p->close();
+  pid_ = -1;
+  ready_since_.reset();
+  note("stopped");
+  set_state(upstream_state::stopped);
+  auto q = std::move(queue_);
+  queue_.clear();
+  for (auto& [token, c] : q) c.done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
+}
+
+void upstream::restart() {
+  if (!cfg_.enabled) return;
+  ++stats_.restarts;
+  timers_->handshake.cancel();
+  ++generation_;  // the old connection's close is expected, not a failure
+  if (auto p = std::exchange(peer_, nullptr)) p->close();
+  note("restart requested");
+  connect();
+}
+
+void upstream::note(std::string line) {
+  if (log_ring_.size() >= log_ring_size) log_ring_.pop_front();
+  log_ring_.push_back(std::move(line));
+}
+
+std::vector<std::string> upstream::log_lines(std::size_t n) const {
+  n = std::min(n, log_ring_.size());
+  return {log_ring_.end() - static_cast<std::ptrdiff_t>(n), log_ring_.end()};
+}
+
+void upstream::set_state(upstream_state s) {
+  if (s == state_) return;
+  state_ = s;
+  observer_.on_upstream_changed(cfg_.name);
+}
+
+void upstream::connect() {
+  const auto gen = ++generation_;
+  state_ = upstream_state::connecting;
+  observer_.on_upstream_changed(cfg_.name);
+  if (cfg_.type != server_type::stdio)
+    return fail("server type \"" + std::string(to_string(cfg_.type)) + "\" is not supported by this build");
+
+  stdio_options opt;
+  opt.command = cfg_.command;
+  opt.args = cfg_.args;
+  opt.env = cfg_.env;
+  opt.cwd = cfg_.cwd;
+  opt.limits.max_message_bytes = daemon_.max_message_bytes;
+  opt.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
+  opt.on_stderr = [weak = weak_from_this()](std::string_view line) {
+    if (auto self = weak.lock()) {
+      self->log_.debug("stderr: {}", line);
+      self->note(std::string("stderr: ").append(line));
+    }
+  };
+  auto spawned = spawn_stdio(io_, opt);
+  if (!spawned.channel) return fail(spawned.error);
+  pid_ = spawned.pid;
+  note("started pid " + std::to_string(pid_));
+  log_.info("started pid {}: {}", pid_, cfg_.command);
+
+  rpc_peer_handlers h;
+  h.on_request = [weak = weak_from_this()](message m) {
+    if (auto self = weak.lock()) self->handle_request(m);
+  };
+  h.on_notification = [weak = weak_from_this()](message m) {
+    if (auto self = weak.lock()) self->handle_notification(m);
+  };
+  h.on_closed = [weak = weak_from_this(), gen](std::error_code, std::string reason) {
+    auto self = weak.lock();
+    if (!self || self->generation_ != gen) return;
+    std::string why = "Transport closed: " + reason;
+    auto lines = self->log_lines(log_ring_size);
+    // The last stderr line is usually the one that explains the exit.
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+      if (it->rfind("stderr: ", 0) == 0) {
+        why += "; last stderr: " + it->substr(8);
+        break;
+      }
+    self->fail(std::move(why));
+  };
+  h.on_bad_message = [weak = weak_from_this()](std::string_view text, std::string_view why) {
+    if (auto self = weak.lock()) {
+      if (text.empty())
+        self->log_.warn("{}", why);
+      else
+        self->log_.warn("skipped a line from the server ({}): {}", why, clip(text));
+    }
+  };
+  peer_ = rpc_peer::create(io_, spawned.channel, std::move(h));
+  peer_->start();
+
+  // Spawn + initialize + tools/list, bounded as a whole.
+  if (timeout_.count() > 0) {
+    timers_->handshake.expires_after(timeout_);
+    timers_->handshake.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->generation_ != gen || self->state_ != upstream_state::connecting) return;
+      self->fail("Connection to MCP server \"" + self->cfg_.name + "\" timed out after " +
+                 std::to_string(self->timeout_.count()) + "ms");
+    });
+  }
+
+  json::object params;
+  params["protocolVersion"] = client_protocol_version;
+  json::object caps;
+  caps["roots"] = json::object{{"listChanged", true}};
+  params["capabilities"] = std::move(caps);
+  params["clientInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
+  peer_->request("initialize", params, std::nullopt, [weak = weak_from_this(), gen](rpc_outcome out) {
+    auto self = weak.lock();
+    if (!self || self->generation_ != gen) return;
+    if (out.ec) return;  // closed or stopped: reported through on_closed / stop
+    if (out.reply->kind == message_kind::error_response)
+      return self->fail("initialize failed: " + json::serialize(out.reply->body["error"]));
+    self->on_initialized(std::move(*out.reply));
+  });
+}
+
+void upstream::on_initialized(message reply) {
+  auto* result = reply.body["result"].if_object();
+  const auto* version = result ? result->if_contains("protocolVersion") : nullptr;
+  if (!version || !version->is_string())
+    return fail("initialize result has no protocolVersion");
+  const std::string_view v = version->get_string();
+  if (v < oldest_protocol_version)
+    return fail("unsupported protocol version \"" + std::string(v) + "\"");
+  const auto* caps = result->if_contains("capabilities");
+  tools_capability_ = caps && caps->is_object() && caps->get_object().contains("tools");
+  instructions_.clear();
+  if (const auto* ins = result->if_contains("instructions"); ins && ins->is_string())
+    instructions_ = ins->get_string();
+  std::string server_name;
+  if (const auto* info = result->if_contains("serverInfo"); info && info->is_object())
+    if (const auto* n = info->get_object().if_contains("name"); n && n->is_string()) server_name = n->get_string();
+  log_.info("initialized: {} protocol {}", server_name.empty() ? "(unnamed)" : server_name, v);
+  peer_->notify("notifications/initialized", json::object{});
+  if (!tools_capability_) {
+    tools_.clear();
+    return become_ready();
+  }
+  list_tools(std::nullopt, {});
+}
+
+void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::object> acc) {
+  json::object params;
+  if (cursor) params["cursor"] = *cursor;
+  const auto gen = generation_;
+  // Pages seen so far; shared along the chain to catch a server that repeats a cursor.
+  auto seen = std::make_shared<std::set<std::string>>();
+  if (cursor) seen->insert(*cursor);
+  struct step {
+    std::weak_ptr<upstream> weak;
+    std::uint64_t gen;
+    std::shared_ptr<std::set<std::string>> seen;
+    std::vector<json::object> acc;
+    void operator()(rpc_outcome out) {
+      auto self = weak.lock();
+      if (!self || self->generation_ != gen || out.ec) return;
+      if (out.reply->kind == message_kind::error_response)
+        return self->fail("tools/list failed: " + json::serialize(out.reply->body["error"]));
+      auto* result = out.reply->body["result"].if_object();
+      auto* tools = result ? result->if_contains("tools") : nullptr;
+      if (!tools || !tools->is_array()) return self->fail("tools/list result has no tools array");
+      for (auto& t : tools->get_array()) {
+        auto* obj = t.if_object();
+        const auto* n = obj ? obj->if_contains("name") : nullptr;
+        if (!n || !n->is_string() || n->get_string().empty()) {
+          self->log_.warn("skipped a tool without a name: {}", clip(json::serialize(t)));
+          continue;
+        }
+        acc.push_back(std::move(*obj));
+      }
+      const auto* next = result->if_contains("nextCursor");
+      if (next && next->is_string() && !next->get_string().empty()) {
+        std::string c(next->get_string());
+        if (seen->count(c) || seen->size() >= max_tool_pages) {
+          self->log_.warn("tools/list repeated cursor \"{}\"; stopping after {} tools", clip(c, 64), acc.size());
+        } else {
+          seen->insert(c);
+          json::object p;
+          p["cursor"] = c;
+          self->peer_->request("tools/list", p, self->timeout_opt(),
+                               step{weak, gen, seen, std::move(acc)});
+          return;
+        }
+      }
+      self->tools_ = std::move(acc);
+      if (self->state_ == upstream_state::ready) {
+        self->log_.info("tool list changed: {} tools", self->tools_.size());
+        self->observer_.on_upstream_changed(self->cfg_.name);
+      } else {
+        self->become_ready();
+      }
+    }
+  };
+  peer_->request("tools/list", params, timeout_opt(), step{weak_from_this(), gen, seen, std::move(acc)});
+}
+
+void upstream::become_ready() {
+  timers_->handshake.cancel();
+  ready_since_ = steady_clock::now();
+  last_error_.clear();
+  note("ready with " + std::to_string(tools_.size()) + " tools");
+  log_.info("ready with {} tools", tools_.size());
+  set_state(upstream_state::ready);
+  flush_queue();
+}
+
+void upstream::fail(std::string why) {
+  if (state_ == upstream_state::stopped || state_ == upstream_state::failed) return;
+  ++generation_;
+  timers_->handshake.cancel();
+  last_error_ = why;
+  log_.warn("{}", why);
+  note("failed: " + why);
+  ready_since_.reset();
+  pid_ = -1;
+  if (auto p = std::exchange(peer_, nullptr)) p->close();
+  set_state(upstream_state::failed);
+  auto q = std::move(queue_);
+  queue_.clear();
+  for (auto& [token, c] : q)
+    c.done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is unavailable: " + why));
+}
+
+void upstream::handle_request(const message& msg) {
+  if (!peer_) return;
+  const auto method = msg.method();
+  if (method == "ping") {
+    peer_->send_raw(make_result(msg.id(), json::object{}));
+  } else if (method == "roots/list") {
+    json::array roots;
+    if (cfg_.roots.empty()) {
+      const auto dir = cfg_.cwd.empty() ? current_dir() : cfg_.cwd;
+      roots.push_back(json::object{{"uri", file_uri(dir)}, {"name", dir}});
+    } else {
+      for (const auto& r : cfg_.roots) roots.push_back(json::object{{"uri", r}});
+    }
+    peer_->send_raw(make_result(msg.id(), json::object{{"roots", std::move(roots)}}));
+  } else {
+    log_.debug("answered unsupported server request {} with -32601", method);
+    peer_->send_raw(make_error(msg.id(), rpc_code::method_not_found,
+                               "Method not found: mcpmux does not handle \"" + std::string(method) + "\""));
+  }
+}
+
+void upstream::handle_notification(const message& msg) {
+  if (msg.method() == "notifications/tools/list_changed") {
+    if (state_ == upstream_state::ready && tools_capability_) list_tools(std::nullopt, {});
+    return;
+  }
+  observer_.on_upstream_notification(cfg_.name, msg);
+}
+
+std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done) {
+  const auto token = next_token_++;
+  queued_call c{std::string(method), std::move(params), std::move(done), steady_clock::now()};
+  switch (state_) {
+    case upstream_state::ready:
+      send_call(token, std::move(c));
+      break;
+    case upstream_state::connecting:
+      queue_.emplace_back(token, std::move(c));
+      expire_queue();
+      break;
+    default: {
+      std::string why = "MCP server \"" + cfg_.name + "\" is " + std::string(to_string(state_));
+      if (!last_error_.empty()) why += ": " + last_error_;
+      stats_.record(std::chrono::microseconds(0), true);
+      c.done(error_reply(rpc_code::connection_closed, std::move(why)));
+    }
+  }
+  return token;
+}
+
+void upstream::send_call(std::uint64_t token, queued_call&& c) {
+  auto remaining = timeout_opt();
+  if (remaining) {
+    auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c.started);
+    remaining = std::max(std::chrono::milliseconds(1), *remaining - spent);
+  }
+  auto wrapped = [weak = weak_from_this(), token, method = c.method, started = c.started,
+                  done = std::move(c.done)](rpc_outcome out) mutable {
+    auto self = weak.lock();
+    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started);
+    if (self) {
+      self->sent_.erase(token);
+      self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
+    }
+    if (!out.ec) return done(std::move(out));
+    const std::string server = self ? self->cfg_.name : std::string("?");
+    if (out.ec == errc::timeout) {
+      const auto ms = self ? self->timeout_.count() : 0;
+      return done(error_reply(rpc_code::request_timeout, "MCP server \"" + server + "\" did not answer " + method +
+                                                             " within " + std::to_string(ms) + "ms"));
+    }
+    std::string why = "MCP server \"" + server + "\": " + out.ec.message();
+    if (self && !self->last_error_.empty()) why = "MCP server \"" + server + "\": " + self->last_error_;
+    done(error_reply(rpc_code::connection_closed, std::move(why)));
+  };
+  auto id = peer_->request(c.method, c.params, remaining, std::move(wrapped));
+  if (id) sent_[token] = *id;
+}
+
+void upstream::cancel(std::uint64_t token, std::string_view reason) {
+  if (auto it = sent_.find(token); it != sent_.end()) {
+    if (peer_) peer_->cancel(it->second, reason);
+    sent_.erase(it);
+    return;
+  }
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
+  if (it != queue_.end()) queue_.erase(it);
+}
+
+void upstream::flush_queue() {
+  while (!queue_.empty() && state_ == upstream_state::ready) {
+    auto [token, c] = std::move(queue_.front());
+    queue_.pop_front();
+    send_call(token, std::move(c));
+  }
+}
+
+// Fails queued calls whose deadline passed while the server was still connecting.
+void upstream::expire_queue() {
+  if (queue_.empty() || timeout_.count() == 0) return;
+  const auto now = steady_clock::now();
+  while (!queue_.empty() && queue_.front().second.started + timeout_ <= now) {
+    auto c = std::move(queue_.front().second);
+    queue_.pop_front();
+    stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c.started), true);
+    c.done(error_reply(rpc_code::request_timeout, "MCP server \"" + cfg_.name + "\" is still connecting after " +
+                                                      std::to_string(timeout_.count()) + "ms"));
+  }
+  if (queue_.empty()) return;
+  timers_->queue.expires_at(queue_.front().second.started + timeout_);
+  timers_->queue.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    if (auto self = weak.lock(); self && !ec) self->expire_queue();
+  });
+}
+
+}  // namespace mcpmux

@@ -1,1 +1,165 @@
-// (file being written)
+// mcpmuxd's run loop: wires config, logging, the listener, the manager and signals together.
+#include "daemon/daemon.hpp"
+
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "config/config.hpp"
+#include "core/log.hpp"
+#include "core/manager.hpp"
+#include "core/session.hpp"
+#include "transports/fd_transport.hpp"
+#include "transports/stdio_transport.hpp"
+#include "transports/unix_listener.hpp"
+
+namespace mcpmux {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr auto shutdown_budget = std::chrono::milliseconds(4500);
+
+spdlog::level::level_enum to_spdlog(log_level l) {
+  switch (l) {
+    case log_level::trace: return spdlog::level::trace;
+    case log_level::debug: return spdlog::level::debug;
+    case log_level::info: return spdlog::level::info;
+    case log_level::warn: return spdlog::level::warn;
+    case log_level::error: return spdlog::level::err;
+    case log_level::off: return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
+// syslog priorities, for journald's `<N>` line prefixes.
+int priority(log_level l) {
+  switch (l) {
+    case log_level::trace:
+    case log_level::debug: return 7;
+    case log_level::info: return 6;
+    case log_level::warn: return 4;
+    default: return 3;
+  }
+}
+
+void setup_logging(log_level level) {
+  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  auto lg = std::make_shared<spdlog::logger>("mcpmuxd", sink);
+  const bool journal = std::getenv("JOURNAL_STREAM") != nullptr;
+  // journald adds its own timestamps and reads levels from the `<N>` prefix.
+  lg->set_pattern(journal ? "%v" : "%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+  lg->set_level(spdlog::level::trace);
+  lg->flush_on(spdlog::level::trace);
+  set_log_level(level);
+  set_log_sink([lg, journal](log_level l, std::string_view name, std::string_view msg) {
+    if (journal)
+      lg->log(to_spdlog(l), "<{}>{}: {}", priority(l), name, msg);
+    else
+      lg->log(to_spdlog(l), "{}: {}", name, msg);
+  });
+}
+
+void print_errors(const config_result& r) {
+  for (const auto& e : r.errors) std::fprintf(stderr, "mcpmuxd: %s\n", e.to_string().c_str());
+}
+
+}  // namespace
+
+int check_config(const daemon_options& opt) {
+  auto r = load_config(opt.config_path);
+  for (const auto& w : r.warnings) std::fprintf(stderr, "mcpmuxd: warning: %s\n", w.c_str());
+  if (!r.value) {
+    print_errors(r);
+    return 1;
+  }
+  std::printf("%s: OK, %zu servers\n", r.value->source.c_str(), r.value->servers.size());
+  return 0;
+}
+
+int run_daemon(const daemon_options& opt) {
+  auto loaded = load_config(opt.config_path);
+  if (!loaded.value) {
+    print_errors(loaded);
+    return 1;
+  }
+  config cfg = std::move(*loaded.value);
+  auto level = parse_log_level(opt.log_level.empty() ? cfg.daemon.log_level : opt.log_level);
+  if (!level) {
+    std::fprintf(stderr, "mcpmuxd: unknown log level \"%s\"\n", opt.log_level.c_str());
+    return 2;
+  }
+  setup_logging(*level);
+  logger log("mcpmuxd");
+  for (const auto& w : loaded.warnings) log.warn("config: {}", w);
+
+  ::signal(SIGPIPE, SIG_IGN);
+  asio::io_context io(1);
+
+  const std::string socket_path = resolve_socket_path(opt.socket_path, &cfg.daemon);
+  daemon_info info;
+  info.socket_path = socket_path;
+  info.config_path = cfg.source;
+  info.reload_config = [path = opt.config_path] { return load_config(path); };
+  const auto max_message = cfg.daemon.max_message_bytes;
+  const auto max_queue = cfg.daemon.max_client_queue_bytes;
+  manager mgr(io, std::move(cfg), info);
+
+  std::uint64_t next_session = 1;
+  std::string error;
+  auto listener = listen_unix(
+      io, socket_path, -1,
+      [&](int fd) {
+        fd_transport_options fo;
+        fo.limits.max_message_bytes = max_message;
+        fo.limits.max_queue_bytes = max_queue;
+        session::start(mgr, make_fd_transport(io, fd, fd, fo), next_session++);
+      },
+      &error);
+  if (!listener) {
+    log.error("{}", error);
+    return 1;
+  }
+  log.info("mcpmuxd {} listening on {} ({} servers from {})", MCPMUX_VERSION, socket_path,
+           mgr.current_config().servers.size(), mgr.current_config().source);
+  mgr.start();
+
+  // Graceful stop: no new clients, sessions closed, children asked to exit, all bounded.
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  asio::steady_timer stop_timer(io);
+  bool stopping = false;
+  auto deadline = std::chrono::steady_clock::now();
+  std::function<void()> wait_children = [&] {
+    if (live_children() == 0 || std::chrono::steady_clock::now() >= deadline) {
+      if (live_children() > 0) log.warn("{} children still running at exit", live_children());
+      io.stop();
+      return;
+    }
+    stop_timer.expires_after(std::chrono::milliseconds(10));
+    stop_timer.async_wait([&](boost::system::error_code) { wait_children(); });
+  };
+  signals.async_wait([&](boost::system::error_code ec, int sig) {
+    if (ec || stopping) return;
+    stopping = true;
+    log.info("received {}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    deadline = std::chrono::steady_clock::now() + shutdown_budget;
+    listener->close();
+    mgr.close_sessions();
+    mgr.stop();
+    wait_children();
+  });
+
+  io.run();
+  log.info("stopped");
+  return 0;
+}
+
+}  // namespace mcpmux

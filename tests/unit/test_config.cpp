@@ -1,1 +1,910 @@
-// (file being written)
+// Unit tests of config/: TOML parsing, validation errors, ${VAR} expansion, path resolution.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "config/config.hpp"
+
+namespace mcpmux {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+using namespace std::chrono_literals;
+
+// env_lookup is a plain function pointer, so the fake environment lives in a global that each
+// fixture resets.
+std::map<std::string, std::string, std::less<>> g_env;
+
+std::optional<std::string> fake_env(std::string_view name) {
+  auto it = g_env.find(name);
+  if (it == g_env.end()) return std::nullopt;
+  return it->second;
+}
+
+// Sets or unsets one real environment variable for the lifetime of a test and restores it.
+class env_guard {
+ public:
+  env_guard(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~env_guard() {
+    if (old_)
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+  env_guard(const env_guard&) = delete;
+  env_guard& operator=(const env_guard&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// A fresh directory under /tmp, removed with everything in it.
+class temp_dir {
+ public:
+  temp_dir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mcpmux-config-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string p = path_ + "/" + name;
+    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+    std::ofstream(p) << text;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { g_env = {{"HOME", "/home/me"}}; }
+  void TearDown() override { g_env.clear(); }
+
+  static config_result parse(std::string_view text) {
+    return parse_config(text, "test.toml", fake_env);
+  }
+  // Parses text expected to be valid and returns the config.
+  static config ok(std::string_view text) {
+    config_result r = parse(text);
+    EXPECT_THAT(r.errors, IsEmpty()) << (r.errors.empty() ? "" : r.errors.front().to_string());
+    EXPECT_TRUE(r.value.has_value());
+    return r.value.value_or(config{});
+  }
+  // Parses text expected to fail with exactly one error and returns it.
+  static config_error one_error(std::string_view text) {
+    config_result r = parse(text);
+    EXPECT_FALSE(r.value.has_value());
+    EXPECT_EQ(r.errors.size(), 1u) << all(r);
+    return r.errors.empty() ? config_error{} : r.errors.front();
+  }
+  static std::string all(const config_result& r) {
+    std::string s;
+    for (const auto& e : r.errors) s += e.to_string() + "\n";
+    return s;
+  }
+};
+
+class ConfigParse : public ConfigTest {};
+
+TEST_F(ConfigParse, EmptyTextGivesDefaults) {
+  config c = ok("");
+  EXPECT_EQ(c.daemon.timeout, 30000ms);
+  EXPECT_EQ(c.daemon.tool_separator, "__");
+  EXPECT_EQ(c.daemon.max_tool_name, 64u);
+  EXPECT_EQ(c.daemon.log_level, "info");
+  EXPECT_EQ(c.daemon.socket, "");
+  EXPECT_EQ(c.daemon.max_message_bytes, 16u << 20);
+  EXPECT_EQ(c.daemon.max_client_queue_bytes, 64u << 20);
+  EXPECT_EQ(c.daemon.max_instructions_bytes, 16u << 10);
+  EXPECT_THAT(c.servers, IsEmpty());
+  EXPECT_EQ(c.source, "test.toml");
+}
+
+TEST_F(ConfigParse, ServerDefaults) {
+  config c = ok("[servers.a]\ncommand = \"prog\"\n");
+  ASSERT_EQ(c.servers.size(), 1u);
+  const server_config& s = c.servers[0];
+  EXPECT_EQ(s.name, "a");
+  EXPECT_EQ(s.type, server_type::stdio);
+  EXPECT_EQ(s.command, "prog");
+  EXPECT_THAT(s.args, IsEmpty());
+  EXPECT_THAT(s.env, IsEmpty());
+  EXPECT_EQ(s.cwd, "");
+  EXPECT_FALSE(s.timeout.has_value());
+  EXPECT_TRUE(s.enabled);
+  EXPECT_FALSE(s.prefix.has_value());
+  EXPECT_EQ(s.effective_prefix(), "a");
+  EXPECT_THAT(s.roots, IsEmpty());
+  EXPECT_EQ(s.line, 1);
+}
+
+TEST_F(ConfigParse, ParsesEveryDaemonKey) {
+  config c = ok(R"(
+[daemon]
+timeout_ms = 1500
+tool_separator = "-x_"
+max_tool_name = 128
+log_level = "debug"
+socket = "~/run/mux.sock"
+max_message_bytes = 2048
+max_client_queue_bytes = 4096
+max_instructions_bytes = 0
+)");
+  EXPECT_EQ(c.daemon.timeout, 1500ms);
+  EXPECT_EQ(c.daemon.tool_separator, "-x_");
+  EXPECT_EQ(c.daemon.max_tool_name, 128u);
+  EXPECT_EQ(c.daemon.log_level, "debug");
+  EXPECT_EQ(c.daemon.socket, "/home/me/run/mux.sock");
+  EXPECT_EQ(c.daemon.max_message_bytes, 2048u);
+  EXPECT_EQ(c.daemon.max_client_queue_bytes, 4096u);
+  EXPECT_EQ(c.daemon.max_instructions_bytes, 0u);
+}
+
+TEST_F(ConfigParse, ParsesEveryStdioServerKey) {
+  config c = ok(R"(
+[servers.files]
+type = "stdio"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/src"]
+env = { API_KEY = "k1", OTHER = "" }
+cwd = "/home/me"
+timeout_ms = 60000
+enabled = false
+prefix = "fs"
+roots = ["/home/me/src", "file:///srv/data"]
+)");
+  ASSERT_EQ(c.servers.size(), 1u);
+  const server_config& s = c.servers[0];
+  EXPECT_EQ(s.name, "files");
+  EXPECT_EQ(s.type, server_type::stdio);
+  EXPECT_EQ(s.command, "npx");
+  EXPECT_THAT(s.args, ElementsAre("-y", "@modelcontextprotocol/server-filesystem", "/home/me/src"));
+  EXPECT_THAT(s.env, ElementsAre(Pair("API_KEY", "k1"), Pair("OTHER", "")));
+  EXPECT_EQ(s.cwd, "/home/me");
+  EXPECT_EQ(s.timeout, 60000ms);
+  EXPECT_FALSE(s.enabled);
+  EXPECT_EQ(s.prefix, "fs");
+  EXPECT_EQ(s.effective_prefix(), "fs");
+  EXPECT_THAT(s.roots, ElementsAre("file:///home/me/src", "file:///srv/data"));
+  EXPECT_EQ(s.line, 2);
+}
+
+TEST_F(ConfigParse, ParsesHttpAndSseServers) {
+  config c = ok(R"(
+[servers.remote]
+type = "http"
+url = "https://example.com/mcp"
+headers = { Authorization = "Bearer abc", "X-Trace" = "1" }
+timeout_ms = 0
+
+[servers.old]
+type = "sse"
+url = "http://127.0.0.1:8080/sse"
+)");
+  ASSERT_EQ(c.servers.size(), 2u);
+  EXPECT_EQ(c.servers[0].name, "old");
+  EXPECT_EQ(c.servers[0].type, server_type::sse);
+  EXPECT_EQ(c.servers[0].url, "http://127.0.0.1:8080/sse");
+  EXPECT_EQ(c.servers[1].name, "remote");
+  EXPECT_EQ(c.servers[1].type, server_type::http);
+  EXPECT_EQ(c.servers[1].url, "https://example.com/mcp");
+  EXPECT_THAT(c.servers[1].headers,
+              ElementsAre(Pair("Authorization", "Bearer abc"), Pair("X-Trace", "1")));
+  EXPECT_EQ(c.servers[1].timeout, 0ms);
+}
+
+TEST_F(ConfigParse, ServersAreSortedByNameAndKeepTheirTableLine) {
+  config c = ok(R"([servers.zeta]
+command = "z"
+
+[servers.alpha]
+command = "a"
+
+[servers.Mid-1_x]
+command = "m"
+)");
+  ASSERT_EQ(c.servers.size(), 3u);
+  EXPECT_EQ(c.servers[0].name, "Mid-1_x");
+  EXPECT_EQ(c.servers[0].line, 7);
+  EXPECT_EQ(c.servers[1].name, "alpha");
+  EXPECT_EQ(c.servers[1].line, 4);
+  EXPECT_EQ(c.servers[2].name, "zeta");
+  EXPECT_EQ(c.servers[2].line, 1);
+}
+
+TEST_F(ConfigParse, EmptyPrefixExposesToolNamesUnchanged) {
+  config c = ok("[servers.a]\ncommand = \"x\"\nprefix = \"\"\n");
+  ASSERT_EQ(c.servers.size(), 1u);
+  EXPECT_EQ(c.servers[0].prefix, "");
+  EXPECT_EQ(c.servers[0].effective_prefix(), "");
+}
+
+TEST_F(ConfigParse, TomlSyntaxErrorIsOneErrorWithItsLine) {
+  config_result r = parse("[daemon]\ntimeout_ms = 10\nlog_level = \"info\n");
+  EXPECT_FALSE(r.value);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].file, "test.toml");
+  EXPECT_EQ(r.errors[0].line, 3);
+  EXPECT_EQ(r.errors[0].key, "");
+  EXPECT_FALSE(r.errors[0].message.empty());
+}
+
+TEST_F(ConfigParse, DuplicateKeyIsSyntaxError) {
+  config_result r = parse("[daemon]\ntimeout_ms = 1\ntimeout_ms = 2\n");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].line, 3);
+}
+
+TEST_F(ConfigParse, ReportsAllErrorsAtOnceWithFileLineAndKey) {
+  config_result r = parse(R"([daemon]
+timeout_ms = -1
+max_tool_name = 8
+log_level = "debgu"
+
+[servers.files]
+command = "npx"
+timeout_ms = "slow"
+
+[servers.web]
+type = "http"
+url = "ftp://example.com"
+)");
+  EXPECT_FALSE(r.value);
+  ASSERT_EQ(r.errors.size(), 5u) << all(r);
+  const std::vector<std::pair<int, std::string>> expected = {
+      {2, "daemon.timeout_ms"},        {3, "daemon.max_tool_name"}, {4, "daemon.log_level"},
+      {8, "servers.files.timeout_ms"}, {12, "servers.web.url"},
+  };
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(r.errors[i].file, "test.toml");
+    EXPECT_EQ(r.errors[i].line, expected[i].first) << r.errors[i].to_string();
+    EXPECT_EQ(r.errors[i].key, expected[i].second) << r.errors[i].to_string();
+  }
+  EXPECT_THAT(r.errors[0].message, HasSubstr(">= 0"));
+  EXPECT_THAT(r.errors[1].message, HasSubstr("between 16 and 1024"));
+  EXPECT_THAT(r.errors[2].message, HasSubstr("did you mean"));
+  EXPECT_THAT(r.errors[3].message, HasSubstr("expected an integer, got a string"));
+  EXPECT_THAT(r.errors[4].message, HasSubstr("http:// or https://"));
+}
+
+TEST_F(ConfigParse, UnknownKeysAnywhereAreErrors) {
+  config_result r = parse(R"(deamon = 1
+[daemon]
+timeout = 5
+[servers.a]
+command = "x"
+comand = "y"
+bogus = true
+)");
+  ASSERT_EQ(r.errors.size(), 4u) << all(r);
+  EXPECT_EQ(r.errors[0].key, "deamon");
+  EXPECT_EQ(r.errors[0].line, 1);
+  EXPECT_EQ(r.errors[0].message, "unknown key; did you mean \"daemon\"?");
+  EXPECT_EQ(r.errors[1].key, "daemon.timeout");
+  EXPECT_EQ(r.errors[1].message, "unknown key; did you mean \"timeout_ms\"?");
+  EXPECT_EQ(r.errors[2].key, "servers.a.comand");
+  EXPECT_EQ(r.errors[2].line, 6);
+  EXPECT_EQ(r.errors[2].message, "unknown key; did you mean \"command\"?");
+  EXPECT_EQ(r.errors[3].key, "servers.a.bogus");
+  EXPECT_EQ(r.errors[3].line, 7);
+  EXPECT_EQ(r.errors[3].message, "unknown key");
+}
+
+TEST_F(ConfigParse, TypeMismatchesNameExpectedAndActualType) {
+  config_result r = parse(R"(daemon = 5
+servers = { a = 1, b = { command = 3, args = "x", env = [1], enabled = "yes", prefix = 1 } }
+)");
+  ASSERT_EQ(r.errors.size(), 7u) << all(r);
+  EXPECT_EQ(r.errors[0].key, "daemon");
+  EXPECT_EQ(r.errors[0].message, "expected a table, got an integer");
+  EXPECT_EQ(r.errors[1].key, "servers.a");
+  EXPECT_EQ(r.errors[1].message, "expected a table, got an integer");
+  EXPECT_EQ(r.errors[1].line, 2);
+  // Errors on one line keep toml++'s (alphabetical) key order.
+  EXPECT_EQ(r.errors[2].key, "servers.b.args");
+  EXPECT_EQ(r.errors[2].message, "expected an array of strings, got a string");
+  EXPECT_EQ(r.errors[3].key, "servers.b.command");
+  EXPECT_EQ(r.errors[3].message, "expected a string, got an integer");
+  EXPECT_EQ(r.errors[4].key, "servers.b.enabled");
+  EXPECT_EQ(r.errors[4].message, "expected a boolean, got a string");
+  EXPECT_EQ(r.errors[5].key, "servers.b.env");
+  EXPECT_EQ(r.errors[5].message, "expected a table of strings, got an array");
+  EXPECT_EQ(r.errors[6].key, "servers.b.prefix");
+}
+
+TEST_F(ConfigParse, ArrayAndTableElementsAreTypeChecked) {
+  config_result r = parse(R"([servers.a]
+command = "x"
+args = ["ok",
+  2]
+env = { A = "1", B = false }
+)");
+  ASSERT_EQ(r.errors.size(), 2u) << all(r);
+  EXPECT_EQ(r.errors[0].key, "servers.a.args[1]");
+  EXPECT_EQ(r.errors[0].line, 4);
+  EXPECT_EQ(r.errors[1].key, "servers.a.env.B");
+  EXPECT_EQ(r.errors[1].message, "expected a string, got a boolean");
+}
+
+TEST_F(ConfigParse, ServersMustBeTableOfTables) {
+  config_error e = one_error("[[servers]]\ncommand = \"x\"\n");
+  EXPECT_EQ(e.key, "servers");
+  EXPECT_EQ(e.message, "expected a table of server tables, got an array");
+}
+
+TEST_F(ConfigParse, DaemonValueRangesAreChecked) {
+  EXPECT_EQ(one_error("daemon.max_tool_name = 15").key, "daemon.max_tool_name");
+  EXPECT_EQ(one_error("daemon.max_tool_name = 1025").key, "daemon.max_tool_name");
+  ok("daemon.max_tool_name = 16");
+  ok("daemon.max_tool_name = 1024");
+
+  EXPECT_EQ(one_error("daemon.tool_separator = \"\"").key, "daemon.tool_separator");
+  EXPECT_EQ(one_error("daemon.tool_separator = \"123456789\"").key, "daemon.tool_separator");
+  EXPECT_EQ(one_error("daemon.tool_separator = \".\"").key, "daemon.tool_separator");
+  ok("daemon.tool_separator = \"12345678\"");
+
+  for (const char* level : {"trace", "debug", "info", "warn", "error", "off"})
+    EXPECT_EQ(ok(std::string("daemon.log_level = \"") + level + "\"").daemon.log_level, level);
+  EXPECT_EQ(one_error("daemon.log_level = \"warning\"").message,
+            "must be one of trace, debug, info, warn, error, off (got \"warning\"); did you mean "
+            "\"warn\"?");
+
+  EXPECT_EQ(one_error("daemon.max_message_bytes = 1023").key, "daemon.max_message_bytes");
+  EXPECT_EQ(one_error("daemon.max_message_bytes = 1073741825").key, "daemon.max_message_bytes");
+  ok("daemon.max_message_bytes = 1024");
+  ok("daemon.max_message_bytes = 1073741824\ndaemon.max_client_queue_bytes = 1073741824");
+
+  EXPECT_EQ(one_error("daemon.max_instructions_bytes = -1").key, "daemon.max_instructions_bytes");
+  EXPECT_EQ(one_error("daemon.max_instructions_bytes = 1048577").key,
+            "daemon.max_instructions_bytes");
+  ok("daemon.max_instructions_bytes = 1048576");
+
+  EXPECT_EQ(one_error("daemon.timeout_ms = 1.5").message, "expected an integer, got a float");
+  ok("daemon.timeout_ms = 0");
+}
+
+TEST_F(ConfigParse, ClientQueueMustHoldOneMessage) {
+  config_error e = one_error("[daemon]\nmax_message_bytes = 4096\nmax_client_queue_bytes = 2048\n");
+  EXPECT_EQ(e.key, "daemon.max_client_queue_bytes");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_THAT(e.message, HasSubstr("max_message_bytes (4096)"));
+
+  // Raising only the message cap above the default queue size is caught too.
+  e = one_error("[daemon]\nmax_message_bytes = 1073741824\n");
+  EXPECT_EQ(e.key, "daemon.max_message_bytes");
+  EXPECT_EQ(e.line, 2);
+}
+
+TEST_F(ConfigParse, SocketMustBeAbsoluteAndFitSockaddr) {
+  EXPECT_EQ(one_error("daemon.socket = \"rel/mux.sock\"").key, "daemon.socket");
+  EXPECT_THAT(one_error("daemon.socket = \"/" + std::string(120, 's') + "\"").message,
+              HasSubstr("Unix socket path"));
+  EXPECT_EQ(ok("daemon.socket = \"/run/x.sock\"").daemon.socket, "/run/x.sock");
+}
+
+TEST_F(ConfigParse, ServerNamesAreValidated) {
+  EXPECT_EQ(one_error("[servers.\"a b\"]\ncommand = \"x\"\n").key, "servers.\"a b\"");
+  EXPECT_EQ(one_error("[servers.\"\"]\ncommand = \"x\"\n").key, "servers.\"\"");
+  const std::string long_name(65, 'n');
+  EXPECT_EQ(one_error("[servers." + long_name + "]\ncommand = \"x\"\n").key,
+            "servers." + long_name);
+  EXPECT_EQ(ok("[servers." + std::string(64, 'n') + "]\ncommand = \"x\"\n").servers.size(), 1u);
+}
+
+TEST_F(ConfigParse, CommandIsRequiredAndNonEmptyForStdio) {
+  config_error e = one_error("\n[servers.a]\nargs = []\n");
+  EXPECT_EQ(e.key, "servers.a.command");
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.message, "is required for stdio servers");
+
+  e = one_error("[servers.a]\ncommand = \"\"\n");
+  EXPECT_EQ(e.key, "servers.a.command");
+  EXPECT_EQ(e.message, "must not be empty");
+}
+
+TEST_F(ConfigParse, UrlIsRequiredForHttpAndSse) {
+  config_error e = one_error("[servers.a]\ntype = \"http\"\n");
+  EXPECT_EQ(e.key, "servers.a.url");
+  EXPECT_EQ(e.line, 1);
+  EXPECT_EQ(e.message, "is required for http servers");
+  EXPECT_EQ(one_error("[servers.a]\ntype = \"sse\"\n").message, "is required for sse servers");
+  EXPECT_EQ(one_error("[servers.a]\ntype = \"sse\"\nurl = \"https://\"\n").key, "servers.a.url");
+}
+
+TEST_F(ConfigParse, StdioOnlyKeysAreRejectedOnRemoteServers) {
+  config_result r = parse(R"([servers.web]
+type = "http"
+url = "https://x/mcp"
+command = "npx"
+args = []
+env = {}
+cwd = "/"
+)");
+  ASSERT_EQ(r.errors.size(), 4u) << all(r);
+  for (const auto& e : r.errors)
+    EXPECT_THAT(e.message, HasSubstr("only applies to stdio servers (this server has type = "
+                                     "\"http\")"));
+  // Errors come in file order even though toml++ iterates keys alphabetically.
+  EXPECT_EQ(r.errors[0].key, "servers.web.command");
+  EXPECT_EQ(r.errors[0].line, 4);
+  EXPECT_EQ(r.errors[1].key, "servers.web.args");
+  EXPECT_EQ(r.errors[1].line, 5);
+}
+
+TEST_F(ConfigParse, UrlAndHeadersAreRejectedOnStdioServers) {
+  config_result r = parse(R"([servers.local]
+command = "x"
+url = "https://x/mcp"
+headers = { A = "b" }
+)");
+  ASSERT_EQ(r.errors.size(), 2u) << all(r);
+  EXPECT_EQ(r.errors[0].key, "servers.local.url");
+  EXPECT_EQ(r.errors[1].key, "servers.local.headers");
+  EXPECT_THAT(r.errors[0].message, HasSubstr("only applies to http and sse servers"));
+}
+
+TEST_F(ConfigParse, UnknownServerTypeIsRejectedWithSuggestion) {
+  config_error e = one_error("[servers.a]\ntype = \"htpp\"\nurl = \"https://x\"\n");
+  EXPECT_EQ(e.key, "servers.a.type");
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.message,
+            "must be \"stdio\", \"http\" or \"sse\" (got \"htpp\"); did you mean \"http\"?");
+}
+
+TEST_F(ConfigParse, HeaderNamesAndValuesAreChecked) {
+  config_result r = parse(R"([servers.w]
+type = "http"
+url = "https://x"
+headers = { "Bad Name" = "v", Good = "a\r\nInjected: 1" }
+)");
+  ASSERT_EQ(r.errors.size(), 2u) << all(r);
+  EXPECT_EQ(r.errors[0].key, "servers.w.headers.\"Bad Name\"");
+  EXPECT_EQ(r.errors[1].key, "servers.w.headers.Good");
+  EXPECT_THAT(r.errors[1].message, HasSubstr("CR, LF"));
+}
+
+TEST_F(ConfigParse, EnvNamesMustNotContainEquals) {
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\nenv = { \"A=B\" = \"1\" }\n").key,
+            "servers.a.env.\"A=B\"");
+}
+
+TEST_F(ConfigParse, PrefixMustBeToolNameCharacters) {
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\nprefix = \"a.b\"\n").key, "servers.a.prefix");
+}
+
+TEST_F(ConfigParse, RootsBecomeFileUris) {
+  config c = ok(R"([servers.a]
+command = "x"
+roots = ["/home/me/My Projects/c++", "file:///already/a%20uri", "~/src", "/tmp/%#?é"]
+)");
+  ASSERT_EQ(c.servers.size(), 1u);
+  EXPECT_THAT(c.servers[0].roots,
+              ElementsAre("file:///home/me/My%20Projects/c++", "file:///already/a%20uri",
+                          "file:///home/me/src", "file:///tmp/%25%23%3F%C3%A9"));
+}
+
+TEST_F(ConfigParse, RelativeRootsAreRejected) {
+  config_result r =
+      parse("[servers.a]\ncommand = \"x\"\nroots = [\"src\", \"/ok\", \"http://x\"]\n");
+  ASSERT_EQ(r.errors.size(), 2u) << all(r);
+  EXPECT_EQ(r.errors[0].key, "servers.a.roots[0]");
+  EXPECT_EQ(r.errors[1].key, "servers.a.roots[2]");
+  EXPECT_THAT(r.errors[0].message, HasSubstr("absolute path or a file:// URI"));
+}
+
+TEST_F(ConfigParse, CwdExpandsHomeAndMustBeAbsolute) {
+  EXPECT_EQ(ok("[servers.a]\ncommand = \"x\"\ncwd = \"~/work\"\n").servers[0].cwd, "/home/me/work");
+  EXPECT_EQ(ok("[servers.a]\ncommand = \"x\"\ncwd = \"~\"\n").servers[0].cwd, "/home/me");
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ncwd = \"work\"\n").key, "servers.a.cwd");
+  g_env.erase("HOME");
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ncwd = \"~/w\"\n").message,
+            "starts with ~ but HOME is not set");
+}
+
+TEST_F(ConfigParse, VariablesAreExpandedInEveryStringKey) {
+  g_env["BIN"] = "/opt/bin";
+  g_env["TOKEN"] = "t0k";
+  g_env["DIR"] = "/data";
+  g_env["HOST"] = "example.com";
+  config c = ok(R"([servers.a]
+command = "${BIN}/server"
+args = ["--token=${TOKEN}", "$$HOME"]
+env = { KEY = "${TOKEN}" }
+cwd = "${DIR}"
+roots = ["${DIR}/sub dir"]
+
+[servers.b]
+type = "http"
+url = "https://${HOST}/mcp"
+headers = { Authorization = "Bearer ${TOKEN}" }
+)");
+  ASSERT_EQ(c.servers.size(), 2u);
+  const server_config& a = c.servers[0];
+  EXPECT_EQ(a.command, "/opt/bin/server");
+  EXPECT_THAT(a.args, ElementsAre("--token=t0k", "$HOME"));
+  EXPECT_EQ(a.env.at("KEY"), "t0k");
+  EXPECT_EQ(a.cwd, "/data");
+  EXPECT_THAT(a.roots, ElementsAre("file:///data/sub%20dir"));
+  EXPECT_EQ(c.servers[1].url, "https://example.com/mcp");
+  EXPECT_EQ(c.servers[1].headers.at("Authorization"), "Bearer t0k");
+}
+
+TEST_F(ConfigParse, SocketIsNotVariableExpanded) {
+  config c = ok("daemon.socket = \"/run/${X}\"\n");
+  EXPECT_EQ(c.daemon.socket, "/run/${X}");
+}
+
+TEST_F(ConfigParse, UndefinedVariableWarnsWithKeyAndExpandsToEmpty) {
+  config_result r = parse("[servers.x]\ncommand = \"x\"\nenv = { API_KEY = \"${API_KEY}\" }\n");
+  ASSERT_TRUE(r.value) << all(r);
+  EXPECT_EQ(r.value->servers[0].env.at("API_KEY"), "");
+  EXPECT_THAT(r.warnings, ElementsAre("servers.x.env.API_KEY: ${API_KEY} is not set; using \"\""));
+}
+
+TEST_F(ConfigParse, UnterminatedReferenceIsErrorNamingKey) {
+  config_error e = one_error("[servers.x]\ncommand = \"x\"\nargs = [\"a\", \"${OOPS\"]\n");
+  EXPECT_EQ(e.key, "servers.x.args[1]");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_THAT(e.message, HasSubstr("unterminated"));
+}
+
+TEST_F(ConfigParse, InvalidReferenceIsError) {
+  EXPECT_THAT(one_error("[servers.x]\ncommand = \"${A:=b}\"\n").message,
+              HasSubstr("invalid variable reference"));
+  EXPECT_EQ(one_error("[servers.x]\ncommand = \"${}\"\n").key, "servers.x.command");
+}
+
+class ConfigExpand : public ConfigTest {
+ protected:
+  static std::string expand(std::string_view in, std::vector<std::string>* undefined = nullptr) {
+    return expand_vars(in, fake_env, undefined);
+  }
+};
+
+TEST_F(ConfigExpand, SubstitutesVariables) {
+  g_env["A"] = "alpha";
+  g_env["B_2"] = "beta";
+  EXPECT_EQ(expand("${A}"), "alpha");
+  EXPECT_EQ(expand("x${A}y${B_2}z"), "xalphaybetaz");
+  EXPECT_EQ(expand("no vars"), "no vars");
+  EXPECT_EQ(expand(""), "");
+}
+
+TEST_F(ConfigExpand, DefaultUsedWhenUnsetOrEmpty) {
+  g_env["SET"] = "v";
+  g_env["EMPTY"] = "";
+  std::vector<std::string> undefined;
+  EXPECT_EQ(expand("${SET:-d}", &undefined), "v");
+  EXPECT_EQ(expand("${UNSET:-d}", &undefined), "d");
+  EXPECT_EQ(expand("${EMPTY:-d}", &undefined), "d");
+  EXPECT_EQ(expand("${UNSET:-}", &undefined), "");
+  EXPECT_EQ(expand("${UNSET:-a b:-c}", &undefined), "a b:-c");
+  EXPECT_THAT(undefined, IsEmpty());
+}
+
+TEST_F(ConfigExpand, DefaultMayReferenceAnotherVariable) {
+  g_env["FALLBACK"] = "fb";
+  EXPECT_EQ(expand("${UNSET:-${FALLBACK}}/x"), "fb/x");
+  std::vector<std::string> undefined;
+  EXPECT_EQ(expand("${UNSET:-${ALSO_UNSET}}", &undefined), "");
+  EXPECT_THAT(undefined, ElementsAre("ALSO_UNSET"));
+}
+
+TEST_F(ConfigParse, DeeplyNestedDefaultsAreRejected) {
+  std::string value = "x";
+  for (int i = 0; i < 20; ++i) value = "${U" + std::to_string(i) + ":-" + value + "}";
+  EXPECT_THAT(one_error("[servers.a]\ncommand = \"" + value + "\"\n").message,
+              HasSubstr("nested too deeply"));
+}
+
+TEST_F(ConfigExpand, DoubleDollarIsLiteralDollar) {
+  g_env["A"] = "alpha";
+  EXPECT_EQ(expand("$$"), "$");
+  EXPECT_EQ(expand("$${A}"), "${A}");
+  EXPECT_EQ(expand("cost: $$5"), "cost: $5");
+  EXPECT_EQ(expand("$$$${A}"), "$${A}");
+}
+
+TEST_F(ConfigExpand, LoneDollarIsKept) {
+  EXPECT_EQ(expand("$"), "$");
+  EXPECT_EQ(expand("a$b"), "a$b");
+  EXPECT_EQ(expand("^x$"), "^x$");
+  EXPECT_EQ(expand("$HOME"), "$HOME");
+}
+
+TEST_F(ConfigExpand, UnsetVariableExpandsToEmptyAndIsReported) {
+  std::vector<std::string> undefined;
+  EXPECT_EQ(expand("[${NOPE}][${NOPE}][${NADA}]", &undefined), "[][][]");
+  EXPECT_THAT(undefined, ElementsAre("NOPE", "NADA"));
+  EXPECT_EQ(expand("${NOPE}", nullptr), "");  // a null sink is allowed
+}
+
+TEST_F(ConfigExpand, SetButEmptyVariableIsNotUndefined) {
+  g_env["EMPTY"] = "";
+  std::vector<std::string> undefined;
+  EXPECT_EQ(expand("[${EMPTY}]", &undefined), "[]");
+  EXPECT_THAT(undefined, IsEmpty());
+}
+
+TEST_F(ConfigExpand, UnterminatedReferenceIsKeptLiterally) {
+  g_env["A"] = "alpha";
+  EXPECT_EQ(expand("${A}-${A"), "alpha-${A");
+}
+
+TEST_F(ConfigExpand, ProcessEnvReadsTheEnvironment) {
+  env_guard g("MCPMUX_TEST_VAR", "from-env");
+  env_guard u("MCPMUX_TEST_UNSET", nullptr);
+  EXPECT_EQ(process_env("MCPMUX_TEST_VAR"), "from-env");
+  EXPECT_EQ(process_env("MCPMUX_TEST_UNSET"), std::nullopt);
+  EXPECT_EQ(expand_vars("${MCPMUX_TEST_VAR}", process_env, nullptr), "from-env");
+}
+
+TEST(ConfigError, ToStringOmitsMissingParts) {
+  EXPECT_EQ((config_error{"c.toml", 7, "servers.a.url", "bad"}).to_string(),
+            "c.toml:7: servers.a.url: bad");
+  EXPECT_EQ((config_error{"c.toml", 0, "servers.a.url", "bad"}).to_string(),
+            "c.toml: servers.a.url: bad");
+  EXPECT_EQ((config_error{"c.toml", 3, "", "syntax"}).to_string(), "c.toml:3: syntax");
+  EXPECT_EQ((config_error{"c.toml", 0, "", "cannot open"}).to_string(), "c.toml: cannot open");
+}
+
+TEST(ConfigServerType, ToStringNamesEachType) {
+  EXPECT_EQ(to_string(server_type::stdio), "stdio");
+  EXPECT_EQ(to_string(server_type::http), "http");
+  EXPECT_EQ(to_string(server_type::sse), "sse");
+}
+
+class ConfigTimeout : public ConfigTest {};
+
+TEST_F(ConfigTimeout, ServerOverridesDaemon) {
+  daemon_config d;
+  d.timeout = 1000ms;
+  server_config s;
+  EXPECT_EQ(effective_timeout(s, d, fake_env), 1000ms);
+  s.timeout = 250ms;
+  EXPECT_EQ(effective_timeout(s, d, fake_env), 250ms);
+  s.timeout = 0ms;  // 0 = no timeout, still an explicit choice that beats the daemon's
+  EXPECT_EQ(effective_timeout(s, d, fake_env), 0ms);
+}
+
+TEST_F(ConfigTimeout, EnvOverridesServerAndDaemon) {
+  daemon_config d;
+  server_config s;
+  s.timeout = 250ms;
+  g_env["MCPMUX_TIMEOUT_MS"] = "5000";
+  EXPECT_EQ(effective_timeout(s, d, fake_env), 5000ms);
+  g_env["MCPMUX_TIMEOUT_MS"] = "0";
+  EXPECT_EQ(effective_timeout(s, d, fake_env), 0ms);
+}
+
+TEST_F(ConfigTimeout, InvalidEnvIsIgnored) {
+  daemon_config d;
+  server_config s;
+  s.timeout = 250ms;
+  for (const char* bad : {"", "-1", "abc", "12ms", " 5", "+5", "1.5"}) {
+    g_env["MCPMUX_TIMEOUT_MS"] = bad;
+    EXPECT_EQ(effective_timeout(s, d, fake_env), 250ms) << "MCPMUX_TIMEOUT_MS=" << bad;
+  }
+}
+
+TEST_F(ConfigTimeout, HugeEnvIsClamped) {
+  g_env["MCPMUX_TIMEOUT_MS"] = "99999999999999999999999";
+  EXPECT_EQ(effective_timeout(server_config{}, daemon_config{}, fake_env), 2147483647ms);
+}
+
+TEST_F(ConfigTimeout, DefaultLookupReadsProcessEnvironment) {
+  env_guard g("MCPMUX_TIMEOUT_MS", "42");
+  EXPECT_EQ(effective_timeout(server_config{}, daemon_config{}), 42ms);
+}
+
+TEST_F(ConfigTimeout, TimeoutAboveCapIsRejected) {
+  EXPECT_EQ(one_error("daemon.timeout_ms = 2147483648").key, "daemon.timeout_ms");
+  EXPECT_EQ(ok("daemon.timeout_ms = 2147483647").daemon.timeout, 2147483647ms);
+}
+
+class ConfigPaths : public ConfigTest {};
+
+TEST_F(ConfigPaths, ResolveConfigPathPrecedence) {
+  env_guard home("HOME", "/home/tester");
+  env_guard xdg("XDG_CONFIG_HOME", nullptr);
+  env_guard cfg("MCPMUX_CONFIG", nullptr);
+  EXPECT_EQ(resolve_config_path(""), "/home/tester/.config/mcpmux/config.toml");
+  {
+    env_guard x("XDG_CONFIG_HOME", "/xdg");
+    EXPECT_EQ(resolve_config_path(""), "/xdg/mcpmux/config.toml");
+    env_guard rel("XDG_CONFIG_HOME", "relative");  // the XDG spec says to ignore relative paths
+    EXPECT_EQ(resolve_config_path(""), "/home/tester/.config/mcpmux/config.toml");
+    env_guard c("MCPMUX_CONFIG", "/env/config.toml");
+    EXPECT_EQ(resolve_config_path(""), "/env/config.toml");
+    EXPECT_EQ(resolve_config_path("/flag/config.toml"), "/flag/config.toml");
+    EXPECT_EQ(resolve_config_path("~/flag.toml"), "/home/tester/flag.toml");
+  }
+}
+
+TEST_F(ConfigPaths, ResolveSocketPathPrecedence) {
+  env_guard sock("MCPMUX_SOCKET", nullptr);
+  env_guard run("XDG_RUNTIME_DIR", nullptr);
+  EXPECT_EQ(resolve_socket_path("", nullptr),
+            "/tmp/mcpmux-" + std::to_string(::getuid()) + "/mcpmux.sock");
+  env_guard run2("XDG_RUNTIME_DIR", "/run/user/1000");
+  EXPECT_EQ(resolve_socket_path("", nullptr), "/run/user/1000/mcpmux/mcpmux.sock");
+  daemon_config d;
+  EXPECT_EQ(resolve_socket_path("", &d), "/run/user/1000/mcpmux/mcpmux.sock");
+  d.socket = "/cfg/mux.sock";
+  EXPECT_EQ(resolve_socket_path("", &d), "/cfg/mux.sock");
+  env_guard sock2("MCPMUX_SOCKET", "/env/mux.sock");
+  EXPECT_EQ(resolve_socket_path("", &d), "/env/mux.sock");
+  EXPECT_EQ(resolve_socket_path("/flag/mux.sock", &d), "/flag/mux.sock");
+}
+
+TEST_F(ConfigPaths, CacheDirFollowsXdg) {
+  env_guard home("HOME", "/home/tester");
+  {
+    env_guard xdg("XDG_CACHE_HOME", nullptr);
+    EXPECT_EQ(cache_dir(), "/home/tester/.cache/mcpmux");
+  }
+  env_guard xdg("XDG_CACHE_HOME", "/var/cache/me");
+  EXPECT_EQ(cache_dir(), "/var/cache/me/mcpmux");
+}
+
+class ConfigFile : public ConfigTest {};
+
+TEST_F(ConfigFile, LoadsFileAndUsesPathAsSource) {
+  temp_dir dir;
+  const std::string path = dir.write("config.toml", "[servers.a]\ncommand = \"x\"\n");
+  config_result r = load_config_file(path, fake_env);
+  ASSERT_TRUE(r.value);
+  EXPECT_EQ(r.value->source, path);
+  ASSERT_EQ(r.value->servers.size(), 1u);
+  EXPECT_EQ(r.value->servers[0].name, "a");
+}
+
+TEST_F(ConfigFile, ErrorsNameTheFile) {
+  temp_dir dir;
+  const std::string path = dir.write("bad.toml", "\n[daemon]\nlog_level = 3\n");
+  config_result r = load_config_file(path, fake_env);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].to_string(),
+            path + ":3: daemon.log_level: expected a string, got an integer");
+}
+
+TEST_F(ConfigFile, MissingFileIsErrorWithPathAndReason) {
+  temp_dir dir;
+  const std::string path = dir.path() + "/nope.toml";
+  config_result r = load_config_file(path, fake_env);
+  EXPECT_FALSE(r.value);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].file, path);
+  EXPECT_EQ(r.errors[0].line, 0);
+  EXPECT_EQ(r.errors[0].message, "cannot open: No such file or directory");
+}
+
+TEST_F(ConfigFile, DirectoryIsNotAConfigFile) {
+  temp_dir dir;
+  config_result r = load_config_file(dir.path(), fake_env);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message, "not a regular file");
+}
+
+TEST_F(ConfigFile, LoadConfigUsesEmbeddedDefaultWhenDefaultLocationIsMissing) {
+  temp_dir dir;
+  env_guard cfg("MCPMUX_CONFIG", nullptr);
+  env_guard xdg("XDG_CONFIG_HOME", dir.path().c_str());
+  config_result r = load_config("", fake_env);
+  ASSERT_TRUE(r.value);
+  EXPECT_EQ(r.value->source, "<default>");
+  EXPECT_EQ(r.value->servers.size(), 2u);
+}
+
+TEST_F(ConfigFile, LoadConfigReadsDefaultLocationWhenPresent) {
+  temp_dir dir;
+  env_guard cfg("MCPMUX_CONFIG", nullptr);
+  env_guard xdg("XDG_CONFIG_HOME", dir.path().c_str());
+  const std::string path = dir.write("mcpmux/config.toml", "daemon.log_level = \"warn\"\n");
+  config_result r = load_config("", fake_env);
+  ASSERT_TRUE(r.value);
+  EXPECT_EQ(r.value->source, path);
+  EXPECT_EQ(r.value->daemon.log_level, "warn");
+  EXPECT_THAT(r.value->servers, IsEmpty());
+}
+
+TEST_F(ConfigFile, LoadConfigFailsForMissingExplicitPath) {
+  temp_dir dir;
+  env_guard cfg("MCPMUX_CONFIG", nullptr);
+  const std::string missing = dir.path() + "/missing.toml";
+  config_result r = load_config(missing, fake_env);
+  EXPECT_FALSE(r.value);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].file, missing);
+}
+
+TEST_F(ConfigFile, LoadConfigFailsForMissingPathFromEnv) {
+  temp_dir dir;
+  const std::string missing = dir.path() + "/missing.toml";
+  env_guard cfg("MCPMUX_CONFIG", missing.c_str());
+  config_result r = load_config("", fake_env);
+  EXPECT_FALSE(r.value);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].file, missing);
+}
+
+TEST_F(ConfigFile, ExplicitPathBeatsEnv) {
+  temp_dir dir;
+  const std::string path = dir.write("flag.toml", "daemon.max_tool_name = 99\n");
+  env_guard cfg("MCPMUX_CONFIG", (dir.path() + "/env.toml").c_str());
+  config_result r = load_config(path, fake_env);
+  ASSERT_TRUE(r.value);
+  EXPECT_EQ(r.value->daemon.max_tool_name, 99u);
+}
+
+TEST_F(ConfigTest, EmbeddedDefaultParsesCleanlyWithBothServers) {
+  config_result r = parse_config(default_config_text(), "<default>", fake_env);
+  ASSERT_TRUE(r.value) << (r.errors.empty() ? "" : r.errors[0].to_string());
+  EXPECT_THAT(r.warnings, IsEmpty());
+  const config& c = *r.value;
+  EXPECT_EQ(c.daemon.timeout, daemon_config{}.timeout);
+  EXPECT_EQ(c.daemon.tool_separator, daemon_config{}.tool_separator);
+  EXPECT_EQ(c.daemon.max_tool_name, daemon_config{}.max_tool_name);
+  EXPECT_EQ(c.daemon.max_message_bytes, daemon_config{}.max_message_bytes);
+  EXPECT_EQ(c.daemon.max_client_queue_bytes, daemon_config{}.max_client_queue_bytes);
+  EXPECT_EQ(c.daemon.max_instructions_bytes, daemon_config{}.max_instructions_bytes);
+  ASSERT_EQ(c.servers.size(), 2u);
+  EXPECT_EQ(c.servers[0].name, "everything");
+  EXPECT_EQ(c.servers[0].type, server_type::stdio);
+  EXPECT_EQ(c.servers[0].command, "npx");
+  EXPECT_THAT(c.servers[0].args, ElementsAre("-y", "@modelcontextprotocol/server-everything"));
+  EXPECT_EQ(c.servers[1].name, "memory");
+  EXPECT_EQ(c.servers[1].command, "npx");
+  EXPECT_THAT(c.servers[1].args, ElementsAre("-y", "@modelcontextprotocol/server-memory"));
+}
+
+TEST_F(ConfigTest, EmbeddedDefaultDocumentsEveryKey) {
+  const std::string_view text = default_config_text();
+  for (const char* key : {"timeout_ms",
+                          "tool_separator",
+                          "max_tool_name",
+                          "log_level",
+                          "socket",
+                          "max_message_bytes",
+                          "max_client_queue_bytes",
+                          "max_instructions_bytes",
+                          "type",
+                          "command",
+                          "args",
+                          "env",
+                          "cwd",
+                          "url",
+                          "headers",
+                          "enabled",
+                          "prefix",
+                          "roots",
+                          "MCPMUX_TIMEOUT_MS",
+                          "${VAR:-default}",
+                          "$$"})
+    EXPECT_NE(text.find(key), std::string_view::npos) << key;
+}
+
+}  // namespace
+}  // namespace mcpmux

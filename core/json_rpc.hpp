@@ -1,0 +1,76 @@
+// JSON-RPC 2.0 message model: parse and classify one line, build replies. Sans-io.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace mcpmux {
+
+namespace json = boost::json;
+
+/// Error codes used on the wire.
+namespace rpc_code {
+inline constexpr int parse_error = -32700;
+inline constexpr int invalid_request = -32600;
+inline constexpr int method_not_found = -32601;
+inline constexpr int invalid_params = -32602;
+inline constexpr int internal_error = -32603;
+inline constexpr int connection_closed = -32000;  ///< as the MCP SDKs: the upstream went away
+inline constexpr int request_timeout = -32001;    ///< as the MCP SDKs: no answer in time
+}  // namespace rpc_code
+
+enum class message_kind { request, notification, response, error_response };
+
+/// A well-formed JSON-RPC 2.0 message.
+struct message {
+  message_kind kind;
+  json::object body;  ///< the whole message object
+
+  const json::value& id() const;  ///< null value for notifications
+  std::string_view method() const;  ///< "" for responses
+  /// `params` as an object; an empty object when absent.
+  const json::object& params() const;
+};
+
+/// Why a line was rejected, ready to be sent back as a JSON-RPC error.
+struct rpc_error {
+  int code = rpc_code::internal_error;
+  std::string message;
+  json::value id;  ///< the offending message's id when it could be read, else null
+};
+
+/// Parses JSON text and checks the JSON-RPC 2.0 shape. Reuse one parser per connection: it keeps
+/// its buffers between messages.
+class message_parser {
+ public:
+  message_parser();
+  ~message_parser();
+  message_parser(const message_parser&) = delete;
+  message_parser& operator=(const message_parser&) = delete;
+
+  std::variant<message, rpc_error> parse(std::string_view line);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Checks the JSON-RPC shape of an already parsed value (no JSON parsing).
+std::variant<message, rpc_error> classify(json::value v);
+
+/// Serialized replies and messages (no trailing newline).
+std::string make_result(const json::value& id, const json::value& result);
+std::string make_error(const json::value& id, int code, std::string_view msg,
+                       const json::value* data = nullptr);
+std::string make_request(const json::value& id, std::string_view method, const json::value& params);
+std::string make_notification(std::string_view method, const json::value& params);
+
+/// True when `v` is an acceptable request id (string or integer).
+bool valid_id(const json::value& v);
+
+}  // namespace mcpmux

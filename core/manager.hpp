@@ -1,0 +1,107 @@
+// The manager: owns every upstream, builds the combined tool catalogue, tells sessions of changes.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/json_rpc.hpp"
+#include "core/log.hpp"
+#include "core/upstream.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+class session;
+
+/// Facts about the running daemon, for status.
+struct daemon_info {
+  std::string socket_path;
+  std::string config_path;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
+  std::function<config_result()> reload_config;
+};
+
+/// One exposed tool.
+struct catalogue_entry {
+  std::string exposed;
+  std::string server;
+  std::string original;
+  std::string description;  ///< first line, for `mcpmux tools`
+};
+
+/// Someone to tell when the combined tool list changed (a session).
+class catalogue_listener {
+ public:
+  virtual ~catalogue_listener() = default;
+  virtual void on_tools_changed() = 0;
+};
+
+class manager : public upstream_observer {
+ public:
+  manager(boost::asio::io_context& io, config cfg, daemon_info info);
+  ~manager() override;
+
+  /// Starts every enabled upstream.
+  void start();
+  /// Stops every upstream (children are torn down in the background).
+  void stop();
+
+  const config& current_config() const { return cfg_; }
+  std::shared_ptr<upstream> find_upstream(std::string_view server) const;
+  const catalogue_entry* find_tool(std::string_view exposed) const;
+  /// The combined tool list as a serialized JSON array, sorted by name.
+  const std::string& tools_json() const { return tools_json_; }
+  std::size_t tool_count() const { return entries_.size(); }
+  /// Upstream instructions joined, each under its server name, capped.
+  std::string instructions() const;
+
+  void add_listener(catalogue_listener* l) { listeners_.insert(l); }
+  void remove_listener(catalogue_listener* l) { listeners_.erase(l); }
+  /// Sessions are owned here from connect to disconnect.
+  void attach(std::shared_ptr<session> s, std::uint64_t id);
+  void detach(std::uint64_t id);
+  /// Ends every session (shutdown).
+  void close_sessions();
+  std::size_t clients() const { return sessions_.size(); }
+
+  /// Answers a control method (`mcpmux/...`): a result or an error.
+  std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params);
+
+  // upstream_observer
+  void on_upstream_changed(const std::string& server) override;
+  void on_upstream_notification(const std::string& server, const message& msg) override;
+
+ private:
+  void schedule_rebuild();
+  void rebuild();
+  json::object status() const;
+  json::value reload();
+
+  boost::asio::io_context& io_;
+  config cfg_;
+  daemon_info info_;
+  logger log_{"manager"};
+  std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
+  std::vector<catalogue_entry> entries_;
+  std::unordered_map<std::string_view, std::size_t> by_name_;
+  std::string tools_json_ = "[]";
+  bool rebuild_posted_ = false;
+  std::unordered_set<catalogue_listener*> listeners_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace mcpmux

@@ -1,0 +1,63 @@
+// Request correlation, sans-io: ids, handlers and deadlines of requests awaiting an answer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/json_rpc.hpp"
+
+namespace mcpmux {
+
+using steady_clock = std::chrono::steady_clock;
+
+/// How a request ended: an answer (`reply`, a response or error response) or a failure (`ec`).
+struct rpc_outcome {
+  std::error_code ec;
+  std::optional<message> reply;
+};
+
+using response_handler = std::function<void(rpc_outcome)>;
+
+/// Requests in flight on one connection, keyed by the integer id this side chose.
+class pending_table {
+ public:
+  struct entry {
+    std::string method;
+    steady_clock::time_point started;
+    steady_clock::time_point deadline;  ///< time_point::max() = none
+    response_handler handler;
+  };
+
+  /// Registers a request; returns its id (1, 2, 3, ...).
+  std::int64_t add(std::string method, steady_clock::time_point now,
+                   std::optional<steady_clock::duration> timeout, response_handler handler);
+  /// Removes and returns the entry for `id`, if any (an answer arrived, or the caller gave up).
+  std::optional<entry> take(std::int64_t id);
+  /// Moves a deadline (progress extends a call); false if unknown.
+  bool set_deadline(std::int64_t id, steady_clock::time_point deadline);
+  /// Removes and returns every entry whose deadline is at or before `now`, earliest first.
+  std::vector<std::pair<std::int64_t, entry>> take_expired(steady_clock::time_point now);
+  /// Removes and returns every entry (connection closed).
+  std::vector<std::pair<std::int64_t, entry>> take_all();
+  /// The earliest deadline, if any request has one.
+  std::optional<steady_clock::time_point> next_deadline() const;
+  std::size_t size() const { return entries_.size(); }
+  bool contains(std::int64_t id) const { return entries_.count(id) != 0; }
+
+ private:
+  std::int64_t next_id_ = 1;
+  std::unordered_map<std::int64_t, entry> entries_;
+  std::set<std::pair<steady_clock::time_point, std::int64_t>> deadlines_;
+};
+
+}  // namespace mcpmux

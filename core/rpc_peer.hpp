@@ -1,0 +1,60 @@
+// JSON-RPC over one transport: request correlation with deadlines, notifications, incoming dispatch.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/json_rpc.hpp"
+#include "core/pending_table.hpp"
+#include "transports/transport.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+/// The owner's side of an rpc_peer. Called on the io_context thread.
+struct rpc_peer_handlers {
+  std::function<void(message)> on_request;       ///< the peer asks us something
+  std::function<void(message)> on_notification;  ///< the peer tells us something
+  /// The transport ended; pending requests fail with transport_closed right after this returns.
+  std::function<void(std::error_code, std::string)> on_closed;
+  /// A line that is not JSON or not JSON-RPC, or an oversize line (text empty): for the log.
+  std::function<void(std::string_view text, std::string_view why)> on_bad_message;
+};
+
+/// Correlates requests and responses on one connection. Request ids are this side's integers,
+/// so callers never collide. Every request ends exactly once: answer, timeout, close or cancel.
+class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
+ public:
+  static std::shared_ptr<rpc_peer> create(boost::asio::io_context& io, std::shared_ptr<transport> t,
+                                          rpc_peer_handlers handlers);
+  virtual ~rpc_peer() = default;
+
+  /// Begins reading.
+  virtual void start() = 0;
+  /// Sends a request; `done` runs once. A timeout also sends `notifications/cancelled` to the
+  /// peer. Returns the wire id, or nullopt when the send failed (done has then already run).
+  virtual std::optional<std::int64_t> request(std::string_view method, const json::value& params,
+                                              std::optional<std::chrono::milliseconds> timeout,
+                                              response_handler done) = 0;
+  /// Sends a notification; false when the transport refused it.
+  virtual bool notify(std::string_view method, const json::value& params) = 0;
+  /// Sends a serialized message as is (a response to a peer's request).
+  virtual bool send_raw(std::string text) = 0;
+  /// Gives up on a request: its handler is dropped without running and the peer is sent
+  /// `notifications/cancelled` with `reason`.
+  virtual void cancel(std::int64_t id, std::string_view reason) = 0;
+  /// Moves a request's deadline to now + `timeout` (progress).
+  virtual void extend(std::int64_t id, std::chrono::milliseconds timeout) = 0;
+  /// Closes the transport; pending requests fail with `transport_closed`; no on_closed.
+  virtual void close() = 0;
+  virtual std::size_t pending() const = 0;
+};
+
+}  // namespace mcpmux

@@ -1,0 +1,66 @@
+// A session: one downstream client, served in the MCP server role (plus mcpmux/* control methods).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/json_rpc.hpp"
+#include "core/log.hpp"
+#include "core/manager.hpp"
+#include "transports/transport.hpp"
+
+namespace mcpmux {
+
+/// Protocol versions a client may ask for; the last one is the latest.
+inline constexpr std::string_view supported_protocol_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
+                                                                    "2025-11-25"};
+
+class session : public transport_events,
+                public catalogue_listener,
+                public std::enable_shared_from_this<session> {
+ public:
+  /// Creates and starts a session over `t`; it removes itself from the manager when it ends.
+  static std::shared_ptr<session> start(manager& m, std::shared_ptr<transport> t, std::uint64_t id);
+  session(manager& m, std::shared_ptr<transport> t, std::uint64_t id);
+  ~session() override;
+
+  /// Ends the session (daemon shutdown): cancels its calls upstream and closes the connection.
+  void close();
+  std::uint64_t id() const { return id_; }
+
+  // transport_events
+  void on_message(std::string_view text) override;
+  void on_oversize(std::size_t bytes) override;
+  void on_closed(std::error_code ec, std::string reason) override;
+  // catalogue_listener
+  void on_tools_changed() override;
+
+ private:
+  void handle_request(message& msg);
+  void handle_notification(const message& msg);
+  void initialize(const message& msg);
+  void call_tool(message& msg);
+  void send(std::string text);
+  void reply_error(const json::value& id, int code, std::string_view text);
+  void end(std::string_view why);
+
+  manager& manager_;
+  std::shared_ptr<transport> transport_;
+  std::uint64_t id_;
+  logger log_;
+  message_parser parser_;
+  bool initialized_ = false;  ///< initialize answered
+  bool ended_ = false;
+  std::string protocol_version_;
+  struct in_flight {
+    std::weak_ptr<upstream> up;
+    std::uint64_t token;
+  };
+  /// Calls forwarded upstream, keyed by the client's id (serialized).
+  std::unordered_map<std::string, in_flight> calls_;
+};
+
+}  // namespace mcpmux

@@ -1,0 +1,141 @@
+// An upstream: one configured MCP server, in the MCP client role, with its lifecycle and tools.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/json_rpc.hpp"
+#include "core/log.hpp"
+#include "core/pending_table.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+class rpc_peer;
+
+/// Where an upstream is in its life.
+enum class upstream_state {
+  connecting,  ///< spawning or handshaking
+  ready,       ///< initialized; calls go through
+  failed,      ///< the connection ended or never came up; last_error says why
+  stopped,     ///< stopped by the daemon (shutdown, reload)
+  disabled,    ///< `enabled = false`
+};
+
+std::string_view to_string(upstream_state s);
+
+/// What an upstream tells the manager.
+class upstream_observer {
+ public:
+  virtual ~upstream_observer() = default;
+  /// State or tool list changed.
+  virtual void on_upstream_changed(const std::string& server) = 0;
+  /// The server sent a notification other than the ones the upstream handles itself.
+  virtual void on_upstream_notification(const std::string& server, const message& msg) = 0;
+};
+
+/// Counters for status.
+struct upstream_stats {
+  std::uint64_t calls = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t restarts = 0;
+  std::vector<std::uint32_t> latencies_us;  ///< ring of recent call latencies
+  std::size_t latency_next = 0;
+  void record(std::chrono::microseconds d, bool error);
+  std::optional<std::uint32_t> percentile(double p) const;
+};
+
+class upstream : public std::enable_shared_from_this<upstream> {
+ public:
+  upstream(boost::asio::io_context& io, server_config cfg, const daemon_config& daemon,
+           upstream_observer& observer);
+  ~upstream();
+
+  /// Connects (or marks disabled). Idempotent.
+  void start();
+  /// Stops: pending calls fail, the child is torn down in the background.
+  void stop();
+  /// Drops the connection and connects again now; the tool list stays served meanwhile.
+  void restart();
+
+  const std::string& name() const { return cfg_.name; }
+  const server_config& config() const { return cfg_; }
+  upstream_state state() const { return state_; }
+  /// The last good tool list (kept while the server is down).
+  const std::vector<json::object>& tools() const { return tools_; }
+  const std::string& instructions() const { return instructions_; }
+  const std::string& last_error() const { return last_error_; }
+  /// Recent stderr lines and lifecycle events, oldest first.
+  std::vector<std::string> log_lines(std::size_t n) const;
+  std::optional<int> pid() const { return pid_ > 0 ? std::optional<int>(pid_) : std::nullopt; }
+  std::optional<steady_clock::time_point> ready_since() const { return ready_since_; }
+  const upstream_stats& stats() const { return stats_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  /// Forwards a request (e.g. tools/call) with `params` as is. Waits while connecting (bounded by
+  /// the timeout); fails fast when failed or stopped. `done` runs exactly once unless cancelled.
+  /// Returns a token for cancel().
+  std::uint64_t call(std::string_view method, json::value params, response_handler done);
+  /// Gives up on a call: the server is sent notifications/cancelled if it had the request.
+  void cancel(std::uint64_t token, std::string_view reason);
+
+ private:
+  struct queued_call;
+  void connect();
+  void on_initialized(message reply);
+  void list_tools(std::optional<std::string> cursor, std::vector<json::object> acc);
+  void become_ready();
+  void fail(std::string why);
+  void set_state(upstream_state s);
+  void handle_request(const message& msg);
+  void handle_notification(const message& msg);
+  void send_call(std::uint64_t token, queued_call&& c);
+  void flush_queue();
+  void expire_queue();
+  void note(std::string line);
+  std::optional<std::chrono::milliseconds> timeout_opt() const;
+
+  boost::asio::io_context& io_;
+  server_config cfg_;
+  daemon_config daemon_;
+  upstream_observer& observer_;
+  logger log_;
+  std::chrono::milliseconds timeout_;
+  upstream_state state_ = upstream_state::stopped;
+  std::shared_ptr<rpc_peer> peer_;
+  std::uint64_t generation_ = 0;  ///< bumped per connection; stale callbacks compare it
+  int pid_ = -1;
+  std::vector<json::object> tools_;
+  std::string instructions_;
+  std::string last_error_;
+  bool tools_capability_ = false;
+  std::optional<steady_clock::time_point> ready_since_;
+  std::deque<std::string> log_ring_;
+  upstream_stats stats_;
+
+  struct queued_call {
+    std::string method;
+    json::value params;
+    response_handler done;
+    steady_clock::time_point started;
+  };
+  std::uint64_t next_token_ = 1;
+  std::deque<std::pair<std::uint64_t, queued_call>> queue_;        ///< waiting for ready
+  std::unordered_map<std::uint64_t, std::int64_t> sent_;           ///< token → wire id
+  struct timer_holder;
+  std::unique_ptr<timer_holder> timers_;
+};
+
+}  // namespace mcpmux

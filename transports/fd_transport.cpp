@@ -1,0 +1,216 @@
+// NDJSON transport over Unix sockets and pipes: one read loop, at most one write in flight.
+#include "transports/fd_transport.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "transports/ndjson.hpp"
+
+namespace mcpmux {
+namespace {
+
+namespace asio = boost::asio;
+using descriptor = asio::posix::stream_descriptor;
+
+constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::size_t max_gather = 64;  // messages per writev
+
+class fd_transport final : public transport, public std::enable_shared_from_this<fd_transport> {
+ public:
+  fd_transport(asio::io_context& io, int read_fd, int write_fd, fd_transport_options opt,
+               std::function<void()> on_drained)
+      : rd_(io, read_fd),
+        opt_(opt),
+        framer_(opt.limits.max_message_bytes),
+        linger_(io),
+        on_drained_(std::move(on_drained)) {
+    if (write_fd != read_fd) wr_own_.emplace(io, write_fd);
+    rd_.non_blocking(true);
+  }
+
+  ~fd_transport() override {
+    boost::system::error_code ignored;
+    rd_.close(ignored);
+    if (wr_own_) wr_own_->close(ignored);
+  }
+
+  void start(transport_events& events) override {
+    events_ = &events;
+    read_more();
+  }
+
+  std::error_code send(std::string message) override {
+    if (closing_ || write_failed_ || !wr().is_open()) return errc::transport_closed;
+    if (queued_ + message.size() + 1 > opt_.limits.max_queue_bytes) return errc::queue_full;
+    message += '\n';
+    queued_ += message.size();
+    queue_.push_back(std::move(message));
+    if (!writing_) write_more();
+    return {};
+  }
+
+  void close() override {
+    if (closing_) return;
+    closing_ = true;
+    events_ = nullptr;
+    if (!writing_) {
+      finish_writes();
+      return;
+    }
+    // Give queued bytes a bounded chance to drain (an error reply before hanging up).
+    linger_.expires_after(opt_.flush_timeout);
+    linger_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec) self->close_all();
+    });
+  }
+
+  std::size_t queued_bytes() const override { return queued_; }
+
+ private:
+  descriptor& wr() { return wr_own_ ? *wr_own_ : rd_; }
+  bool same_fd() const { return !wr_own_; }
+
+  // Waits for readability, then reads into one buffer shared by every transport of the thread:
+  // an idle connection holds no read buffer at all.
+  void read_more() {
+    rd_.async_wait(descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
+      if (ec) return self->on_read(ec, 0);
+      std::size_t n = self->rd_.read_some(asio::buffer(shared_buffer()), ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again) return self->read_more();
+      self->on_read(ec, n);
+    });
+  }
+
+  static std::array<char, read_chunk>& shared_buffer() {
+    static thread_local std::array<char, read_chunk> buf;
+    return buf;
+  }
+
+  void on_read(boost::system::error_code ec, std::size_t n) {
+    if (n > 0 && events_) {
+      framer_.feed(
+          std::string_view(shared_buffer().data(), n),
+          [this](std::string_view line) {
+            if (events_) events_->on_message(line);
+          },
+          [this](std::size_t bytes) {
+            if (events_) events_->on_oversize(bytes);
+          });
+    }
+    if (ec) {
+      read_done_ = true;
+      if (ec == asio::error::eof)
+        fail(errc::transport_closed, "end of stream");
+      else if (ec != asio::error::operation_aborted)
+        fail(errc::transport_closed, "read failed: " + ec.message());
+      maybe_drained();
+      return;
+    }
+    read_more();
+  }
+
+  void write_more() {
+    writing_ = true;
+    gather_.clear();
+    in_flight_ = std::min(queue_.size(), max_gather);
+    for (std::size_t i = 0; i < in_flight_; ++i) gather_.push_back(asio::buffer(queue_[i]));
+    asio::async_write(wr(), gather_, [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+      self->on_written(ec);
+    });
+  }
+
+  void on_written(boost::system::error_code ec) {
+    writing_ = false;
+    for (std::size_t i = 0; i < in_flight_; ++i) {
+      queued_ -= queue_.front().size();
+      queue_.pop_front();
+    }
+    in_flight_ = 0;
+    if (ec) {
+      write_failed_ = true;
+      queue_.clear();
+      queued_ = 0;
+      if (ec != asio::error::operation_aborted) fail(errc::transport_closed, "write failed: " + ec.message());
+      if (closing_) close_all();
+      return;
+    }
+    if (!queue_.empty()) return write_more();
+    if (closing_) finish_writes();
+  }
+
+  // All queued bytes are out (or abandoned): end the write direction.
+  void finish_writes() {
+    boost::system::error_code ignored;
+    linger_.cancel();
+    if (same_fd()) {
+      if (opt_.half_close_on_flush && rd_.is_open()) ::shutdown(rd_.native_handle(), SHUT_WR);
+      // Keep reading (and discarding) until the peer hangs up, bounded by the linger timer.
+      linger_.expires_after(opt_.flush_timeout);
+      linger_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (!ec) self->close_all();
+      });
+      if (read_done_) close_all();
+    } else {
+      wr_own_->close(ignored);  // EOF on the child's stdin: the polite way to ask it to stop
+      maybe_drained();
+    }
+  }
+
+  void close_all() {
+    boost::system::error_code ignored;
+    linger_.cancel();
+    rd_.close(ignored);
+    if (wr_own_) wr_own_->close(ignored);
+    read_done_ = true;
+    maybe_drained();
+  }
+
+  void maybe_drained() {
+    if (!closing_ || !read_done_) return;
+    if (same_fd() || !wr_own_->is_open()) {
+      boost::system::error_code ignored;
+      linger_.cancel();
+      rd_.close(ignored);
+      if (auto cb = std::exchange(on_drained_, nullptr)) cb();
+    }
+  }
+
+  void fail(std::error_code ec, std::string reason) {
+    if (auto* ev = std::exchange(events_, nullptr)) ev->on_closed(ec, std::move(reason));
+  }
+
+  descriptor rd_;
+  std::optional<descriptor> wr_own_;
+  fd_transport_options opt_;
+  ndjson_framer framer_;
+  asio::steady_timer linger_;
+  std::function<void()> on_drained_;
+  transport_events* events_ = nullptr;
+  std::deque<std::string> queue_;
+  std::vector<asio::const_buffer> gather_;
+  std::size_t in_flight_ = 0;
+  std::size_t queued_ = 0;
+  bool writing_ = false;
+  bool write_failed_ = false;
+  bool closing_ = false;
+  bool read_done_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<transport> make_fd_transport(asio::io_context& io, int read_fd, int write_fd,
+                                             fd_transport_options options, std::function<void()> on_drained) {
+  return std::make_shared<fd_transport>(io, read_fd, write_fd, options, std::move(on_drained));
+}
+
+}  // namespace mcpmux

@@ -1,0 +1,31 @@
+// NDJSON over file descriptors (a Unix socket, or a pair of pipes): read loop, bounded write queue.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "transports/transport.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+/// Options of one fd transport.
+struct fd_transport_options {
+  transport_limits limits;
+  /// How long close() waits for queued bytes to drain before the descriptors are closed anyway.
+  std::chrono::milliseconds flush_timeout{2000};
+  /// For a socket (read_fd == write_fd): shut down the write side after the flush.
+  bool half_close_on_flush = true;
+};
+
+/// Creates a transport over `read_fd` and `write_fd` (equal for a socket), taking ownership.
+/// `on_drained` (optional) runs once after close() when both descriptors are closed.
+std::shared_ptr<transport> make_fd_transport(boost::asio::io_context& io, int read_fd, int write_fd,
+                                             fd_transport_options options,
+                                             std::function<void()> on_drained = {});
+
+}  // namespace mcpmux

@@ -1,0 +1,72 @@
+// Sans-io NDJSON framing: bytes in, complete lines out, with a cap on line length.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace mcpmux {
+
+/// Splits a byte stream into lines. CR before LF is stripped and blank lines are skipped. A line
+/// longer than `max_line` bytes is discarded up to its newline and reported once, with its size.
+class ndjson_framer {
+ public:
+  explicit ndjson_framer(std::size_t max_line) : max_line_(max_line) {}
+
+  /// Feeds bytes; calls `on_line(std::string_view)` per complete line and
+  /// `on_oversize(std::size_t bytes)` per discarded line. Views are valid during the call only.
+  template <class OnLine, class OnOversize>
+  void feed(std::string_view data, OnLine&& on_line, OnOversize&& on_oversize);
+
+  /// Bytes of an unterminated line held so far (for tests and accounting).
+  std::size_t pending() const { return partial_.size(); }
+  /// True while the rest of an oversize line is being skipped.
+  bool discarding() const { return discarding_; }
+
+ private:
+  // Returns the line without a trailing CR.
+  static std::string_view trim_cr(std::string_view s) {
+    return !s.empty() && s.back() == '\r' ? s.substr(0, s.size() - 1) : s;
+  }
+  static bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+  std::size_t max_line_;
+  std::string partial_;
+  bool discarding_ = false;
+  std::size_t discarded_ = 0;
+};
+
+template <class OnLine, class OnOversize>
+void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& on_oversize) {
+  while (!data.empty()) {
+    const auto nl = data.find('\n');
+    const std::string_view chunk = data.substr(0, nl);  // whole rest when no newline
+    if (discarding_) {
+      discarded_ += chunk.size();
+    } else if (partial_.size() + chunk.size() > max_line_) {
+      // Too long: skip everything up to the newline, keeping nothing of it in memory.
+      discarding_ = true;
+      discarded_ = partial_.size() + chunk.size();
+      partial_.clear();
+      partial_.shrink_to_fit();
+    } else if (nl != std::string_view::npos && partial_.empty()) {
+      // Fast path: the whole line is in this read; no copy.
+      if (auto line = trim_cr(chunk); !blank(line)) on_line(line);
+    } else {
+      partial_.append(chunk);
+      if (nl != std::string_view::npos) {
+        if (auto line = trim_cr(partial_); !blank(line)) on_line(line);
+        partial_.clear();
+      }
+    }
+    if (nl == std::string_view::npos) return;
+    if (discarding_) {
+      discarding_ = false;
+      on_oversize(discarded_);
+      discarded_ = 0;
+    }
+    data.remove_prefix(nl + 1);
+  }
+}
+
+}  // namespace mcpmux

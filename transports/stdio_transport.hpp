@@ -1,0 +1,52 @@
+// The stdio transport: a child process in its own process group speaking NDJSON on stdin/stdout.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "transports/transport.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+/// What to run and how to stop it.
+struct stdio_options {
+  std::string command;                     ///< looked up in PATH (of the merged environment)
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;  ///< merged over the daemon's environment
+  std::string cwd;                         ///< empty = the daemon's
+  transport_limits limits;
+  /// Each line the child writes to stderr (cut at 4 KiB).
+  std::function<void(std::string_view)> on_stderr;
+  /// Teardown: stdin closed → wait stdin_grace → SIGTERM to the group → wait term_grace → SIGKILL.
+  std::chrono::milliseconds stdin_grace{1000};
+  std::chrono::milliseconds term_grace{1500};
+};
+
+/// Outcome of a spawn: a started child, or why it could not start.
+struct stdio_spawn_result {
+  std::shared_ptr<transport> channel;  ///< null on failure
+  int pid = -1;
+  std::error_code ec;
+  std::string error;  ///< for people, e.g. `cannot start "npx": No such file or directory`
+};
+
+/// Starts the child. Reading begins with transport->start().
+stdio_spawn_result spawn_stdio(boost::asio::io_context& io, const stdio_options& options);
+
+/// Children spawned and not yet reaped (the daemon waits for zero at shutdown).
+std::size_t live_children();
+
+/// Describes a wait status: "exited with code 3", "killed by signal 9 (Killed)".
+std::string describe_wait_status(int status);
+
+}  // namespace mcpmux

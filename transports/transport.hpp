@@ -1,0 +1,46 @@
+// The transport interface: moves JSON-RPC messages over one connection; knows framing, not MCP.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace mcpmux {
+
+/// What a transport reports to its owner. Called on the io_context thread.
+class transport_events {
+ public:
+  virtual ~transport_events() = default;
+  /// One complete message (a line of text; not yet parsed).
+  virtual void on_message(std::string_view text) = 0;
+  /// A message over the size cap was discarded.
+  virtual void on_oversize(std::size_t bytes) = 0;
+  /// The connection ended without the owner asking (EOF, exit, write failure). `reason` is for
+  /// people: "exited with code 1", "EOF on stdout". Fired at most once, never after close().
+  virtual void on_closed(std::error_code ec, std::string reason) = 0;
+};
+
+/// One message connection. Owned through shared_ptr: its coroutines keep it alive until they end.
+class transport {
+ public:
+  virtual ~transport() = default;
+  /// Begins reading; events go to `events`, which must outlive the transport or call close().
+  virtual void start(transport_events& events) = 0;
+  /// Queues one message (newline added by the transport). Fails with errc::queue_full when the
+  /// bounded queue is over its cap, errc::transport_closed after close or failure.
+  virtual std::error_code send(std::string message) = 0;
+  /// Closes gracefully in the background; no event fires after this call.
+  virtual void close() = 0;
+  /// Bytes queued and not yet written.
+  virtual std::size_t queued_bytes() const = 0;
+};
+
+/// Limits shared by all transports.
+struct transport_limits {
+  std::size_t max_message_bytes = 16u << 20;  ///< longest accepted incoming message
+  std::size_t max_queue_bytes = 64u << 20;    ///< unsent outgoing bytes before send() fails
+};
+
+}  // namespace mcpmux
