@@ -435,12 +435,18 @@ class validator {
       } else if (name == "max_instructions_bytes") {
         if (auto i = get_integer(v, key, 0, 1 * mib))
           d.max_instructions_bytes = static_cast<std::size_t>(*i);
+      } else if (name == "reconnect_max_ms") {
+        if (auto i = get_integer(v, key, 500, max_timeout_ms))
+          d.reconnect_max = std::chrono::milliseconds(*i);
+      } else if (name == "startup_wait_ms") {
+        if (auto i = get_integer(v, key, 0, 60000)) d.startup_wait = std::chrono::milliseconds(*i);
       } else {
         fail(v, key,
              unknown_message(
                  "key", name,
                  {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
-                  "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes"}));
+                  "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
+                  "reconnect_max_ms", "startup_wait_ms"}));
       }
     }
     // A queue smaller than one message would drop a client for sending a single legal reply.
@@ -619,6 +625,11 @@ class validator {
           s.timeout = std::chrono::milliseconds(*i);
       } else if (kn == "enabled") {
         if (auto b = get_bool(v, key)) s.enabled = *b;
+      } else if (kn == "retry_calls") {
+        if (auto b = get_bool(v, key)) s.retry_calls = *b;
+      } else if (kn == "ping_interval_ms") {
+        if (auto i = get_integer(v, key, 0, max_timeout_ms))
+          s.ping_interval = std::chrono::milliseconds(*i);
       } else if (kn == "prefix") {
         if (auto p = get_string(v, key)) {
           if (!is_name(*p))
@@ -632,7 +643,8 @@ class validator {
         fail(v, key,
              unknown_message("key", kn,
                              {"type", "command", "args", "env", "cwd", "url", "headers",
-                              "timeout_ms", "enabled", "prefix", "roots"}));
+                              "timeout_ms", "enabled", "prefix", "roots", "retry_calls",
+                              "ping_interval_ms"}));
       }
     }
     if (type_known && stdio && !t.contains("command"))

@@ -34,6 +34,8 @@ struct server_config {
   bool enabled = true;                        ///< `enabled`; false = configured but not started
   std::optional<std::string> prefix;          ///< `prefix`; unset = the server name; "" = no prefix
   std::vector<std::string> roots;             ///< `roots` answered to roots/list; empty = cwd as file:// URI
+  bool retry_calls = true;                    ///< resend a call once after a reconnect (tools that may run twice)
+  std::chrono::milliseconds ping_interval{0}; ///< liveness pings; 0 = off; two misses → reconnect
   int line = 0;                               ///< line of the table header in the config file (for messages)
 
   /// The prefix tools are exposed under.
@@ -52,6 +54,8 @@ struct daemon_config {
   std::size_t max_message_bytes = 16u << 20;       ///< longest accepted JSON-RPC line, both sides
   std::size_t max_client_queue_bytes = 64u << 20;  ///< unsent bytes per client before it is dropped
   std::size_t max_instructions_bytes = 16u << 10;  ///< cap on the joined `instructions` string
+  std::chrono::milliseconds reconnect_max{30000};  ///< cap of the reconnect backoff
+  std::chrono::milliseconds startup_wait{250};     ///< how long an early tools/list waits for servers
 };
 
 /// A whole configuration. `servers` is sorted by name.

@@ -46,6 +46,14 @@ max_client_queue_bytes = 67108864
 # Cap on the combined `instructions` text sent to clients (0..1 MiB).
 max_instructions_bytes = 16384
 
+# A server that drops is reconnected with backoff 500 ms, 1 s, 2 s, ... capped here (>= 500).
+# It never gives up; its tools stay listed meanwhile.
+reconnect_max_ms = 30000
+
+# A tools/list arriving while servers are still starting waits at most this long (0..60000)
+# for them (servers with cached tools count as started).
+startup_wait_ms = 250
+
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
 # Keys for every server:
@@ -56,6 +64,10 @@ max_instructions_bytes = 16384
 #               name; "" exposes the tool names unchanged
 #   roots       answered to roots/list: absolute paths or file:// URIs;
 #               default the server's cwd
+#   retry_calls a tools/call that fails because the connection dropped is sent once more
+#               after the reconnect (default true); false for tools that must never run twice
+#   ping_interval_ms  send ping this often; two misses in a row restart the server
+#               (default 0 = off)
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments

@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "core/naming.hpp"
@@ -34,8 +35,15 @@ rpc_error bad_params(std::string msg) { return {rpc_code::invalid_params, std::m
 
 }  // namespace
 
+struct manager::startup_gate {
+  explicit startup_gate(asio::io_context& io) : timer(io) {}
+  asio::steady_timer timer;
+  std::vector<std::function<void()>> waiters;
+  bool open = false;  ///< startup_wait has passed, or every server settled once
+};
+
 manager::manager(asio::io_context& io, config cfg, daemon_info info)
-    : io_(io), cfg_(std::move(cfg)), info_(std::move(info)) {
+    : io_(io), cfg_(std::move(cfg)), info_(std::move(info)), gate_(std::make_unique<startup_gate>(io)) {
   for (const auto& s : cfg_.servers)
     upstreams_.emplace(s.name, std::make_shared<upstream>(io_, s, cfg_.daemon, *this));
 }
@@ -48,6 +56,33 @@ manager::~manager() {
 void manager::start() {
   for (auto& [name, up] : upstreams_) up->start();
   rebuild();
+  gate_->timer.expires_after(cfg_.daemon.startup_wait);
+  gate_->timer.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (ec || alive.expired()) return;
+    release_waiters();
+  });
+}
+
+bool manager::settled() const {
+  for (const auto& [name, up] : upstreams_)
+    if (!up->settled()) return false;
+  return true;
+}
+
+void manager::when_settled(std::function<void()> ready) {
+  if (gate_->open || settled()) {
+    gate_->open = true;
+    return ready();
+  }
+  gate_->waiters.push_back(std::move(ready));
+}
+
+void manager::release_waiters() {
+  gate_->open = true;
+  gate_->timer.cancel();
+  auto waiters = std::move(gate_->waiters);
+  gate_->waiters.clear();
+  for (auto& w : waiters) w();
 }
 
 void manager::stop() {
@@ -149,6 +184,7 @@ void manager::rebuild() {
   by_name_.reserve(entries_.size());
   for (std::size_t i = 0; i < entries_.size(); ++i) by_name_.emplace(entries_[i].exposed, i);
   tools_json_ = std::move(json);
+  if (!gate_->open && settled()) release_waiters();
   if (!changed) return;
   log_.debug("catalogue now has {} tools", entries_.size());
   // Listeners may unregister while being told; iterate over a copy.
@@ -182,6 +218,11 @@ json::object manager::status() const {
     s["latency_p50_us"] = nullable(up->stats().percentile(0.50));
     s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
     s["last_error"] = up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
+    s["attempt"] = up->life().attempt();
+    s["next_try_ms"] = up->state() == upstream_state::backoff
+                           ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
+                           : json::value(nullptr);
+    s["tools_from_cache"] = up->tools_from_cache();
     json::value last_stderr = nullptr;
     for (const auto& line : up->log_lines(1000))
       if (line.rfind("stderr: ", 0) == 0) last_stderr = line.substr(8);

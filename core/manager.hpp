@@ -67,6 +67,9 @@ class manager : public upstream_observer {
   std::size_t tool_count() const { return entries_.size(); }
   /// Upstream instructions joined, each under its server name, capped.
   std::string instructions() const;
+  /// Runs `ready` once every enabled server has settled (ready, failed, or served from cache),
+  /// or once startup_wait has passed since start — whichever is first. At once when settled.
+  void when_settled(std::function<void()> ready);
 
   void add_listener(catalogue_listener* l) { listeners_.insert(l); }
   void remove_listener(catalogue_listener* l) { listeners_.erase(l); }
@@ -87,6 +90,8 @@ class manager : public upstream_observer {
  private:
   void schedule_rebuild();
   void rebuild();
+  bool settled() const;
+  void release_waiters();
   json::object status() const;
   json::value reload();
 
@@ -102,6 +107,8 @@ class manager : public upstream_observer {
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  struct startup_gate;
+  std::unique_ptr<startup_gate> gate_;
 };
 
 }  // namespace mcpmux

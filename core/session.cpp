@@ -114,12 +114,18 @@ void session::handle_request(message& msg) {
     return reply_error(id, rpc_code::invalid_request,
                        "Invalid Request: session not initialized; send \"initialize\" first");
   if (method == "tools/list") {
-    std::string out = R"({"jsonrpc":"2.0","id":)";
-    out += json::serialize(id);
-    out += R"(,"result":{"tools":)";
-    out += manager_.tools_json();
-    out += "}}";
-    return send(std::move(out));
+    // Early in the daemon's life the list waits (briefly) for servers still starting.
+    manager_.when_settled([weak = weak_from_this(), id = json::value(id)] {
+      auto self = weak.lock();
+      if (!self || self->ended_) return;
+      std::string out = R"({"jsonrpc":"2.0","id":)";
+      out += json::serialize(id);
+      out += R"(,"result":{"tools":)";
+      out += self->manager_.tools_json();
+      out += "}}";
+      self->send(std::move(out));
+    });
+    return;
   }
   if (method == "tools/call") return call_tool(msg);
   reply_error(id, rpc_code::method_not_found, "Method not found: " + std::string(method));

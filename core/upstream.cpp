@@ -5,10 +5,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
+#include <random>
 #include <set>
 
 #include "core/error.hpp"
 #include "core/rpc_peer.hpp"
+#include "core/tool_cache.hpp"
 #include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
@@ -56,17 +58,6 @@ std::string current_dir() {
 
 }  // namespace
 
-std::string_view to_string(upstream_state s) {
-  switch (s) {
-    case upstream_state::connecting: return "connecting";
-    case upstream_state::ready: return "ready";
-    case upstream_state::failed: return "failed";
-    case upstream_state::stopped: return "stopped";
-    case upstream_state::disabled: return "disabled";
-  }
-  return "?";
-}
-
 void upstream_stats::record(std::chrono::microseconds d, bool error) {
   ++calls;
   if (error) ++errors;
@@ -87,10 +78,27 @@ std::optional<std::uint32_t> upstream_stats::percentile(double p) const {
 }
 
 struct upstream::timer_holder {
-  explicit timer_holder(asio::io_context& io) : handshake(io), queue(io) {}
-  asio::steady_timer handshake;
-  asio::steady_timer queue;
+  explicit timer_holder(asio::io_context& io) : handshake(io), queue(io), backoff(io), ping(io) {}
+  asio::steady_timer handshake;  ///< bounds spawn + initialize + tools/list
+  asio::steady_timer queue;      ///< deadline of the oldest call waiting for ready
+  asio::steady_timer backoff;    ///< next reconnect attempt
+  asio::steady_timer ping;       ///< next liveness ping
 };
+
+namespace {
+
+double random01() {
+  static std::minstd_rand gen(std::random_device{}());
+  return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
+}
+
+backoff_policy policy_for(const daemon_config& d) {
+  backoff_policy p;
+  p.max = d.reconnect_max;
+  return p;
+}
+
+}  // namespace
 
 upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config& daemon,
                    upstream_observer& observer)
@@ -100,7 +108,18 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
       observer_(observer),
       log_("upstream " + cfg_.name),
       timeout_(effective_timeout(cfg_, daemon_)),
-      timers_(std::make_unique<timer_holder>(io)) {}
+      lc_(policy_for(daemon_), random01),
+      timers_(std::make_unique<timer_holder>(io)) {
+  if (!cfg_.enabled) return;
+  std::string warning;
+  if (auto cached = load_cached_tools(cache_dir(), cfg_, &warning)) {
+    tools_ = std::move(*cached);
+    tools_from_cache_ = true;
+    log_.info("serving {} cached tools until connected", tools_.size());
+  } else if (!warning.empty()) {
+    log_.warn("{}", warning);
+  }
+}
 
 upstream::~upstream() {
   queue_.clear();  // nobody is left to tell
@@ -112,37 +131,59 @@ std::optional<std::chrono::milliseconds> upstream::timeout_opt() const {
   return timeout_;
 }
 
-void upstream::start() {
-  if (state_ == upstream_state::connecting || state_ == upstream_state::ready) return;
-  if (!cfg_.enabled) {
-    set_state(upstream_state::disabled);
-    return;
+void upstream::start() { perform(lc_.start(steady_clock::now(), cfg_.enabled)); }
+
+bool upstream::settled() const {
+  return state() != upstream_state::connecting || ever_ready_ || tools_from_cache_;
+}
+
+void upstream::perform(lifecycle::step st) {
+  observer_.on_upstream_changed(cfg_.name);
+  switch (st.what) {
+    case lifecycle::action::none:
+      return;
+    case lifecycle::action::connect:
+      return connect();
+    case lifecycle::action::wait:
+      note("reconnecting in " + std::to_string(st.delay.count()) + "ms (attempt " + std::to_string(lc_.attempt()) + ")");
+      timers_->backoff.expires_after(st.delay);
+      timers_->backoff.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        if (auto self = weak.lock(); self && !ec) self->perform(self->lc_.on_timer(steady_clock::now()));
+      });
+      return;
   }
-  connect();
 }
 
 void upstream::stop() {
-  if (state_ == upstream_state::stopped) return;
+  if (state() == upstream_state::stopped) return;
   ++generation_;
   timers_->handshake.cancel();
+  timers_->backoff.cancel();
+  timers_->ping.cancel();
+  timers_->queue.cancel();
   if (auto p = std::exchange(peer_, nullptr)) p->close();
   pid_ = -1;
   ready_since_.reset();
   note("stopped");
-  set_state(upstream_state::stopped);
+  perform(lc_.stop());
   auto q = std::move(queue_);
   queue_.clear();
-  for (auto& [token, c] : q) c.done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
+  for (auto& [token, c] : q)
+    c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
 }
 
 void upstream::restart() {
-  if (!cfg_.enabled) return;
-  ++stats_.restarts;
-  timers_->handshake.cancel();
+  if (!cfg_.enabled || state() == upstream_state::stopped) return;
   ++generation_;  // the old connection's close is expected, not a failure
+  timers_->handshake.cancel();
+  timers_->backoff.cancel();
+  timers_->ping.cancel();
   if (auto p = std::exchange(peer_, nullptr)) p->close();
+  pid_ = -1;
+  ready_since_.reset();
   note("restart requested");
-  connect();
+  log_.info("restarting");
+  perform(lc_.restart(steady_clock::now()));
 }
 
 void upstream::note(std::string line) {
@@ -155,16 +196,9 @@ std::vector<std::string> upstream::log_lines(std::size_t n) const {
   return {log_ring_.end() - static_cast<std::ptrdiff_t>(n), log_ring_.end()};
 }
 
-void upstream::set_state(upstream_state s) {
-  if (s == state_) return;
-  state_ = s;
-  observer_.on_upstream_changed(cfg_.name);
-}
-
 void upstream::connect() {
   const auto gen = ++generation_;
-  state_ = upstream_state::connecting;
-  observer_.on_upstream_changed(cfg_.name);
+  if (ever_ready_ || lc_.attempt() > 0) ++stats_.restarts;
   if (cfg_.type != server_type::stdio)
     return fail("server type \"" + std::string(to_string(cfg_.type)) + "\" is not supported by this build");
 
@@ -223,7 +257,7 @@ void upstream::connect() {
     timers_->handshake.expires_after(timeout_);
     timers_->handshake.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
       auto self = weak.lock();
-      if (ec || !self || self->generation_ != gen || self->state_ != upstream_state::connecting) return;
+      if (ec || !self || self->generation_ != gen || self->state() != upstream_state::connecting) return;
       self->fail("Connection to MCP server \"" + self->cfg_.name + "\" timed out after " +
                  std::to_string(self->timeout_.count()) + "ms");
     });
@@ -313,8 +347,11 @@ void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::o
           return;
         }
       }
+      const bool changed = self->tools_ != acc;
       self->tools_ = std::move(acc);
-      if (self->state_ == upstream_state::ready) {
+      if (changed || self->tools_from_cache_) self->store_cache();
+      self->tools_from_cache_ = false;
+      if (self->state() == upstream_state::ready) {
         self->log_.info("tool list changed: {} tools", self->tools_.size());
         self->observer_.on_upstream_changed(self->cfg_.name);
       } else {
@@ -328,28 +365,57 @@ void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::o
 void upstream::become_ready() {
   timers_->handshake.cancel();
   ready_since_ = steady_clock::now();
-  last_error_.clear();
+  ever_ready_ = true;
+  missed_pings_ = 0;
   note("ready with " + std::to_string(tools_.size()) + " tools");
   log_.info("ready with {} tools", tools_.size());
-  set_state(upstream_state::ready);
+  perform(lc_.on_ready(steady_clock::now()));
   flush_queue();
+  schedule_ping();
+}
+
+void upstream::store_cache() {
+  std::string error;
+  if (!store_cached_tools(cache_dir(), cfg_, tools_, &error)) log_.warn("tool cache: {}", error);
+}
+
+// Liveness: a server that misses two pings in a row is hung; reconnecting is the only cure.
+void upstream::schedule_ping() {
+  if (cfg_.ping_interval.count() == 0) return;
+  timers_->ping.expires_after(cfg_.ping_interval);
+  timers_->ping.async_wait([weak = weak_from_this(), gen = generation_](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->generation_ != gen || !self->peer_) return;
+    auto wait = self->timeout_.count() > 0 ? std::min(self->timeout_, self->cfg_.ping_interval) : self->cfg_.ping_interval;
+    self->peer_->request("ping", json::object{}, wait, [weak, gen](rpc_outcome out) {
+      auto s = weak.lock();
+      if (!s || s->generation_ != gen) return;
+      if (out.ec == errc::timeout) {
+        if (++s->missed_pings_ >= 2) return s->fail("no answer to 2 pings in a row (server hung?)");
+        s->log_.warn("missed a ping ({} in a row)", s->missed_pings_);
+      } else if (!out.ec) {
+        s->missed_pings_ = 0;
+      } else {
+        return;
+      }
+      s->schedule_ping();
+    });
+  });
 }
 
 void upstream::fail(std::string why) {
-  if (state_ == upstream_state::stopped || state_ == upstream_state::failed) return;
+  if (state() != upstream_state::connecting && state() != upstream_state::ready) return;
   ++generation_;
   timers_->handshake.cancel();
+  timers_->ping.cancel();
   last_error_ = why;
   log_.warn("{}", why);
   note("failed: " + why);
   ready_since_.reset();
   pid_ = -1;
   if (auto p = std::exchange(peer_, nullptr)) p->close();
-  set_state(upstream_state::failed);
-  auto q = std::move(queue_);
-  queue_.clear();
-  for (auto& [token, c] : q)
-    c.done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is unavailable: " + why));
+  // Queued calls keep waiting for the reconnect, each bounded by its own deadline.
+  perform(lc_.on_closed(steady_clock::now(), std::move(why)));
 }
 
 void upstream::handle_request(const message& msg) {
@@ -375,7 +441,7 @@ void upstream::handle_request(const message& msg) {
 
 void upstream::handle_notification(const message& msg) {
   if (msg.method() == "notifications/tools/list_changed") {
-    if (state_ == upstream_state::ready && tools_capability_) list_tools(std::nullopt, {});
+    if (state() == upstream_state::ready && tools_capability_) list_tools(std::nullopt, {});
     return;
   }
   observer_.on_upstream_notification(cfg_.name, msg);
@@ -383,51 +449,61 @@ void upstream::handle_notification(const message& msg) {
 
 std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done) {
   const auto token = next_token_++;
-  queued_call c{std::string(method), std::move(params), std::move(done), steady_clock::now()};
-  switch (state_) {
+  auto c = std::make_shared<queued_call>(
+      queued_call{std::string(method), std::move(params), std::move(done), steady_clock::now()});
+  switch (state()) {
     case upstream_state::ready:
       send_call(token, std::move(c));
       break;
     case upstream_state::connecting:
+    case upstream_state::backoff:
       queue_.emplace_back(token, std::move(c));
       expire_queue();
       break;
-    default: {
-      std::string why = "MCP server \"" + cfg_.name + "\" is " + std::string(to_string(state_));
-      if (!last_error_.empty()) why += ": " + last_error_;
+    case upstream_state::stopped:
+    case upstream_state::disabled:
       stats_.record(std::chrono::microseconds(0), true);
-      c.done(error_reply(rpc_code::connection_closed, std::move(why)));
-    }
+      c->done(error_reply(rpc_code::connection_closed,
+                          "MCP server \"" + cfg_.name + "\" is " + std::string(to_string(state()))));
   }
   return token;
 }
 
-void upstream::send_call(std::uint64_t token, queued_call&& c) {
+void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
   auto remaining = timeout_opt();
   if (remaining) {
-    auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c.started);
+    auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c->started);
     remaining = std::max(std::chrono::milliseconds(1), *remaining - spent);
   }
-  auto wrapped = [weak = weak_from_this(), token, method = c.method, started = c.started,
-                  done = std::move(c.done)](rpc_outcome out) mutable {
+  auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
     auto self = weak.lock();
-    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started);
-    if (self) {
-      self->sent_.erase(token);
-      self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
+    if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
+    self->sent_.erase(token);
+    // A dropped connection is worth one more try on the next one (unless the tool must not
+    // run twice); the call waits in the queue, still bounded by its original deadline.
+    if (out.ec == errc::transport_closed && self->cfg_.retry_calls && !c->retried &&
+        self->state() != upstream_state::stopped) {
+      c->retried = true;
+      self->log_.info("{} failed with a dropped connection; resending once after the reconnect", c->method);
+      self->queue_.emplace_front(token, c);  // the oldest call: first to send, first to expire
+      if (self->state() == upstream_state::ready)
+        self->flush_queue();
+      else
+        self->expire_queue();
+      return;
     }
-    if (!out.ec) return done(std::move(out));
-    const std::string server = self ? self->cfg_.name : std::string("?");
-    if (out.ec == errc::timeout) {
-      const auto ms = self ? self->timeout_.count() : 0;
-      return done(error_reply(rpc_code::request_timeout, "MCP server \"" + server + "\" did not answer " + method +
-                                                             " within " + std::to_string(ms) + "ms"));
-    }
-    std::string why = "MCP server \"" + server + "\": " + out.ec.message();
-    if (self && !self->last_error_.empty()) why = "MCP server \"" + server + "\": " + self->last_error_;
-    done(error_reply(rpc_code::connection_closed, std::move(why)));
+    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
+    self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
+    if (!out.ec) return c->done(std::move(out));
+    const auto& server = self->cfg_.name;
+    if (out.ec == errc::timeout)
+      return c->done(error_reply(rpc_code::request_timeout, "MCP server \"" + server + "\" did not answer " +
+                                                                 c->method + " within " +
+                                                                 std::to_string(self->timeout_.count()) + "ms"));
+    std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
+    c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
-  auto id = peer_->request(c.method, c.params, remaining, std::move(wrapped));
+  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped));
   if (id) sent_[token] = *id;
 }
 
@@ -442,7 +518,7 @@ void upstream::cancel(std::uint64_t token, std::string_view reason) {
 }
 
 void upstream::flush_queue() {
-  while (!queue_.empty() && state_ == upstream_state::ready) {
+  while (!queue_.empty() && state() == upstream_state::ready) {
     auto [token, c] = std::move(queue_.front());
     queue_.pop_front();
     send_call(token, std::move(c));
@@ -453,15 +529,19 @@ void upstream::flush_queue() {
 void upstream::expire_queue() {
   if (queue_.empty() || timeout_.count() == 0) return;
   const auto now = steady_clock::now();
-  while (!queue_.empty() && queue_.front().second.started + timeout_ <= now) {
+  while (!queue_.empty() && queue_.front().second->started + timeout_ <= now) {
     auto c = std::move(queue_.front().second);
     queue_.pop_front();
-    stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c.started), true);
-    c.done(error_reply(rpc_code::request_timeout, "MCP server \"" + cfg_.name + "\" is still connecting after " +
-                                                      std::to_string(timeout_.count()) + "ms"));
+    stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c->started), true);
+    std::string why = "MCP server \"" + cfg_.name + "\" is not ready after " + std::to_string(timeout_.count()) +
+                      "ms (" + std::string(to_string(state()));
+    if (state() == upstream_state::backoff) why += ", attempt " + std::to_string(lc_.attempt());
+    why += ")";
+    if (!last_error_.empty()) why += ": " + last_error_;
+    c->done(error_reply(rpc_code::request_timeout, std::move(why)));
   }
   if (queue_.empty()) return;
-  timers_->queue.expires_at(queue_.front().second.started + timeout_);
+  timers_->queue.expires_at(queue_.front().second->started + timeout_);
   timers_->queue.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     if (auto self = weak.lock(); self && !ec) self->expire_queue();
   });

@@ -14,6 +14,7 @@
 
 #include "config/config.hpp"
 #include "core/json_rpc.hpp"
+#include "core/lifecycle.hpp"
 #include "core/log.hpp"
 #include "core/pending_table.hpp"
 
@@ -24,17 +25,6 @@ class io_context;
 namespace mcpmux {
 
 class rpc_peer;
-
-/// Where an upstream is in its life.
-enum class upstream_state {
-  connecting,  ///< spawning or handshaking
-  ready,       ///< initialized; calls go through
-  failed,      ///< the connection ended or never came up; last_error says why
-  stopped,     ///< stopped by the daemon (shutdown, reload)
-  disabled,    ///< `enabled = false`
-};
-
-std::string_view to_string(upstream_state s);
 
 /// What an upstream tells the manager.
 class upstream_observer {
@@ -72,11 +62,18 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }
-  upstream_state state() const { return state_; }
-  /// The last good tool list (kept while the server is down).
+  upstream_state state() const { return lc_.state(); }
+  const lifecycle& life() const { return lc_; }
+  /// The last good tool list (kept while the server is down; from the cache before the first
+  /// connection).
   const std::vector<json::object>& tools() const { return tools_; }
   const std::string& instructions() const { return instructions_; }
+  /// Why the last connection ended or attempt failed; kept after a recovery, for status.
   const std::string& last_error() const { return last_error_; }
+  /// True once the server's tools are known (ready once, or served from the cache) or it failed:
+  /// an early tools/list need not wait for it any longer.
+  bool settled() const;
+  bool tools_from_cache() const { return tools_from_cache_; }
   /// Recent stderr lines and lifecycle events, oldest first.
   std::vector<std::string> log_lines(std::size_t n) const;
   std::optional<int> pid() const { return pid_ > 0 ? std::optional<int>(pid_) : std::nullopt; }
@@ -93,15 +90,17 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
  private:
   struct queued_call;
+  void perform(lifecycle::step s);
   void connect();
+  void schedule_ping();
+  void store_cache();
   void on_initialized(message reply);
   void list_tools(std::optional<std::string> cursor, std::vector<json::object> acc);
   void become_ready();
   void fail(std::string why);
-  void set_state(upstream_state s);
   void handle_request(const message& msg);
   void handle_notification(const message& msg);
-  void send_call(std::uint64_t token, queued_call&& c);
+  void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
   void flush_queue();
   void expire_queue();
   void note(std::string line);
@@ -113,7 +112,10 @@ class upstream : public std::enable_shared_from_this<upstream> {
   upstream_observer& observer_;
   logger log_;
   std::chrono::milliseconds timeout_;
-  upstream_state state_ = upstream_state::stopped;
+  lifecycle lc_;
+  bool ever_ready_ = false;
+  bool tools_from_cache_ = false;
+  unsigned missed_pings_ = 0;
   std::shared_ptr<rpc_peer> peer_;
   std::uint64_t generation_ = 0;  ///< bumped per connection; stale callbacks compare it
   int pid_ = -1;
@@ -130,9 +132,10 @@ class upstream : public std::enable_shared_from_this<upstream> {
     json::value params;
     response_handler done;
     steady_clock::time_point started;
+    bool retried = false;  ///< already resent once after a dropped connection
   };
   std::uint64_t next_token_ = 1;
-  std::deque<std::pair<std::uint64_t, queued_call>> queue_;        ///< waiting for ready
+  std::deque<std::pair<std::uint64_t, std::shared_ptr<queued_call>>> queue_;  ///< waiting for ready
   std::unordered_map<std::uint64_t, std::int64_t> sent_;           ///< token → wire id
   struct timer_holder;
   std::unique_ptr<timer_holder> timers_;
