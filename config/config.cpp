@@ -586,7 +586,8 @@ class validator {
       const std::string_view kn = k.str();
       const std::string key = join_key(base, kn);
       const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd";
-      const bool remote_only = kn == "url" || kn == "headers";
+      const bool remote_only =
+          kn == "url" || kn == "headers" || kn == "ca_file" || kn == "token_command";
       if (type_known && stdio_only && !stdio) {
         fail(v, key,
              fmt::format("only applies to stdio servers (this server has type = \"{}\")",
@@ -620,6 +621,13 @@ class validator {
         }
       } else if (kn == "headers") {
         s.headers = string_table(v, key, table_kind::headers);
+      } else if (kn == "ca_file") {
+        if (auto c = absolute_path(v, key, true)) s.ca_file = std::move(*c);
+      } else if (kn == "token_command") {
+        if (auto c = expanded_string(v, key)) {
+          if (c->empty()) fail(v, key, "must not be empty");
+          s.token_command = std::move(*c);
+        }
       } else if (kn == "timeout_ms") {
         if (auto i = get_integer(v, key, 0, max_timeout_ms))
           s.timeout = std::chrono::milliseconds(*i);
@@ -644,7 +652,7 @@ class validator {
              unknown_message("key", kn,
                              {"type", "command", "args", "env", "cwd", "url", "headers",
                               "timeout_ms", "enabled", "prefix", "roots", "retry_calls",
-                              "ping_interval_ms"}));
+                              "ping_interval_ms", "ca_file", "token_command"}));
       }
     }
     if (type_known && stdio && !t.contains("command"))

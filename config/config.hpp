@@ -30,6 +30,8 @@ struct server_config {
   std::string cwd;                            ///< stdio: working directory; empty = daemon's
   std::string url;                            ///< http/sse: endpoint URL
   std::map<std::string, std::string> headers; ///< http/sse: extra request headers
+  std::string ca_file;                        ///< http/sse: extra CA bundle (private CAs)
+  std::string token_command;                  ///< http/sse: prints a bearer token (run via /bin/sh -c)
   std::optional<std::chrono::milliseconds> timeout; ///< `timeout_ms`; unset = daemon's; 0 = none
   bool enabled = true;                        ///< `enabled`; false = configured but not started
   std::optional<std::string> prefix;          ///< `prefix`; unset = the server name; "" = no prefix

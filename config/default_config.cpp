@@ -76,6 +76,9 @@ startup_wait_ms = 250
 # http and sse servers only:
 #   url         endpoint, http:// or https://; required
 #   headers     table of extra request headers
+#   ca_file     extra CA bundle (PEM) for a private CA; the system store is always used
+#   token_command  shell command printing a bearer token (Authorization: Bearer ...);
+#               fetched again once on HTTP 401/403
 #
 # Examples:
 #

@@ -64,6 +64,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   }
 
   std::size_t pending() const override { return pending_.size(); }
+  transport& channel() override { return *transport_; }
 
   // transport_events
   void on_message(std::string_view text) override {

@@ -55,6 +55,8 @@ class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
   /// Closes the transport; pending requests fail with `transport_closed`; no on_closed.
   virtual void close() = 0;
   virtual std::size_t pending() const = 0;
+  /// The transport underneath (for transport-level hooks such as on_initialized).
+  virtual transport& channel() = 0;
 };
 
 }  // namespace mcpmux

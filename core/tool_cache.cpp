@@ -41,6 +41,8 @@ std::string server_config_hash(const server_config& s) {
   key += '|';
   add(s.cwd);
   add(s.url);
+  add(s.ca_file);
+  add(s.token_command);
   for (const auto& [k, v] : s.headers) add(k), add(v);
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(fnv1a64(key)));

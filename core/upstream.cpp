@@ -296,12 +296,21 @@ void upstream::on_initialized(message reply) {
   if (const auto* info = result->if_contains("serverInfo"); info && info->is_object())
     if (const auto* n = info->get_object().if_contains("name"); n && n->is_string()) server_name = n->get_string();
   log_.info("initialized: {} protocol {}", server_name.empty() ? "(unnamed)" : server_name, v);
-  peer_->notify("notifications/initialized", json::object{});
-  if (!tools_capability_) {
-    tools_.clear();
-    return become_ready();
-  }
-  list_tools(std::nullopt, {});
+  // The seeds' order: a transport's background listener starts between the initialize answer
+  // and notifications/initialized, waiting at most 1 s (less for small timeouts).
+  auto wait = std::chrono::milliseconds(1000);
+  if (timeout_.count() > 0) wait = std::min(wait, timeout_ / 2);
+  if (timeout_.count() == 0) wait = std::chrono::milliseconds(0);
+  peer_->channel().on_initialized(std::string(v), wait, [weak = weak_from_this(), gen = generation_] {
+    auto self = weak.lock();
+    if (!self || self->generation_ != gen || !self->peer_) return;
+    self->peer_->notify("notifications/initialized", json::object{});
+    if (!self->tools_capability_) {
+      self->tools_.clear();
+      return self->become_ready();
+    }
+    self->list_tools(std::nullopt, {});
+  });
 }
 
 void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::object> acc) {

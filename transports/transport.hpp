@@ -1,7 +1,9 @@
 // The transport interface: moves JSON-RPC messages over one connection; knows framing, not MCP.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +37,18 @@ class transport {
   virtual void close() = 0;
   /// Bytes queued and not yet written.
   virtual std::size_t queued_bytes() const = 0;
+
+  /// Called by the MCP client once initialize has been answered, before
+  /// notifications/initialized: the negotiated protocol version (HTTP sends it as
+  /// MCP-Protocol-Version) and the moment to open a background listener (Streamable HTTP's GET
+  /// stream). `done` runs once the listener is established or given up (at most `max_wait`; no
+  /// deadline when zero). Transports without such a thing call `done` at once.
+  virtual void on_initialized(std::string protocol_version, std::chrono::milliseconds max_wait,
+                              std::function<void()> done) {
+    (void)protocol_version;
+    (void)max_wait;
+    done();
+  }
 };
 
 /// Limits shared by all transports.
