@@ -58,11 +58,17 @@ std::variant<message, rpc_error> classify(json::value v) {
     return message{message_kind::request, std::move(obj)};
   }
   if (!idp) return invalid("Invalid Request: neither a request, a notification nor a response", id);
-  if (obj.contains("result")) return message{message_kind::response, std::move(obj)};
-  if (const auto* e = obj.if_contains("error")) {
+  if (!valid_id(*idp) && !idp->is_null()) return invalid("Invalid Request: \"id\" must be a string or an integer");
+  const bool has_result = obj.contains("result");
+  const auto* e = obj.if_contains("error");
+  if (has_result && e) return invalid("Invalid Request: a response has \"result\" or \"error\", not both", id);
+  if (has_result) return message{message_kind::response, std::move(obj)};
+  if (e) {
     const auto* eo = e->if_object();
-    if (!eo || !eo->contains("code") || !eo->contains("message"))
-      return invalid("Invalid Request: \"error\" must have a code and a message", id);
+    const auto* code = eo ? eo->if_contains("code") : nullptr;
+    const auto* msg = eo ? eo->if_contains("message") : nullptr;
+    if (!code || !(code->is_int64() || code->is_uint64()) || !msg || !msg->is_string())
+      return invalid("Invalid Request: \"error\" needs an integer code and a string message", id);
     return message{message_kind::error_response, std::move(obj)};
   }
   return invalid("Invalid Request: a response needs \"result\" or \"error\"", id);

@@ -42,6 +42,7 @@ struct rpc_error {
   int code = rpc_code::internal_error;
   std::string message;
   json::value id;  ///< the offending message's id when it could be read, else null
+  json::value data = nullptr;  ///< optional `error.data`
 };
 
 /// Parses JSON text and checks the JSON-RPC 2.0 shape. Reuse one parser per connection: it keeps

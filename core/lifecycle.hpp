@@ -55,6 +55,8 @@ class lifecycle {
   /// Reconnect now with a fresh backoff (mcpmux/restart).
   step restart(clock::time_point now);
   step stop();
+  /// Replaces the policy (reload); the next delay uses it.
+  void set_policy(backoff_policy p) { policy_ = p; }
 
   upstream_state state() const { return state_; }
   /// Consecutive failed attempts since the last stable connection (0 when none).

@@ -160,9 +160,11 @@ void manager::rebuild() {
   std::vector<naming_collision> collisions;
   auto named = assign_tool_names(inputs, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name},
                                  &collisions);
+  // Each collision is reported once, not at every rebuild.
   for (const auto& c : collisions)
-    log_.warn("tool name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"", c.winner, c.loser,
-              c.exposed, c.loser, c.renamed);
+    if (reported_collisions_.insert(c.loser + "\n" + c.renamed).second)
+      log_.warn("tool name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"", c.winner, c.loser,
+                c.exposed, c.loser, c.renamed);
 
   std::vector<catalogue_entry> entries;
   entries.reserve(named.size());
@@ -263,8 +265,66 @@ std::variant<json::value, rpc_error> manager::control(std::string_view method, c
   return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
 }
 
-json::value manager::reload() {
-  return json::object{{"reloaded", false}, {"reason", "reload is not available yet"}};
+std::variant<json::value, rpc_error> manager::reload() {
+  if (!info_.reload_config) return rpc_error{rpc_code::internal_error, "reload is not available", nullptr};
+  auto loaded = info_.reload_config();
+  if (!loaded.value) {
+    json::array errors;
+    std::string first;
+    for (const auto& e : loaded.errors) {
+      errors.push_back(json::string(e.to_string()));
+      if (first.empty()) first = e.to_string();
+    }
+    log_.error("reload: invalid configuration, keeping the running one: {}", first);
+    return rpc_error{rpc_code::invalid_params, "invalid configuration; keeping the running one: " + first,
+                     nullptr, json::value(json::object{{"errors", std::move(errors)}})};
+  }
+  config next = std::move(*loaded.value);
+  json::array added, removed, changed, unchanged, restart_required, warnings;
+  for (const auto& w : loaded.warnings) {
+    log_.warn("config: {}", w);
+    warnings.push_back(json::string(w));
+  }
+  // The socket is bound once; everything else applies now.
+  if (next.daemon.socket != cfg_.daemon.socket) restart_required.push_back("daemon.socket");
+  if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
+
+  std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;
+  for (const auto& s : next.servers) {
+    auto it = upstreams_.find(s.name);
+    if (it != upstreams_.end() && it->second->config() == s) {
+      it->second->set_daemon_config(next.daemon);
+      kept.emplace(s.name, std::move(it->second));
+      upstreams_.erase(it);
+      unchanged.push_back(json::string(s.name));
+      continue;
+    }
+    (it == upstreams_.end() ? added : changed).push_back(json::string(s.name));
+    if (it != upstreams_.end()) {
+      it->second->stop();
+      upstreams_.erase(it);
+    }
+    kept.emplace(s.name, std::make_shared<upstream>(io_, s, next.daemon, *this));
+  }
+  for (auto& [name, up] : upstreams_) {
+    removed.push_back(json::string(name));
+    up->stop();
+  }
+  upstreams_ = std::move(kept);
+  const auto source = next.source;
+  cfg_ = std::move(next);
+  info_.config_path = source;
+  for (auto& [name, up] : upstreams_) up->start();  // no-op for the ones already running
+  log_.info("reloaded {}: {} added, {} removed, {} changed, {} unchanged", source, added.size(), removed.size(),
+            changed.size(), unchanged.size());
+  schedule_rebuild();
+  return json::value(json::object{{"config", source},
+                                  {"added", std::move(added)},
+                                  {"removed", std::move(removed)},
+                                  {"changed", std::move(changed)},
+                                  {"unchanged", std::move(unchanged)},
+                                  {"restart_required", std::move(restart_required)},
+                                  {"warnings", std::move(warnings)}});
 }
 
 }  // namespace mcpmux

@@ -80,6 +80,10 @@ class manager : public upstream_observer {
   void close_sessions();
   std::size_t clients() const { return sessions_.size(); }
 
+  /// Loads the configuration again and applies the difference: removed servers stop, added ones
+  /// start, changed ones restart, unchanged ones are not touched (same process, calls in flight
+  /// unaffected). An invalid file changes nothing. The result lists what happened.
+  std::variant<json::value, rpc_error> reload();
   /// Answers a control method (`mcpmux/...`): a result or an error.
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params);
 
@@ -93,7 +97,6 @@ class manager : public upstream_observer {
   bool settled() const;
   void release_waiters();
   json::object status() const;
-  json::value reload();
 
   boost::asio::io_context& io_;
   config cfg_;
@@ -104,6 +107,7 @@ class manager : public upstream_observer {
   std::unordered_map<std::string_view, std::size_t> by_name_;
   std::string tools_json_ = "[]";
   bool rebuild_posted_ = false;
+  std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -53,6 +53,8 @@ class pending_table {
   std::optional<steady_clock::time_point> next_deadline() const;
   std::size_t size() const { return entries_.size(); }
   bool contains(std::int64_t id) const { return entries_.count(id) != 0; }
+  /// True for an id this table handed out (answered, timed out or cancelled since, perhaps).
+  bool issued(std::int64_t id) const { return id > 0 && id < next_id_; }
 
  private:
   std::int64_t next_id_ = 1;

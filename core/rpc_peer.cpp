@@ -82,7 +82,11 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
         const auto* n = id.if_int64();
         auto e = n ? pending_.take(*n) : std::nullopt;
         if (!e) {
-          if (handlers_.on_bad_message) handlers_.on_bad_message(text, "response to an unknown request id");
+          if (n && pending_.issued(*n)) {
+            if (handlers_.on_late_answer) handlers_.on_late_answer(*n);
+          } else if (handlers_.on_bad_message) {
+            handlers_.on_bad_message(text, "response to an unknown request id");
+          }
           return;
         }
         e->handler({{}, std::move(msg)});

@@ -26,6 +26,8 @@ struct rpc_peer_handlers {
   std::function<void(std::error_code, std::string)> on_closed;
   /// A line that is not JSON or not JSON-RPC, or an oversize line (text empty): for the log.
   std::function<void(std::string_view text, std::string_view why)> on_bad_message;
+  /// An answer to a request that was already given up (cancelled, timed out): expected, ignored.
+  std::function<void(std::int64_t id)> on_late_answer;
 };
 
 /// Correlates requests and responses on one connection. Request ids are this side's integers,

@@ -105,7 +105,7 @@ void session::handle_request(message& msg) {
   const auto& id = msg.id();
   if (starts_with(method, "mcpmux/")) {
     auto out = manager_.control(method, msg.params());
-    if (auto* err = std::get_if<rpc_error>(&out)) return reply_error(id, err->code, err->message);
+    if (auto* err = std::get_if<rpc_error>(&out)) return send(make_error(id, err->code, err->message, &err->data));
     return send(make_result(id, std::get<json::value>(out)));
   }
   if (method == "initialize") return initialize(msg);

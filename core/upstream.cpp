@@ -51,10 +51,6 @@ std::string file_uri(const std::string& path) {
   return out;
 }
 
-std::string current_dir() {
-  char buf[4096];
-  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string("/");
-}
 
 }  // namespace
 
@@ -186,6 +182,12 @@ void upstream::restart() {
   perform(lc_.restart(steady_clock::now()));
 }
 
+void upstream::set_daemon_config(const daemon_config& d) {
+  daemon_ = d;
+  timeout_ = effective_timeout(cfg_, daemon_);
+  lc_.set_policy(policy_for(daemon_));
+}
+
 void upstream::note(std::string line) {
   if (log_ring_.size() >= log_ring_size) log_ring_.pop_front();
   log_ring_.push_back(std::move(line));
@@ -209,10 +211,11 @@ void upstream::connect() {
   opt.cwd = cfg_.cwd;
   opt.limits.max_message_bytes = daemon_.max_message_bytes;
   opt.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
-  opt.on_stderr = [weak = weak_from_this()](std::string_view line) {
+  opt.on_stderr = [weak = weak_from_this()](std::string_view raw) {
     if (auto self = weak.lock()) {
+      auto line = valid_utf8(raw);  // it ends up in status JSON
       self->log_.debug("stderr: {}", line);
-      self->note(std::string("stderr: ").append(line));
+      self->note("stderr: " + line);
     }
   };
   auto spawned = spawn_stdio(io_, opt);
@@ -248,6 +251,9 @@ void upstream::connect() {
       else
         self->log_.warn("skipped a line from the server ({}): {}", why, clip(text));
     }
+  };
+  h.on_late_answer = [weak = weak_from_this()](std::int64_t id) {
+    if (auto self = weak.lock()) self->log_.debug("dropped the late answer to request {}", id);
   };
   peer_ = rpc_peer::create(io_, spawned.channel, std::move(h));
   peer_->start();
@@ -324,6 +330,7 @@ void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::o
     std::weak_ptr<upstream> weak;
     std::uint64_t gen;
     std::shared_ptr<std::set<std::string>> seen;
+    std::shared_ptr<std::set<std::string>> names;
     std::vector<json::object> acc;
     void operator()(rpc_outcome out) {
       auto self = weak.lock();
@@ -340,6 +347,11 @@ void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::o
           self->log_.warn("skipped a tool without a name: {}", clip(json::serialize(t)));
           continue;
         }
+        // A server that lists a name twice (a broken paginator) gets its first definition kept.
+        if (!names->insert(std::string(n->get_string())).second) {
+          self->log_.warn("skipped a second tool named \"{}\"", clip(n->get_string(), 64));
+          continue;
+        }
         acc.push_back(std::move(*obj));
       }
       const auto* next = result->if_contains("nextCursor");
@@ -352,7 +364,7 @@ void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::o
           json::object p;
           p["cursor"] = c;
           self->peer_->request("tools/list", p, self->timeout_opt(),
-                               step{weak, gen, seen, std::move(acc)});
+                               step{weak, gen, seen, names, std::move(acc)});
           return;
         }
       }
@@ -368,7 +380,8 @@ void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::o
       }
     }
   };
-  peer_->request("tools/list", params, timeout_opt(), step{weak_from_this(), gen, seen, std::move(acc)});
+  auto names = std::make_shared<std::set<std::string>>();
+  peer_->request("tools/list", params, timeout_opt(), step{weak_from_this(), gen, seen, names, std::move(acc)});
 }
 
 void upstream::become_ready() {
@@ -433,10 +446,11 @@ void upstream::handle_request(const message& msg) {
   if (method == "ping") {
     peer_->send_raw(make_result(msg.id(), json::object{}));
   } else if (method == "roots/list") {
+    // Configured roots, else the configured cwd, else none: servers such as server-filesystem
+    // narrow their access to the roots they get, so an unasked-for root must not widen it.
     json::array roots;
     if (cfg_.roots.empty()) {
-      const auto dir = cfg_.cwd.empty() ? current_dir() : cfg_.cwd;
-      roots.push_back(json::object{{"uri", file_uri(dir)}, {"name", dir}});
+      if (!cfg_.cwd.empty()) roots.push_back(json::object{{"uri", file_uri(cfg_.cwd)}, {"name", cfg_.cwd}});
     } else {
       for (const auto& r : cfg_.roots) roots.push_back(json::object{{"uri", r}});
     }

