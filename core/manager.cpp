@@ -118,7 +118,16 @@ std::string manager::instructions() const {
 
 void manager::attach(std::shared_ptr<session> s, std::uint64_t id) { sessions_.emplace(id, std::move(s)); }
 
+void manager::on_upstream_log(const std::string& server, const std::string& line) {
+  auto it = log_followers_.find(server);
+  if (it == log_followers_.end()) return;
+  const auto text = make_notification("notifications/mcpmux/log", json::object{{"server", server}, {"line", line}});
+  for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
+    if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
+}
+
 void manager::detach(std::uint64_t id) {
+  for (auto& [server, ids] : log_followers_) ids.erase(id);
   // Destroy after the erase: the session's destructor must not see itself in the map.
   auto node = sessions_.extract(id);
 }
@@ -187,12 +196,23 @@ void manager::rebuild() {
   for (std::size_t i = 0; i < entries_.size(); ++i) by_name_.emplace(entries_[i].exposed, i);
   tools_json_ = std::move(json);
   if (!gate_->open && settled()) release_waiters();
+  if (info_.on_change) info_.on_change();
   if (!changed) return;
   log_.debug("catalogue now has {} tools", entries_.size());
   // Listeners may unregister while being told; iterate over a copy.
   auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
   for (auto* l : ls)
     if (listeners_.count(l)) l->on_tools_changed();
+}
+
+std::pair<std::size_t, std::size_t> manager::ready_count() const {
+  std::size_t ready = 0, enabled = 0;
+  for (const auto& [name, up] : upstreams_) {
+    if (!up->config().enabled) continue;
+    ++enabled;
+    if (up->state() == upstream_state::ready) ++ready;
+  }
+  return {ready, enabled};
 }
 
 json::object manager::status() const {
@@ -235,7 +255,8 @@ json::object manager::status() const {
   return out;
 }
 
-std::variant<json::value, rpc_error> manager::control(std::string_view method, const json::object& params) {
+std::variant<json::value, rpc_error> manager::control(std::string_view method, const json::object& params,
+                                                      std::uint64_t session) {
   if (method == "mcpmux/status") return json::value(status());
   if (method == "mcpmux/tools") {
     json::array tools;
@@ -259,6 +280,8 @@ std::variant<json::value, rpc_error> manager::control(std::string_view method, c
       n = static_cast<std::size_t>(l->get_int64());
     json::array lines;
     for (auto& line : up->log_lines(n)) lines.push_back(json::string(line));
+    if (const auto* f = params.if_contains("follow"); f && f->is_bool() && f->get_bool())
+      log_followers_[up->name()].insert(session);
     return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
   }
   if (method == "mcpmux/reload") return reload();
@@ -276,6 +299,7 @@ std::variant<json::value, rpc_error> manager::reload() {
       if (first.empty()) first = e.to_string();
     }
     log_.error("reload: invalid configuration, keeping the running one: {}", first);
+    if (info_.on_change) info_.on_change();  // the reload is over (systemd: READY=1)
     return rpc_error{rpc_code::invalid_params, "invalid configuration; keeping the running one: " + first,
                      nullptr, json::value(json::object{{"errors", std::move(errors)}})};
   }

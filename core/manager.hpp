@@ -32,6 +32,8 @@ struct daemon_info {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
   std::function<config_result()> reload_config;
+  /// Called after every catalogue rebuild (server states changed): for the systemd STATUS line.
+  std::function<void()> on_change;
 };
 
 /// One exposed tool.
@@ -79,17 +81,22 @@ class manager : public upstream_observer {
   /// Ends every session (shutdown).
   void close_sessions();
   std::size_t clients() const { return sessions_.size(); }
+  /// (servers ready, servers enabled), for status lines.
+  std::pair<std::size_t, std::size_t> ready_count() const;
 
   /// Loads the configuration again and applies the difference: removed servers stop, added ones
   /// start, changed ones restart, unchanged ones are not touched (same process, calls in flight
   /// unaffected). An invalid file changes nothing. The result lists what happened.
   std::variant<json::value, rpc_error> reload();
   /// Answers a control method (`mcpmux/...`): a result or an error.
-  std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params);
+  /// `session` is the asking session's id (mcpmux/logs with follow streams to it).
+  std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
+                                               std::uint64_t session);
 
   // upstream_observer
   void on_upstream_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, const message& msg) override;
+  void on_upstream_log(const std::string& server, const std::string& line) override;
 
  private:
   void schedule_rebuild();
@@ -110,6 +117,8 @@ class manager : public upstream_observer {
   std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
+  /// Sessions following a server's log (`mcpmux logs -f`), by server name.
+  std::map<std::string, std::unordered_set<std::uint64_t>, std::less<>> log_followers_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;

@@ -104,7 +104,7 @@ void session::handle_request(message& msg) {
   const auto method = msg.method();
   const auto& id = msg.id();
   if (starts_with(method, "mcpmux/")) {
-    auto out = manager_.control(method, msg.params());
+    auto out = manager_.control(method, msg.params(), id_);
     if (auto* err = std::get_if<rpc_error>(&out)) return send(make_error(id, err->code, err->message, &err->data));
     return send(make_result(id, std::get<json::value>(out)));
   }

@@ -29,6 +29,8 @@ class session : public transport_events,
 
   /// Ends the session (daemon shutdown): cancels its calls upstream and closes the connection.
   void close();
+  /// Sends a serialized notification (log lines of `mcpmux logs -f`).
+  void notify(const std::string& text) { send(text); }
   std::uint64_t id() const { return id_; }
 
   // transport_events

@@ -191,6 +191,7 @@ void upstream::set_daemon_config(const daemon_config& d) {
 void upstream::note(std::string line) {
   if (log_ring_.size() >= log_ring_size) log_ring_.pop_front();
   log_ring_.push_back(std::move(line));
+  observer_.on_upstream_log(cfg_.name, log_ring_.back());
 }
 
 std::vector<std::string> upstream::log_lines(std::size_t n) const {

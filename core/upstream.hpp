@@ -34,6 +34,8 @@ class upstream_observer {
   virtual void on_upstream_changed(const std::string& server) = 0;
   /// The server sent a notification other than the ones the upstream handles itself.
   virtual void on_upstream_notification(const std::string& server, const message& msg) = 0;
+  /// A line was added to the server's log ring (stderr or a lifecycle event).
+  virtual void on_upstream_log(const std::string& server, const std::string& line) = 0;
 };
 
 /// Counters for status.

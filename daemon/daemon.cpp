@@ -17,6 +17,8 @@
 #include "core/log.hpp"
 #include "core/manager.hpp"
 #include "core/session.hpp"
+#include "daemon/config_watch.hpp"
+#include "daemon/systemd.hpp"
 #include "transports/fd_transport.hpp"
 #include "transports/stdio_transport.hpp"
 #include "transports/unix_listener.hpp"
@@ -105,18 +107,37 @@ int run_daemon(const daemon_options& opt) {
   asio::io_context io(1);
 
   const std::string socket_path = resolve_socket_path(opt.socket_path, &cfg.daemon);
+  // The file to watch: the one loaded, or where a user would create one.
+  const std::string watched = cfg.source == "<default>" ? resolve_config_path(opt.config_path) : cfg.source;
+  bool reloading = false;
+  std::string last_status;
+  manager* mgr_ptr = nullptr;
   daemon_info info;
   info.socket_path = socket_path;
   info.config_path = cfg.source;
-  info.reload_config = [path = opt.config_path] { return load_config(path); };
+  info.reload_config = [path = opt.config_path, &reloading] {
+    reloading = true;
+    sd_notify("RELOADING=1");
+    return load_config(path);
+  };
+  // systemd's status line follows the servers; READY=1 closes a reload.
+  info.on_change = [&] {
+    if (!mgr_ptr) return;
+    auto [ready, total] = mgr_ptr->ready_count();
+    auto line = fmt::format("STATUS={}/{} servers ready", ready, total);
+    if (std::exchange(reloading, false)) line = "READY=1\n" + line;
+    if (line != last_status) sd_notify(line);
+    last_status = std::move(line);
+  };
   const auto max_message = cfg.daemon.max_message_bytes;
   const auto max_queue = cfg.daemon.max_client_queue_bytes;
   manager mgr(io, std::move(cfg), info);
 
   std::uint64_t next_session = 1;
   std::string error;
+  const auto inherited = sd_listen_fd();
   auto listener = listen_unix(
-      io, socket_path, -1,
+      io, socket_path, inherited.value_or(-1),
       [&](int fd) {
         fd_transport_options fo;
         fo.limits.max_message_bytes = max_message;
@@ -128,9 +149,43 @@ int run_daemon(const daemon_options& opt) {
     log.error("{}", error);
     return 1;
   }
-  log.info("mcpmuxd {} listening on {} ({} servers from {})", MCPMUX_VERSION, socket_path,
-           mgr.current_config().servers.size(), mgr.current_config().source);
+  log.info("mcpmuxd {} listening on {}{} ({} servers from {})", MCPMUX_VERSION, socket_path,
+           inherited ? " (socket activation)" : "", mgr.current_config().servers.size(), mgr.current_config().source);
   mgr.start();
+  // Cached tools were loaded with the upstreams: clients can be served from here on.
+  auto [ready, total] = mgr.ready_count();
+  sd_notify(fmt::format("READY=1\nSTATUS={}/{} servers ready", ready, total));
+  mgr_ptr = &mgr;  // status updates from here on
+
+  auto reload = [&](std::string_view why) {
+    log.info("reloading the configuration ({})", why);
+    mgr.reload();  // logs its outcome
+  };
+  auto watch = watch_config(io, watched, std::chrono::milliseconds(200), [&] { reload("file changed"); });
+  if (watch) log.debug("watching {} for changes", watched);
+
+  asio::signal_set hup(io, SIGHUP);
+  std::function<void()> wait_hup = [&] {
+    hup.async_wait([&](boost::system::error_code ec, int) {
+      if (ec) return;
+      reload("SIGHUP");
+      wait_hup();
+    });
+  };
+  wait_hup();
+
+  asio::steady_timer watchdog(io);
+  std::function<void()> pet;
+  if (auto interval = sd_watchdog_interval()) {
+    pet = [&, interval = *interval] {
+      sd_notify("WATCHDOG=1");
+      watchdog.expires_after(interval);
+      watchdog.async_wait([&](boost::system::error_code ec) {
+        if (!ec) pet();
+      });
+    };
+    pet();
+  }
 
   // Graceful stop: no new clients, sessions closed, children asked to exit, all bounded.
   asio::signal_set signals(io, SIGTERM, SIGINT);
@@ -150,7 +205,12 @@ int run_daemon(const daemon_options& opt) {
     if (ec || stopping) return;
     stopping = true;
     log.info("received {}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    sd_notify("STOPPING=1");
     deadline = std::chrono::steady_clock::now() + shutdown_budget;
+    mgr_ptr = nullptr;
+    if (watch) watch->close();
+    hup.cancel();
+    watchdog.cancel();
     listener->close();
     mgr.close_sessions();
     mgr.stop();

@@ -24,7 +24,8 @@ options:
   --version               print the version and exit
   -h, --help              show this help
 
-signals: SIGTERM/SIGINT stop gracefully.
+signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the configuration (as do
+`mcpmux reload` and saving the file).
 )";
 
 }  // namespace
