@@ -1,6 +1,7 @@
 // Loads mcpmuxd's TOML configuration: parse, validate (collecting every error), ${VAR} expansion,
 // paths.
 #include "config/config.hpp"
+#include "config/import.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -440,13 +441,17 @@ class validator {
           d.reconnect_max = std::chrono::milliseconds(*i);
       } else if (name == "startup_wait_ms") {
         if (auto i = get_integer(v, key, 0, 60000)) d.startup_wait = std::chrono::milliseconds(*i);
+      } else if (name == "page_size") {
+        if (auto i = get_integer(v, key, 1, 100000)) d.page_size = static_cast<std::size_t>(*i);
+      } else if (name == "include") {
+        d.include = include_paths(v, key);
       } else {
         fail(v, key,
              unknown_message(
                  "key", name,
                  {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
                   "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
-                  "reconnect_max_ms", "startup_wait_ms"}));
+                  "reconnect_max_ms", "startup_wait_ms", "page_size", "include"}));
       }
     }
     // A queue smaller than one message would drop a client for sending a single legal reply.
@@ -459,6 +464,31 @@ class validator {
              fmt::format("must be <= max_client_queue_bytes ({}, the default)",
                          d.max_client_queue_bytes));
     }
+  }
+
+  // `daemon.include`: paths with ${VAR} and ~/ expanded; relative ones stay relative here (the
+  // text has no directory) and load_config_file resolves them against the config file's.
+  std::vector<std::string> include_paths(const toml::node& n, const std::string& key) {
+    std::vector<std::string> out;
+    const auto* a = n.as_array();
+    if (!a) {
+      type_error(n, key, "an array of strings");
+      return out;
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      const std::string sub = fmt::format("{}[{}]", key, i);
+      auto s = expanded_string(e, sub);
+      if (!s) continue;
+      s = expand_home(std::move(*s), e, sub);
+      if (!s) continue;
+      if (s->empty()) {
+        fail(e, sub, "must not be empty");
+        continue;
+      }
+      out.push_back(std::move(*s));
+    }
+    return out;
   }
 
   void parse_servers(const toml::node& node, std::vector<server_config>& out) {
@@ -635,6 +665,11 @@ class validator {
         if (auto b = get_bool(v, key)) s.enabled = *b;
       } else if (kn == "retry_calls") {
         if (auto b = get_bool(v, key)) s.retry_calls = *b;
+      } else if (kn == "reset_timeout_on_progress") {
+        if (auto b = get_bool(v, key)) s.reset_timeout_on_progress = *b;
+      } else if (kn == "max_timeout_ms") {
+        if (auto i = get_integer(v, key, 0, max_timeout_ms))
+          s.max_timeout = std::chrono::milliseconds(*i);
       } else if (kn == "ping_interval_ms") {
         if (auto i = get_integer(v, key, 0, max_timeout_ms))
           s.ping_interval = std::chrono::milliseconds(*i);
@@ -652,7 +687,8 @@ class validator {
              unknown_message("key", kn,
                              {"type", "command", "args", "env", "cwd", "url", "headers",
                               "timeout_ms", "enabled", "prefix", "roots", "retry_calls",
-                              "ping_interval_ms", "ca_file", "token_command"}));
+                              "ping_interval_ms", "ca_file", "token_command",
+                              "reset_timeout_on_progress", "max_timeout_ms"}));
       }
     }
     if (type_known && stdio && !t.contains("command"))
@@ -667,6 +703,70 @@ class validator {
   std::vector<config_error> errors_;
   std::vector<std::string> warnings_;
 };
+
+// Adds the servers of the `daemon.include` files to r.value: below the TOML's own servers in
+// priority, each validated (and ${VAR}-expanded) like a TOML table of its own.
+void add_includes(config_result& r, const std::string& config_path, env_lookup lookup) {
+  config& cfg = *r.value;
+  const std::size_t slash = config_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : config_path.substr(0, slash + 1);
+  std::map<std::string, std::string> included_from;  // server name → include file
+  std::vector<server_config> added;
+  for (std::size_t i = 0; i < cfg.daemon.include.size(); ++i) {
+    const std::string& inc = cfg.daemon.include[i];
+    if (inc.empty()) continue;  // rejected by the parser; only a hand-built config has one
+    const std::string path =
+        inc.front() == '/' ? inc : (dir.ends_with('/') ? dir : dir + "/") + inc;
+    const std::string key = fmt::format("daemon.include[{}]", i);
+    bool missing = false;
+    import_outcome im = import_mcp_file(path, &missing);
+    if (!im.value) {
+      if (missing)
+        r.warnings.push_back(fmt::format("{}: {} does not exist; skipped", key, path));
+      else
+        r.errors.push_back(
+            config_error{config_path, 0, key, fmt::format("cannot import {}: {}", path, im.error)});
+      continue;
+    }
+    for (const std::string& note : im.value->notes)
+      r.warnings.push_back(fmt::format("{}: {}", path, note));
+    for (const server_config& s : im.value->servers) {
+      const bool in_toml = std::any_of(cfg.servers.begin(), cfg.servers.end(),
+                                       [&](const server_config& x) { return x.name == s.name; });
+      if (in_toml) {
+        r.warnings.push_back(
+            fmt::format("{}: server \"{}\" ignored: [servers.{}] in {} takes precedence", path,
+                        s.name, s.name, config_path));
+        continue;
+      }
+      if (auto it = included_from.find(s.name); it != included_from.end()) {
+        r.warnings.push_back(fmt::format("{}: server \"{}\" ignored: already included from {}",
+                                         path, s.name, it->second));
+        continue;
+      }
+      config_result one = parse_config(to_toml(s), path, lookup);
+      for (const std::string& w : one.warnings)
+        r.warnings.push_back(fmt::format("{}: {}", path, w));
+      if (!one.value || one.value->servers.size() != 1) {
+        for (const config_error& e : one.errors)
+          r.warnings.push_back(
+              fmt::format("{}: server \"{}\" skipped: {}: {}", path, s.name, e.key, e.message));
+        continue;
+      }
+      server_config got = std::move(one.value->servers.front());
+      got.line = 0;
+      included_from.emplace(got.name, path);
+      added.push_back(std::move(got));
+    }
+  }
+  if (!r.errors.empty()) {
+    r.value.reset();
+    return;
+  }
+  for (server_config& s : added) cfg.servers.push_back(std::move(s));
+  std::sort(cfg.servers.begin(), cfg.servers.end(),
+            [](const server_config& a, const server_config& b) { return a.name < b.name; });
+}
 
 }  // namespace
 
@@ -749,7 +849,10 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
       return fail(fmt::format("file is larger than {} bytes", max_config_file_bytes));
   }
   r = parse_config(text, path, lookup);
-  if (r.value) r.value->source = path;
+  if (r.value) {
+    r.value->source = path;
+    add_includes(r, path, lookup ? lookup : process_env);
+  }
   return r;
 }
 

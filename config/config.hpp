@@ -38,6 +38,8 @@ struct server_config {
   std::vector<std::string> roots;             ///< `roots` answered to roots/list; empty = cwd as file:// URI
   bool retry_calls = true;                    ///< resend a call once after a reconnect (tools that may run twice)
   std::chrono::milliseconds ping_interval{0}; ///< liveness pings; 0 = off; two misses → reconnect
+  bool reset_timeout_on_progress = true;      ///< progress from the server restarts a call's timeout
+  std::chrono::milliseconds max_timeout{600000}; ///< cap on a call extended by progress; 0 = none
   int line = 0;                               ///< line of the table header in the config file (for messages)
 
   /// The prefix tools are exposed under.
@@ -58,6 +60,11 @@ struct daemon_config {
   std::size_t max_instructions_bytes = 16u << 10;  ///< cap on the joined `instructions` string
   std::chrono::milliseconds reconnect_max{30000};  ///< cap of the reconnect backoff
   std::chrono::milliseconds startup_wait{250};     ///< how long an early tools/list waits for servers
+  std::size_t page_size = 1000;                     ///< items per page of every list served
+  /// `include`: MCP client configs (Claude, Cursor, Windsurf, VS Code JSON) whose servers are
+  /// added at load; `~/` and `${VAR}` already expanded; relative paths are relative to the config
+  /// file's directory (resolved by load_config_file).
+  std::vector<std::string> include;
 };
 
 /// A whole configuration. `servers` is sorted by name.
@@ -96,7 +103,8 @@ config_result parse_config(std::string_view text, std::string_view source_name,
                            env_lookup lookup = process_env);
 
 /// Reads and parses a file. A missing file is an error here; `resolve_config_path` decides
-/// whether the embedded default applies.
+/// whether the embedded default applies. Servers of the files listed in `daemon.include` are
+/// added (a server of the TOML wins a name clash; a missing include file is a warning).
 config_result load_config_file(const std::string& path, env_lookup lookup = process_env);
 
 /// The embedded default configuration (TOML text), shown by `mcpmuxd --print-default-config`.

@@ -54,6 +54,18 @@ reconnect_max_ms = 30000
 # for them (servers with cached tools count as started).
 startup_wait_ms = 250
 
+# Items per page of every list served to clients (tools, resources, templates, prompts).
+page_size = 1000
+
+# MCP client configs whose servers are added to the ones below, read at every (re)load:
+# Claude Desktop/Code (mcpServers, also projects.*.mcpServers of ~/.claude.json), Cursor,
+# Windsurf (serverUrl) and VS Code (servers). ~/ and ${VAR} are expanded; relative paths are
+# relative to this file. A [servers.NAME] here wins over an included server of the same name
+# (with a warning); a missing file is a warning, an unparsable one an error. What such a file
+# says that mcpmux cannot use (envFile, inputs, autoApprove, ...) is logged as a warning.
+# `mcpmux import FILE --write` copies the servers into this file instead.
+# include = ["~/.cursor/mcp.json", "~/.codeium/windsurf/mcp_config.json"]
+
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
 # Keys for every server:
@@ -68,6 +80,9 @@ startup_wait_ms = 250
 #               after the reconnect (default true); false for tools that must never run twice
 #   ping_interval_ms  send ping this often; two misses in a row restart the server
 #               (default 0 = off)
+#   reset_timeout_on_progress  progress notifications restart a call's timeout (default true)
+#   max_timeout_ms  a call extended by progress never runs longer than this (default 600000;
+#               0 = no cap)
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
+#include <cstdio>
 
 #include "core/naming.hpp"
 #include "core/session.hpp"
@@ -94,10 +95,6 @@ std::shared_ptr<upstream> manager::find_upstream(std::string_view server) const 
   return it == upstreams_.end() ? nullptr : it->second;
 }
 
-const catalogue_entry* manager::find_tool(std::string_view exposed) const {
-  auto it = by_name_.find(exposed);
-  return it == by_name_.end() ? nullptr : &entries_[it->second];
-}
 
 std::string manager::instructions() const {
   std::string out;
@@ -128,6 +125,12 @@ void manager::on_upstream_log(const std::string& server, const std::string& line
 
 void manager::detach(std::uint64_t id) {
   for (auto& [server, ids] : log_followers_) ids.erase(id);
+  // A client that leaves drops its subscriptions and its logging level.
+  std::vector<route> subs;
+  for (const auto& [key, ids] : subscriptions_)
+    if (ids.count(id)) subs.push_back({key.first, key.second});
+  for (const auto& r : subs) unsubscribe(id, r);
+  if (session_log_levels_.erase(id)) push_log_level();
   // Destroy after the erase: the session's destructor must not see itself in the map.
   auto node = sessions_.extract(id);
 }
@@ -141,7 +144,37 @@ void manager::close_sessions() {
 void manager::on_upstream_changed(const std::string&) { schedule_rebuild(); }
 
 void manager::on_upstream_notification(const std::string& server, const message& msg) {
-  log_.debug("notification {} from {} not forwarded", msg.method(), server);
+  const auto method = msg.method();
+  if (method == "notifications/message") return forward_log_message(server, msg);
+  if (method == "notifications/resources/updated") {
+    const auto* uri = msg.params().if_contains("uri");
+    if (!uri || !uri->is_string()) return;
+    auto it = subscriptions_.find({server, std::string(uri->get_string())});
+    if (it == subscriptions_.end()) return;
+    // Subscribers see the URI they subscribed to (an alias when the server's URI collides).
+    json::object params = msg.params();
+    for (const auto& [exposed, r] : cat_[static_cast<std::size_t>(collection::resources)].by_key)
+      if (r.server == server && r.original == uri->get_string()) params["uri"] = exposed;
+    const auto text = make_notification("notifications/resources/updated", params);
+    for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
+      if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
+    return;
+  }
+  log_.debug("notification {} from {} not forwarded", method, server);
+}
+
+// A server's log message goes to each client whose level admits it, named after the server.
+void manager::forward_log_message(const std::string& server, const message& msg) {
+  const auto* level = msg.params().if_contains("level");
+  const int severity = level && level->is_string() ? log_severity(level->get_string()) : -1;
+  json::object params = msg.params();
+  if (!params.contains("logger")) params["logger"] = server;
+  std::string text;
+  for (const auto& [id, wanted] : session_log_levels_) {
+    if (severity < log_severity(wanted)) continue;
+    if (text.empty()) text = make_notification("notifications/message", params);
+    if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
+  }
 }
 
 // Many changes in one turn of the loop (startup, reload) produce one rebuild and one notification.
@@ -156,12 +189,32 @@ void manager::schedule_rebuild() {
 }
 
 void manager::rebuild() {
+  std::array<bool, collection_count> changed{};
+  changed[static_cast<std::size_t>(collection::tools)] = rebuild_named(collection::tools);
+  changed[static_cast<std::size_t>(collection::prompts)] = rebuild_named(collection::prompts);
+  changed[static_cast<std::size_t>(collection::resources)] = rebuild_uris(collection::resources, "uri");
+  changed[static_cast<std::size_t>(collection::resource_templates)] =
+      rebuild_uris(collection::resource_templates, "uriTemplate");
+  if (!gate_->open && settled()) release_waiters();
+  if (info_.on_change) info_.on_change();
+  for (std::size_t i = 0; i < collection_count; ++i) {
+    if (!changed[i]) continue;
+    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)), cat_[i].items.size());
+    // Listeners may unregister while being told; iterate over a copy.
+    auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
+    for (auto* l : ls)
+      if (listeners_.count(l)) l->on_list_changed(static_cast<collection>(i));
+  }
+}
+
+// Tools and prompts: names under the naming contract (prefix, separator, sanitised, capped).
+bool manager::rebuild_named(collection c) {
   std::vector<naming_input> inputs;
   std::vector<const json::object*> defs;
   for (const auto& [name, up] : upstreams_) {
-    // A server that is down keeps its last good tools listed; a stopped or disabled one does not.
+    // A server that is down keeps its last good lists; a stopped or disabled one does not.
     if (up->state() == upstream_state::stopped || up->state() == upstream_state::disabled) continue;
-    for (const auto& t : up->tools()) {
+    for (const auto& t : up->list(c)) {
       inputs.push_back({name, up->config().effective_prefix(), std::string(t.at("name").get_string())});
       defs.push_back(&t);
     }
@@ -170,39 +223,221 @@ void manager::rebuild() {
   auto named = assign_tool_names(inputs, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name},
                                  &collisions);
   // Each collision is reported once, not at every rebuild.
-  for (const auto& c : collisions)
-    if (reported_collisions_.insert(c.loser + "\n" + c.renamed).second)
-      log_.warn("tool name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"", c.winner, c.loser,
-                c.exposed, c.loser, c.renamed);
+  for (const auto& col : collisions)
+    if (reported_collisions_.insert(std::string(to_string(c)) + "\n" + col.loser + "\n" + col.renamed).second)
+      log_.warn("{} name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"", to_string(c), col.winner,
+                col.loser, col.exposed, col.loser, col.renamed);
 
+  std::vector<std::string> items;
+  std::unordered_map<std::string, route> by_key;
   std::vector<catalogue_entry> entries;
-  entries.reserve(named.size());
-  std::string json = "[";
+  items.reserve(named.size());
+  by_key.reserve(named.size());
   for (const auto& n : named) {
     const auto& in = inputs[n.index];
-    const auto& def = *defs[n.index];
-    if (json.size() > 1) json += ',';
-    json::object exposed = def;
+    json::object exposed = *defs[n.index];
     exposed["name"] = n.exposed;
-    json += json::serialize(exposed);
-    entries.push_back({n.exposed, in.server, in.original, first_line(def)});
+    items.push_back(json::serialize(exposed));
+    by_key.emplace(n.exposed, route{in.server, in.original});
+    if (c == collection::tools) entries.push_back({n.exposed, in.server, in.original, first_line(*defs[n.index])});
   }
-  json += ']';
+  if (c == collection::tools) entries_ = std::move(entries);
+  return install(c, std::move(items), std::move(by_key));
+}
 
-  const bool changed = json != tools_json_;
-  entries_ = std::move(entries);
-  by_name_.clear();
-  by_name_.reserve(entries_.size());
-  for (std::size_t i = 0; i < entries_.size(); ++i) by_name_.emplace(entries_[i].exposed, i);
-  tools_json_ = std::move(json);
-  if (!gate_->open && settled()) release_waiters();
-  if (info_.on_change) info_.on_change();
-  if (!changed) return;
-  log_.debug("catalogue now has {} tools", entries_.size());
-  // Listeners may unregister while being told; iterate over a copy.
-  auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
-  for (auto* l : ls)
-    if (listeners_.count(l)) l->on_tools_changed();
+// Resources and templates: URIs unchanged; a URI two servers share is exposed for the later
+// server (in name order) as mcpmux://<server>/<uri>.
+bool manager::rebuild_uris(collection c, std::string_view key) {
+  std::vector<std::string> items;
+  std::unordered_map<std::string, route> by_key;
+  for (const auto& [name, up] : upstreams_) {
+    if (up->state() == upstream_state::stopped || up->state() == upstream_state::disabled) continue;
+    for (const auto& r : up->list(c)) {
+      std::string original(r.at(key).get_string());
+      std::string exposed = original;
+      if (by_key.count(exposed)) {
+        exposed = "mcpmux://" + name + "/" + original;
+        if (reported_collisions_.insert(std::string(to_string(c)) + "\n" + exposed).second)
+          log_.warn("{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key, original, name,
+                    name, exposed);
+      }
+      json::object item = r;
+      item[key] = exposed;
+      items.push_back(json::serialize(item));
+      by_key.emplace(std::move(exposed), route{name, std::move(original)});
+    }
+  }
+  return install(c, std::move(items), std::move(by_key));
+}
+
+bool manager::install(collection c, std::vector<std::string> items, std::unordered_map<std::string, route> by_key) {
+  auto& cat = cat_[static_cast<std::size_t>(c)];
+  if (items == cat.items) {
+    cat.by_key = std::move(by_key);  // same list; routes may still have moved between servers
+    return false;
+  }
+  std::string joined = "[";
+  for (const auto& i : items) {
+    if (joined.size() > 1) joined += ',';
+    joined += i;
+  }
+  joined += ']';
+  cat.items = std::move(items);
+  cat.joined = std::move(joined);
+  cat.by_key = std::move(by_key);
+  ++cat.generation;
+  return true;
+}
+
+const route* manager::find(collection c, std::string_view exposed) const {
+  const auto& m = cat_[static_cast<std::size_t>(c)].by_key;
+  auto it = m.find(std::string(exposed));
+  return it == m.end() ? nullptr : &it->second;
+}
+
+std::optional<route> manager::route_resource(std::string_view uri) const {
+  if (const auto* r = find(collection::resources, uri)) return *r;
+  if (uri.substr(0, 9) == "mcpmux://") {
+    auto rest = uri.substr(9);
+    auto slash = rest.find('/');
+    if (slash != std::string_view::npos) {
+      std::string server(rest.substr(0, slash));
+      if (upstreams_.count(server)) return route{server, std::string(rest.substr(slash + 1))};
+    }
+  }
+  // A URI made from a template: the template whose literal head matches most of it.
+  const route* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& [tmpl, r] : cat_[static_cast<std::size_t>(collection::resource_templates)].by_key) {
+    const auto head = std::string_view(r.original).substr(0, r.original.find('{'));
+    if (head.size() >= best_len && uri.substr(0, head.size()) == head) {
+      best = &r;
+      best_len = head.size();
+    }
+  }
+  if (best) return route{best->server, std::string(uri)};
+  // One server with resources at all: it is the only place the URI can be.
+  std::optional<route> only;
+  for (const auto& [name, up] : upstreams_)
+    if (up->offers(collection::resources)) {
+      if (only) return std::nullopt;
+      only = route{name, std::string(uri)};
+    }
+  return only;
+}
+
+std::optional<route> manager::route_completion(const json::object& ref) const {
+  const auto* type = ref.if_contains("type");
+  if (!type || !type->is_string()) return std::nullopt;
+  if (type->get_string() == "ref/prompt") {
+    const auto* name = ref.if_contains("name");
+    if (!name || !name->is_string()) return std::nullopt;
+    if (const auto* r = find(collection::prompts, name->get_string())) return *r;
+    return std::nullopt;
+  }
+  if (type->get_string() == "ref/resource") {
+    const auto* uri = ref.if_contains("uri");
+    if (!uri || !uri->is_string()) return std::nullopt;
+    if (const auto* r = find(collection::resource_templates, uri->get_string())) return *r;
+    return route_resource(uri->get_string());
+  }
+  return std::nullopt;
+}
+
+std::variant<list_page, rpc_error> manager::page(collection c, std::string_view cursor) const {
+  const auto& cat = cat_[static_cast<std::size_t>(c)];
+  const auto size = cfg_.daemon.page_size;
+  std::size_t offset = 0;
+  if (!cursor.empty()) {
+    // "<generation>.<offset>": opaque to clients, bound to the list it paged.
+    unsigned long long gen = 0, off = 0;
+    if (std::sscanf(std::string(cursor).c_str(), "%llu.%llu", &gen, &off) != 2)
+      return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
+    if (gen != cat.generation)
+      return rpc_error{rpc_code::invalid_params,
+                       "Invalid params: stale cursor; the list changed since, list again from the start", nullptr};
+    offset = static_cast<std::size_t>(off);
+    if (offset > cat.items.size()) return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
+  }
+  if (offset == 0 && cat.items.size() <= size) return list_page{cat.joined, std::nullopt};
+  const auto end = std::min(cat.items.size(), offset + size);
+  std::string out = "[";
+  for (auto i = offset; i < end; ++i) {
+    if (i > offset) out += ',';
+    out += cat.items[i];
+  }
+  out += ']';
+  std::optional<std::string> next;
+  if (end < cat.items.size()) next = std::to_string(cat.generation) + "." + std::to_string(end);
+  return list_page{std::move(out), std::move(next)};
+}
+
+json::object manager::downstream_capabilities() const {
+  bool resources = false, subscribe = false, prompts = false, completions = false, logging = false;
+  for (const auto& [name, up] : upstreams_) {
+    const auto& caps = up->capabilities();
+    if (const auto* r = caps.if_contains("resources")) {
+      resources = true;
+      if (const auto* ro = r->if_object(); ro && ro->contains("subscribe") && ro->at("subscribe").is_bool() &&
+                                           ro->at("subscribe").get_bool())
+        subscribe = true;
+    }
+    prompts = prompts || caps.contains("prompts");
+    completions = completions || caps.contains("completions");
+    logging = logging || caps.contains("logging");
+  }
+  json::object out;
+  out["tools"] = json::object{{"listChanged", true}};
+  if (resources) {
+    json::object r{{"listChanged", true}};
+    if (subscribe) r["subscribe"] = true;
+    out["resources"] = std::move(r);
+  }
+  if (prompts) out["prompts"] = json::object{{"listChanged", true}};
+  if (completions) out["completions"] = json::object{};
+  if (logging) out["logging"] = json::object{};
+  return out;
+}
+
+void manager::subscribe(std::uint64_t session, const route& r) {
+  auto& subs = subscriptions_[{r.server, r.original}];
+  const bool first = subs.empty();
+  subs.insert(session);
+  if (!first) return;
+  if (auto up = find_upstream(r.server))
+    up->call("resources/subscribe", json::object{{"uri", r.original}}, [](rpc_outcome) {});
+}
+
+void manager::unsubscribe(std::uint64_t session, const route& r) {
+  auto it = subscriptions_.find({r.server, r.original});
+  if (it == subscriptions_.end() || !it->second.erase(session) || !it->second.empty()) return;
+  subscriptions_.erase(it);
+  if (auto up = find_upstream(r.server))
+    up->call("resources/unsubscribe", json::object{{"uri", r.original}}, [](rpc_outcome) {});
+}
+
+int log_severity(std::string_view level) {
+  static constexpr std::string_view levels[] = {"debug", "info",     "notice", "warning",
+                                                "error", "critical", "alert",  "emergency"};
+  for (int i = 0; i < 8; ++i)
+    if (levels[i] == level) return i;
+  return -1;
+}
+
+void manager::set_session_log_level(std::uint64_t session, std::string level) {
+  if (level.empty())
+    session_log_levels_.erase(session);
+  else
+    session_log_levels_[session] = std::move(level);
+  push_log_level();
+}
+
+// Every server is asked for the most verbose level any client wants.
+void manager::push_log_level() {
+  std::string most;
+  for (const auto& [id, level] : session_log_levels_)
+    if (most.empty() || log_severity(level) < log_severity(most)) most = level;
+  for (auto& [name, up] : upstreams_) up->set_log_level(most);
 }
 
 std::pair<std::size_t, std::size_t> manager::ready_count() const {

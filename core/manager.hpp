@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <functional>
+#include <array>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,12 +46,27 @@ struct catalogue_entry {
   std::string description;  ///< first line, for `mcpmux tools`
 };
 
-/// Someone to tell when the combined tool list changed (a session).
+/// Where an exposed item really lives.
+struct route {
+  std::string server;    ///< upstream name
+  std::string original;  ///< its name or URI on that server
+};
+
+/// One page of a combined list, ready to be spliced into a result.
+struct list_page {
+  std::string items_json;                  ///< a JSON array
+  std::optional<std::string> next_cursor;  ///< opaque; absent on the last page
+};
+
+/// Someone to tell when a combined list changed (a session).
 class catalogue_listener {
  public:
   virtual ~catalogue_listener() = default;
-  virtual void on_tools_changed() = 0;
+  virtual void on_list_changed(collection c) = 0;
 };
+
+/// A client's log messages level (`logging/setLevel`), for routing `notifications/message`.
+int log_severity(std::string_view level);  ///< debug = 0 … emergency = 7; -1 when unknown
 
 class manager : public upstream_observer {
  public:
@@ -63,10 +80,25 @@ class manager : public upstream_observer {
 
   const config& current_config() const { return cfg_; }
   std::shared_ptr<upstream> find_upstream(std::string_view server) const;
-  const catalogue_entry* find_tool(std::string_view exposed) const;
-  /// The combined tool list as a serialized JSON array, sorted by name.
-  const std::string& tools_json() const { return tools_json_; }
+  /// The route of an exposed tool or prompt name, resource URI or template.
+  const route* find(collection c, std::string_view exposed) const;
+  /// The server for a URI: an exposed resource, an `mcpmux://server/uri` alias, or the server
+  /// whose template's literal prefix matches best.
+  std::optional<route> route_resource(std::string_view uri) const;
+  /// The server for a completion reference (`ref/prompt` name or `ref/resource` template URI).
+  std::optional<route> route_completion(const json::object& ref) const;
+  /// A page of a combined list; `cursor` empty for the first page. A cursor of an older
+  /// generation of the list is an error.
+  std::variant<list_page, rpc_error> page(collection c, std::string_view cursor) const;
   std::size_t tool_count() const { return entries_.size(); }
+  /// What clients are offered at initialize: the union of what the upstreams offer.
+  json::object downstream_capabilities() const;
+
+  /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
+  void subscribe(std::uint64_t session, const route& r);
+  void unsubscribe(std::uint64_t session, const route& r);
+  /// A session's logging level changed ("" = none); the servers are asked for the most verbose.
+  void set_session_log_level(std::uint64_t session, std::string level);
   /// Upstream instructions joined, each under its server name, capped.
   std::string instructions() const;
   /// Runs `ready` once every enabled server has settled (ready, failed, or served from cache),
@@ -110,9 +142,22 @@ class manager : public upstream_observer {
   daemon_info info_;
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
-  std::vector<catalogue_entry> entries_;
-  std::unordered_map<std::string_view, std::size_t> by_name_;
-  std::string tools_json_ = "[]";
+  struct catalogue {
+    std::vector<std::string> items;  ///< serialized exposed items, in list order
+    std::string joined = "[]";       ///< all of them as one JSON array
+    std::unordered_map<std::string, route> by_key;
+    std::uint64_t generation = 0;    ///< bumped whenever the list changes (cursors carry it)
+  };
+  bool rebuild_named(collection c);
+  bool rebuild_uris(collection c, std::string_view key);
+  bool install(collection c, std::vector<std::string> items, std::unordered_map<std::string, route> by_key);
+  void forward_log_message(const std::string& server, const message& msg);
+  void push_log_level();
+
+  std::array<catalogue, collection_count> cat_;
+  std::vector<catalogue_entry> entries_;  ///< tools, for mcpmux/tools
+  std::map<std::pair<std::string, std::string>, std::unordered_set<std::uint64_t>> subscriptions_;
+  std::unordered_map<std::uint64_t, std::string> session_log_levels_;
   bool rebuild_posted_ = false;
   std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;

@@ -1,4 +1,5 @@
-// Session: parses a client's messages, answers MCP and control methods, routes calls upstream.
+// Session: parses a client's messages, answers MCP and control methods, routes requests upstream
+// and the servers' progress, log messages and requests back.
 #include "core/session.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -14,6 +15,27 @@ std::string_view negotiate(std::string_view requested) {
   for (auto v : supported_protocol_versions)
     if (v == requested) return v;
   return std::end(supported_protocol_versions)[-1];
+}
+
+std::string_view list_changed_method(collection c) {
+  switch (c) {
+    case collection::tools: return "notifications/tools/list_changed";
+    case collection::prompts: return "notifications/prompts/list_changed";
+    case collection::resources:
+    case collection::resource_templates: return "notifications/resources/list_changed";
+  }
+  return {};
+}
+
+// The serialized reply to `id` carrying `reply`'s result or error unchanged.
+std::string relay(const json::value& id, message& reply) {
+  if (reply.kind == message_kind::response) return make_result(id, reply.body["result"]);
+  std::string text = R"({"jsonrpc":"2.0","id":)";
+  text += json::serialize(id);
+  text += R"(,"error":)";
+  text += json::serialize(reply.body["error"]);
+  text += '}';
+  return text;
 }
 
 }  // namespace
@@ -47,6 +69,7 @@ void session::end(std::string_view why) {
     if (auto up = c.up.lock()) up->cancel(c.token, "client disconnected");
   if (!calls_.empty()) log_.debug("cancelled {} calls in flight", calls_.size());
   calls_.clear();
+  for (auto& [id, e] : asked_.take_all()) e.handler({errc::cancelled, std::nullopt});
   transport_->close();
   log_.debug("closed: {}", why);
   manager_.detach(id_);
@@ -80,9 +103,7 @@ void session::on_message(std::string_view text) {
       return handle_notification(msg);
     case message_kind::response:
     case message_kind::error_response:
-      // mcpmux sends clients no requests yet, so no answer is expected.
-      log_.debug("ignored a response to id {} that nothing asked for", json::serialize(msg.id()));
-      return;
+      return handle_response(msg);
   }
 }
 
@@ -96,8 +117,34 @@ void session::on_oversize(std::size_t bytes) {
 
 void session::on_closed(std::error_code, std::string reason) { end(reason); }
 
-void session::on_tools_changed() {
-  if (initialized_) send(make_notification("notifications/tools/list_changed", nullptr));
+void session::on_list_changed(collection c) {
+  if (initialized_) send(make_notification(list_changed_method(c), nullptr));
+}
+
+void session::on_progress(const json::object& params) {
+  send(make_notification("notifications/progress", params));
+}
+
+bool session::client_supports(std::string_view capability) const {
+  return !ended_ && client_capabilities_.contains(capability);
+}
+
+void session::ask_client(std::string_view method, const json::value& params, response_handler done) {
+  if (ended_) return done({errc::cancelled, std::nullopt});
+  // No deadline of our own: the server's request to us is bounded by the server, and the
+  // session's end fails whatever is still open.
+  const auto id = asked_.add(std::string(method), steady_clock::now(), std::nullopt, std::move(done));
+  send(make_request(json::value(id), method, params));
+}
+
+void session::handle_response(message& msg) {
+  const auto* n = msg.id().if_int64();
+  auto e = n ? asked_.take(*n) : std::nullopt;
+  if (!e) {
+    log_.debug("ignored a response to id {} that nothing asked for", json::serialize(msg.id()));
+    return;
+  }
+  e->handler({{}, std::move(msg)});
 }
 
 void session::handle_request(message& msg) {
@@ -113,21 +160,53 @@ void session::handle_request(message& msg) {
   if (!initialized_)
     return reply_error(id, rpc_code::invalid_request,
                        "Invalid Request: session not initialized; send \"initialize\" first");
-  if (method == "tools/list") {
-    // Early in the daemon's life the list waits (briefly) for servers still starting.
-    manager_.when_settled([weak = weak_from_this(), id = json::value(id)] {
-      auto self = weak.lock();
-      if (!self || self->ended_) return;
-      std::string out = R"({"jsonrpc":"2.0","id":)";
-      out += json::serialize(id);
-      out += R"(,"result":{"tools":)";
-      out += self->manager_.tools_json();
-      out += "}}";
-      self->send(std::move(out));
-    });
-    return;
+
+  const auto name_of = [&]() -> std::string_view {
+    const auto* n = msg.params().if_contains("name");
+    return n && n->is_string() ? std::string_view(n->get_string()) : std::string_view();
+  };
+  if (method == "tools/list") return serve_list(id, collection::tools, msg.params());
+  if (method == "prompts/list") return serve_list(id, collection::prompts, msg.params());
+  if (method == "resources/list") return serve_list(id, collection::resources, msg.params());
+  if (method == "resources/templates/list") return serve_list(id, collection::resource_templates, msg.params());
+  if (method == "tools/call" || method == "prompts/get") {
+    const auto c = method == "tools/call" ? collection::tools : collection::prompts;
+    const auto what = c == collection::tools ? "tool" : "prompt";
+    const auto name = name_of();
+    if (name.empty())
+      return reply_error(id, rpc_code::invalid_params,
+                         fmt::format("Invalid params: {} needs a string \"name\"", method));
+    const auto* r = manager_.find(c, name);
+    auto up = r ? manager_.find_upstream(r->server) : nullptr;
+    if (!up) return reply_error(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+    msg.body["params"].as_object()["name"] = r->original;
+    return forward(msg, up);
   }
-  if (method == "tools/call") return call_tool(msg);
+  if (method == "resources/read") {
+    const auto* uri = msg.params().if_contains("uri");
+    if (!uri || !uri->is_string())
+      return reply_error(id, rpc_code::invalid_params, "Invalid params: resources/read needs a string \"uri\"");
+    auto r = manager_.route_resource(uri->get_string());
+    auto up = r ? manager_.find_upstream(r->server) : nullptr;
+    if (!up)
+      return reply_error(id, rpc_code::invalid_params, "Unknown resource: " + std::string(uri->get_string()));
+    msg.body["params"].as_object()["uri"] = r->original;
+    return forward(msg, up);
+  }
+  if (method == "resources/subscribe" || method == "resources/unsubscribe")
+    return subscription(msg, method == "resources/subscribe");
+  if (method == "completion/complete") {
+    const auto* ref = msg.params().if_contains("ref");
+    auto r = ref && ref->is_object() ? manager_.route_completion(ref->get_object()) : std::nullopt;
+    auto up = r ? manager_.find_upstream(r->server) : nullptr;
+    if (!up)
+      return reply_error(id, rpc_code::invalid_params,
+                         "Invalid params: completion/complete refers to no known prompt or resource template");
+    auto& out_ref = msg.body["params"].as_object()["ref"].as_object();
+    out_ref[out_ref.contains("name") ? "name" : "uri"] = r->original;
+    return forward(msg, up);
+  }
+  if (method == "logging/setLevel") return set_level(msg);
   reply_error(id, rpc_code::method_not_found, "Method not found: " + std::string(method));
 }
 
@@ -136,18 +215,96 @@ void session::initialize(const message& msg) {
   std::string_view requested;
   if (const auto* v = params.if_contains("protocolVersion"); v && v->is_string()) requested = v->get_string();
   protocol_version_ = negotiate(requested);
+  if (const auto* caps = params.if_contains("capabilities"); caps && caps->is_object())
+    client_capabilities_ = caps->get_object();
   std::string client = "unknown client";
   if (const auto* info = params.if_contains("clientInfo"); info && info->is_object())
     if (const auto* n = info->get_object().if_contains("name"); n && n->is_string()) client = n->get_string();
   log_.info("initialize from {} (protocol {})", client, protocol_version_);
-
-  json::object result;
-  result["protocolVersion"] = protocol_version_;
-  result["capabilities"] = json::object{{"tools", json::object{{"listChanged", true}}}};
-  result["serverInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
-  if (auto ins = manager_.instructions(); !ins.empty()) result["instructions"] = std::move(ins);
   initialized_ = true;
-  send(make_result(msg.id(), result));
+  // Capabilities depend on what the servers offer: early in the daemon's life, wait (briefly)
+  // for servers still starting.
+  manager_.when_settled([weak = weak_from_this(), id = msg.id()] {
+    auto self = weak.lock();
+    if (!self || self->ended_) return;
+    json::object result;
+    result["protocolVersion"] = self->protocol_version_;
+    result["capabilities"] = self->manager_.downstream_capabilities();
+    result["serverInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
+    if (auto ins = self->manager_.instructions(); !ins.empty()) result["instructions"] = std::move(ins);
+    self->send(make_result(id, result));
+  });
+}
+
+void session::serve_list(const json::value& id, collection c, const json::object& params) {
+  std::string cursor;
+  if (const auto* cur = params.if_contains("cursor")) {
+    if (!cur->is_string()) return reply_error(id, rpc_code::invalid_params, "Invalid params: cursor must be a string");
+    cursor = cur->get_string();
+  }
+  // Early in the daemon's life the list waits (briefly) for servers still starting.
+  manager_.when_settled([weak = weak_from_this(), id, c, cursor = std::move(cursor)] {
+    auto self = weak.lock();
+    if (!self || self->ended_) return;
+    auto page = self->manager_.page(c, cursor);
+    if (auto* err = std::get_if<rpc_error>(&page)) return self->reply_error(id, err->code, err->message);
+    auto& p = std::get<list_page>(page);
+    std::string out = R"({"jsonrpc":"2.0","id":)";
+    out += json::serialize(id);
+    out += R"(,"result":{")";
+    out += to_string(c);
+    out += R"(":)";
+    out += p.items_json;
+    if (p.next_cursor) {
+      out += R"(,"nextCursor":)";
+      out += json::serialize(json::string(*p.next_cursor));
+    }
+    out += "}}";
+    self->send(std::move(out));
+  });
+}
+
+// Sends a request upstream under a fresh id; the answer comes back under the client's.
+void session::forward(message& msg, const std::shared_ptr<upstream>& up) {
+  const auto id = msg.id();
+  auto key = json::serialize(id);
+  servers_used_.insert(up->name());
+  auto done = [weak = weak_from_this(), id, key](rpc_outcome out) {
+    auto self = weak.lock();
+    if (!self || self->ended_) return;  // the client is gone: the late answer is dropped
+    self->calls_.erase(key);
+    self->send(relay(id, *out.reply));
+  };
+  // Recorded before the call: a call that fails at once answers (and erases it) inside call().
+  calls_[key] = in_flight{up, 0};
+  const auto token = up->call(msg.method(), std::move(msg.body["params"]), std::move(done),
+                              std::weak_ptr<call_owner>(shared_from_this()));
+  if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
+}
+
+void session::subscription(message& msg, bool subscribe) {
+  const auto& id = msg.id();
+  const auto* uri = msg.params().if_contains("uri");
+  if (!uri || !uri->is_string())
+    return reply_error(id, rpc_code::invalid_params, "Invalid params: a string \"uri\" is required");
+  auto r = manager_.route_resource(uri->get_string());
+  if (!r || !manager_.find_upstream(r->server))
+    return reply_error(id, rpc_code::invalid_params, "Unknown resource: " + std::string(uri->get_string()));
+  if (subscribe)
+    manager_.subscribe(id_, *r);
+  else
+    manager_.unsubscribe(id_, *r);
+  send(make_result(id, json::object{}));
+}
+
+void session::set_level(const message& msg) {
+  const auto* level = msg.params().if_contains("level");
+  if (!level || !level->is_string() || log_severity(level->get_string()) < 0)
+    return reply_error(msg.id(), rpc_code::invalid_params,
+                       "Invalid params: level must be one of debug, info, notice, warning, error, critical, "
+                       "alert, emergency");
+  manager_.set_session_log_level(id_, std::string(level->get_string()));
+  send(make_result(msg.id(), json::object{}));
 }
 
 void session::handle_notification(const message& msg) {
@@ -163,42 +320,12 @@ void session::handle_notification(const message& msg) {
     calls_.erase(it);
     return;
   }
+  if (method == "notifications/roots/list_changed") {
+    for (const auto& name : servers_used_)
+      if (auto up = manager_.find_upstream(name)) up->notify(method, json::object{});
+    return;
+  }
   // notifications/initialized and others need no action.
-}
-
-void session::call_tool(message& msg) {
-  const auto id = msg.id();
-  auto& params = msg.body["params"];
-  auto* p = params.if_object();
-  const auto* name = p ? p->if_contains("name") : nullptr;
-  if (!name || !name->is_string())
-    return reply_error(id, rpc_code::invalid_params, "Invalid params: tools/call needs a string \"name\"");
-  const auto* entry = manager_.find_tool(name->get_string());
-  if (!entry)
-    return reply_error(id, rpc_code::invalid_params, "Unknown tool: " + std::string(name->get_string()));
-  auto up = manager_.find_upstream(entry->server);
-  if (!up) return reply_error(id, rpc_code::invalid_params, "Unknown tool: " + std::string(name->get_string()));
-
-  (*p)["name"] = entry->original;
-  auto key = json::serialize(id);
-  auto done = [weak = weak_from_this(), id, key](rpc_outcome out) {
-    auto self = weak.lock();
-    if (!self || self->ended_) return;  // the client is gone: the late answer is dropped
-    self->calls_.erase(key);
-    auto& body = out.reply->body;
-    if (out.reply->kind == message_kind::response) return self->send(make_result(id, body["result"]));
-    // Forward the server's error object as it is, under the client's id.
-    std::string text = R"({"jsonrpc":"2.0","id":)";
-    text += json::serialize(id);
-    text += R"(,"error":)";
-    text += json::serialize(body["error"]);
-    text += '}';
-    self->send(std::move(text));
-  };
-  // Recorded before the call: a call that fails at once answers (and erases it) inside call().
-  calls_[key] = in_flight{up, 0};
-  const auto token = up->call("tools/call", std::move(params), std::move(done));
-  if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
 }
 
 }  // namespace mcpmux

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include "core/json_rpc.hpp"
 #include "core/log.hpp"
 #include "core/manager.hpp"
+#include "core/pending_table.hpp"
 #include "transports/transport.hpp"
 
 namespace mcpmux {
@@ -20,6 +22,7 @@ inline constexpr std::string_view supported_protocol_versions[] = {"2024-11-05",
 
 class session : public transport_events,
                 public catalogue_listener,
+                public call_owner,
                 public std::enable_shared_from_this<session> {
  public:
   /// Creates and starts a session over `t`; it removes itself from the manager when it ends.
@@ -29,7 +32,7 @@ class session : public transport_events,
 
   /// Ends the session (daemon shutdown): cancels its calls upstream and closes the connection.
   void close();
-  /// Sends a serialized notification (log lines of `mcpmux logs -f`).
+  /// Sends a serialized notification (log lines, resource updates).
   void notify(const std::string& text) { send(text); }
   std::uint64_t id() const { return id_; }
 
@@ -38,13 +41,21 @@ class session : public transport_events,
   void on_oversize(std::size_t bytes) override;
   void on_closed(std::error_code ec, std::string reason) override;
   // catalogue_listener
-  void on_tools_changed() override;
+  void on_list_changed(collection c) override;
+  // call_owner
+  void on_progress(const json::object& params) override;
+  bool client_supports(std::string_view capability) const override;
+  void ask_client(std::string_view method, const json::value& params, response_handler done) override;
 
  private:
   void handle_request(message& msg);
   void handle_notification(const message& msg);
+  void handle_response(message& msg);
   void initialize(const message& msg);
-  void call_tool(message& msg);
+  void serve_list(const json::value& id, collection c, const json::object& params);
+  void forward(message& msg, const std::shared_ptr<upstream>& up);
+  void subscription(message& msg, bool subscribe);
+  void set_level(const message& msg);
   void send(std::string text);
   void reply_error(const json::value& id, int code, std::string_view text);
   void end(std::string_view why);
@@ -57,12 +68,17 @@ class session : public transport_events,
   bool initialized_ = false;  ///< initialize answered
   bool ended_ = false;
   std::string protocol_version_;
+  json::object client_capabilities_;
   struct in_flight {
     std::weak_ptr<upstream> up;
     std::uint64_t token;
   };
-  /// Calls forwarded upstream, keyed by the client's id (serialized).
+  /// Requests forwarded upstream, keyed by the client's id (serialized).
   std::unordered_map<std::string, in_flight> calls_;
+  /// Servers this client has sent requests to (they hear of its roots/list_changed).
+  std::set<std::string> servers_used_;
+  /// Requests mcpmux sent the client on a server's behalf (sampling, elicitation, roots).
+  pending_table asked_;
 };
 
 }  // namespace mcpmux

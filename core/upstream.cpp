@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
+#include "transports/http_transport.hpp"
 #include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
@@ -109,9 +110,9 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
   if (!cfg_.enabled) return;
   std::string warning;
   if (auto cached = load_cached_tools(cache_dir(), cfg_, &warning)) {
-    tools_ = std::move(*cached);
+    lists_[0] = std::move(*cached);
     tools_from_cache_ = true;
-    log_.info("serving {} cached tools until connected", tools_.size());
+    log_.info("serving {} cached tools until connected", tools().size());
   } else if (!warning.empty()) {
     log_.warn("{}", warning);
   }
@@ -157,11 +158,13 @@ void upstream::stop() {
   timers_->backoff.cancel();
   timers_->ping.cancel();
   timers_->queue.cancel();
+  // The state moves first: calls failing as the connection closes must see it.
+  const auto step = lc_.stop();
   if (auto p = std::exchange(peer_, nullptr)) p->close();
   pid_ = -1;
   ready_since_.reset();
   note("stopped");
-  perform(lc_.stop());
+  perform(step);
   auto q = std::move(queue_);
   queue_.clear();
   for (auto& [token, c] : q)
@@ -174,12 +177,14 @@ void upstream::restart() {
   timers_->handshake.cancel();
   timers_->backoff.cancel();
   timers_->ping.cancel();
+  // The state moves first: calls failing as the connection closes wait for the new one.
+  const auto step = lc_.restart(steady_clock::now());
   if (auto p = std::exchange(peer_, nullptr)) p->close();
   pid_ = -1;
   ready_since_.reset();
   note("restart requested");
   log_.info("restarting");
-  perform(lc_.restart(steady_clock::now()));
+  perform(step);
 }
 
 void upstream::set_daemon_config(const daemon_config& d) {
@@ -199,11 +204,25 @@ std::vector<std::string> upstream::log_lines(std::size_t n) const {
   return {log_ring_.end() - static_cast<std::ptrdiff_t>(n), log_ring_.end()};
 }
 
-void upstream::connect() {
-  const auto gen = ++generation_;
-  if (ever_ready_ || lc_.attempt() > 0) ++stats_.restarts;
-  if (cfg_.type != server_type::stdio)
-    return fail("server type \"" + std::string(to_string(cfg_.type)) + "\" is not supported by this build");
+// The connection for this server's type: a spawned child, or an HTTP endpoint.
+std::shared_ptr<transport> upstream::open_channel() {
+  if (cfg_.type != server_type::stdio) {
+    http_transport_options opt;
+    opt.type = cfg_.type == server_type::sse ? http_transport_options::kind::legacy_sse
+                                             : http_transport_options::kind::streamable_http;
+    opt.url = cfg_.url;
+    opt.headers = cfg_.headers;
+    opt.ca_file = cfg_.ca_file;
+    opt.token_command = cfg_.token_command;
+    opt.timeout = timeout_;
+    opt.limits.max_message_bytes = daemon_.max_message_bytes;
+    opt.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
+    opt.server_name = cfg_.name;
+    // The URL is not logged: its query may carry a secret.
+    note("connecting to the " + std::string(to_string(cfg_.type)) + " endpoint");
+    log_.info("connecting ({})", to_string(cfg_.type));
+    return make_http_transport(io_, std::move(opt));
+  }
 
   stdio_options opt;
   opt.command = cfg_.command;
@@ -220,10 +239,21 @@ void upstream::connect() {
     }
   };
   auto spawned = spawn_stdio(io_, opt);
-  if (!spawned.channel) return fail(spawned.error);
+  if (!spawned.channel) {
+    fail(spawned.error);
+    return nullptr;
+  }
   pid_ = spawned.pid;
   note("started pid " + std::to_string(pid_));
   log_.info("started pid {}: {}", pid_, cfg_.command);
+  return spawned.channel;
+}
+
+void upstream::connect() {
+  const auto gen = ++generation_;
+  if (ever_ready_ || lc_.attempt() > 0) ++stats_.restarts;
+  auto channel = open_channel();
+  if (!channel) return;  // fail() has said why
 
   rpc_peer_handlers h;
   h.on_request = [weak = weak_from_this()](message m) {
@@ -256,7 +286,7 @@ void upstream::connect() {
   h.on_late_answer = [weak = weak_from_this()](std::int64_t id) {
     if (auto self = weak.lock()) self->log_.debug("dropped the late answer to request {}", id);
   };
-  peer_ = rpc_peer::create(io_, spawned.channel, std::move(h));
+  peer_ = rpc_peer::create(io_, std::move(channel), std::move(h));
   peer_->start();
 
   // Spawn + initialize + tools/list, bounded as a whole.
@@ -286,6 +316,30 @@ void upstream::connect() {
   });
 }
 
+namespace {
+
+struct collection_info {
+  std::string_view method;      ///< list method
+  std::string_view key;         ///< array in the result
+  std::string_view identity;    ///< unique field of an item
+  std::string_view capability;  ///< server capability that enables it
+};
+
+constexpr collection_info collections[collection_count] = {
+    {"tools/list", "tools", "name", "tools"},
+    {"resources/list", "resources", "uri", "resources"},
+    {"resources/templates/list", "resourceTemplates", "uriTemplate", "resources"},
+    {"prompts/list", "prompts", "name", "prompts"},
+};
+
+}  // namespace
+
+std::string_view to_string(collection c) { return collections[static_cast<std::size_t>(c)].key; }
+
+bool upstream::offers(collection c) const {
+  return capabilities_.contains(collections[static_cast<std::size_t>(c)].capability);
+}
+
 void upstream::on_initialized(message reply) {
   auto* result = reply.body["result"].if_object();
   const auto* version = result ? result->if_contains("protocolVersion") : nullptr;
@@ -295,7 +349,7 @@ void upstream::on_initialized(message reply) {
   if (v < oldest_protocol_version)
     return fail("unsupported protocol version \"" + std::string(v) + "\"");
   const auto* caps = result->if_contains("capabilities");
-  tools_capability_ = caps && caps->is_object() && caps->get_object().contains("tools");
+  capabilities_ = caps && caps->is_object() ? caps->get_object() : json::object{};
   instructions_.clear();
   if (const auto* ins = result->if_contains("instructions"); ins && ins->is_string())
     instructions_ = ins->get_string();
@@ -312,77 +366,90 @@ void upstream::on_initialized(message reply) {
     auto self = weak.lock();
     if (!self || self->generation_ != gen || !self->peer_) return;
     self->peer_->notify("notifications/initialized", json::object{});
-    if (!self->tools_capability_) {
-      self->tools_.clear();
-      return self->become_ready();
-    }
-    self->list_tools(std::nullopt, {});
+    if (!self->log_level_.empty() && self->capabilities_.contains("logging"))
+      self->peer_->request("logging/setLevel", json::object{{"level", self->log_level_}}, self->timeout_opt(),
+                           [](rpc_outcome) {});
+    self->fetch_all(0);
   });
 }
 
-void upstream::list_tools(std::optional<std::string> cursor, std::vector<json::object> acc) {
-  json::object params;
-  if (cursor) params["cursor"] = *cursor;
-  const auto gen = generation_;
-  // Pages seen so far; shared along the chain to catch a server that repeats a cursor.
-  auto seen = std::make_shared<std::set<std::string>>();
-  if (cursor) seen->insert(*cursor);
+// Lists every collection the server offers, one after the other, then becomes ready.
+void upstream::fetch_all(std::size_t next) {
+  while (next < collection_count && !offers(static_cast<collection>(next))) {
+    lists_[next].clear();
+    ++next;
+  }
+  if (next == collection_count) return become_ready();
+  fetch(static_cast<collection>(next), [weak = weak_from_this(), next] {
+    if (auto self = weak.lock()) self->fetch_all(next + 1);
+  });
+}
+
+void upstream::fetch(collection c, std::function<void()> then) {
+  const auto& info = collections[static_cast<std::size_t>(c)];
   struct step {
     std::weak_ptr<upstream> weak;
     std::uint64_t gen;
-    std::shared_ptr<std::set<std::string>> seen;
-    std::shared_ptr<std::set<std::string>> names;
-    std::vector<json::object> acc;
+    collection c;
+    std::function<void()> then;
+    std::shared_ptr<std::set<std::string>> cursors = std::make_shared<std::set<std::string>>();
+    std::shared_ptr<std::set<std::string>> ids = std::make_shared<std::set<std::string>>();
+    std::vector<json::object> acc = {};
     void operator()(rpc_outcome out) {
       auto self = weak.lock();
       if (!self || self->generation_ != gen || out.ec) return;
+      const auto& info = collections[static_cast<std::size_t>(c)];
       if (out.reply->kind == message_kind::error_response)
-        return self->fail("tools/list failed: " + json::serialize(out.reply->body["error"]));
+        return self->fail(std::string(info.method) + " failed: " + json::serialize(out.reply->body["error"]));
       auto* result = out.reply->body["result"].if_object();
-      auto* tools = result ? result->if_contains("tools") : nullptr;
-      if (!tools || !tools->is_array()) return self->fail("tools/list result has no tools array");
-      for (auto& t : tools->get_array()) {
+      auto* items = result ? result->if_contains(info.key) : nullptr;
+      if (!items || !items->is_array())
+        return self->fail(std::string(info.method) + " result has no " + std::string(info.key) + " array");
+      for (auto& t : items->get_array()) {
         auto* obj = t.if_object();
-        const auto* n = obj ? obj->if_contains("name") : nullptr;
+        const auto* n = obj ? obj->if_contains(info.identity) : nullptr;
         if (!n || !n->is_string() || n->get_string().empty()) {
-          self->log_.warn("skipped a tool without a name: {}", clip(json::serialize(t)));
+          self->log_.warn("skipped an item of {} without a {}: {}", info.method, info.identity,
+                          clip(json::serialize(t)));
           continue;
         }
-        // A server that lists a name twice (a broken paginator) gets its first definition kept.
-        if (!names->insert(std::string(n->get_string())).second) {
-          self->log_.warn("skipped a second tool named \"{}\"", clip(n->get_string(), 64));
+        // A server that lists an item twice (a broken paginator) gets its first definition kept.
+        if (!ids->insert(std::string(n->get_string())).second) {
+          self->log_.warn("skipped a second {} \"{}\" in {}", info.identity, clip(n->get_string(), 64), info.method);
           continue;
         }
         acc.push_back(std::move(*obj));
       }
       const auto* next = result->if_contains("nextCursor");
       if (next && next->is_string() && !next->get_string().empty()) {
-        std::string c(next->get_string());
-        if (seen->count(c) || seen->size() >= max_tool_pages) {
-          self->log_.warn("tools/list repeated cursor \"{}\"; stopping after {} tools", clip(c, 64), acc.size());
+        std::string cur(next->get_string());
+        if (cursors->count(cur) || cursors->size() >= max_tool_pages) {
+          self->log_.warn("{} repeated cursor \"{}\"; stopping after {} items", info.method, clip(cur, 64),
+                          acc.size());
         } else {
-          seen->insert(c);
+          cursors->insert(cur);
           json::object p;
-          p["cursor"] = c;
-          self->peer_->request("tools/list", p, self->timeout_opt(),
-                               step{weak, gen, seen, names, std::move(acc)});
+          p["cursor"] = cur;
+          const auto method = info.method;
+          self->peer_->request(method, p, self->timeout_opt(), std::move(*this));
           return;
         }
       }
-      const bool changed = self->tools_ != acc;
-      self->tools_ = std::move(acc);
-      if (changed || self->tools_from_cache_) self->store_cache();
-      self->tools_from_cache_ = false;
-      if (self->state() == upstream_state::ready) {
-        self->log_.info("tool list changed: {} tools", self->tools_.size());
-        self->observer_.on_upstream_changed(self->cfg_.name);
-      } else {
-        self->become_ready();
-      }
+      self->store_list(c, std::move(acc));
+      then();
     }
   };
-  auto names = std::make_shared<std::set<std::string>>();
-  peer_->request("tools/list", params, timeout_opt(), step{weak_from_this(), gen, seen, names, std::move(acc)});
+  step first{weak_from_this(), generation_, c, std::move(then)};
+  peer_->request(info.method, json::object{}, timeout_opt(), std::move(first));
+}
+
+void upstream::store_list(collection c, std::vector<json::object> items) {
+  auto& list = lists_[static_cast<std::size_t>(c)];
+  const bool changed = list != items;
+  list = std::move(items);
+  if (c != collection::tools) return;
+  if (changed || tools_from_cache_) store_cache();
+  tools_from_cache_ = false;
 }
 
 void upstream::become_ready() {
@@ -390,8 +457,8 @@ void upstream::become_ready() {
   ready_since_ = steady_clock::now();
   ever_ready_ = true;
   missed_pings_ = 0;
-  note("ready with " + std::to_string(tools_.size()) + " tools");
-  log_.info("ready with {} tools", tools_.size());
+  note("ready with " + std::to_string(tools().size()) + " tools");
+  log_.info("ready with {} tools", tools().size());
   perform(lc_.on_ready(steady_clock::now()));
   flush_queue();
   schedule_ping();
@@ -399,7 +466,7 @@ void upstream::become_ready() {
 
 void upstream::store_cache() {
   std::string error;
-  if (!store_cached_tools(cache_dir(), cfg_, tools_, &error)) log_.warn("tool cache: {}", error);
+  if (!store_cached_tools(cache_dir(), cfg_, tools(), &error)) log_.warn("tool cache: {}", error);
 }
 
 // Liveness: a server that misses two pings in a row is hung; reconnecting is the only cure.
@@ -436,9 +503,11 @@ void upstream::fail(std::string why) {
   note("failed: " + why);
   ready_since_.reset();
   pid_ = -1;
+  // The state moves first: calls failing as the connection closes wait for the reconnect.
+  const auto step = lc_.on_closed(steady_clock::now(), std::move(why));
   if (auto p = std::exchange(peer_, nullptr)) p->close();
   // Queued calls keep waiting for the reconnect, each bounded by its own deadline.
-  perform(lc_.on_closed(steady_clock::now(), std::move(why)));
+  perform(step);
 }
 
 void upstream::handle_request(const message& msg) {
@@ -446,6 +515,16 @@ void upstream::handle_request(const message& msg) {
   const auto method = msg.method();
   if (method == "ping") {
     peer_->send_raw(make_result(msg.id(), json::object{}));
+  } else if (method == "sampling/createMessage") {
+    ask_owner(msg, "sampling");
+  } else if (method == "elicitation/create") {
+    ask_owner(msg, "elicitation");
+  } else if (method == "roots/list" && [&] {
+               for (const auto& [t, f] : sent_)
+                 if (auto o = f.call->owner.lock(); o && o->client_supports("roots")) return true;
+               return false;
+             }()) {
+    ask_owner(msg, "roots");
   } else if (method == "roots/list") {
     // Configured roots, else the configured cwd, else none: servers such as server-filesystem
     // narrow their access to the roots they get, so an unasked-for root must not widen it.
@@ -463,18 +542,121 @@ void upstream::handle_request(const message& msg) {
   }
 }
 
-void upstream::handle_notification(const message& msg) {
-  if (msg.method() == "notifications/tools/list_changed") {
-    if (state() == upstream_state::ready && tools_capability_) list_tools(std::nullopt, {});
+// A server's request goes to the client it is serving. stdio has no link between a request and
+// the call it serves, so: the client whose call to this server started last and that declared
+// the capability (a heuristic, documented in README.md).
+void upstream::ask_owner(const message& msg, std::string_view capability) {
+  std::shared_ptr<call_owner> owner;
+  steady_clock::time_point latest{};
+  for (const auto& [token, f] : sent_)
+    if (auto o = f.call->owner.lock(); o && f.call->started >= latest && o->client_supports(capability)) {
+      owner = std::move(o);
+      latest = f.call->started;
+    }
+  const json::value server_id = msg.id();
+  if (!owner) {
+    log_.info("no client can answer {} (none with a call in flight declared {})", msg.method(), capability);
+    peer_->send_raw(make_error(server_id, rpc_code::method_not_found,
+                               "Method not found: no connected client with a call in flight to this server "
+                               "declared the \"" + std::string(capability) + "\" capability"));
     return;
   }
+  owner->ask_client(msg.method(), msg.body.contains("params") ? msg.body.at("params") : json::value(nullptr),
+                    [weak = weak_from_this(), gen = generation_, server_id](rpc_outcome out) {
+                      auto self = weak.lock();
+                      if (!self || self->generation_ != gen || !self->peer_) return;  // answer to a dead connection
+                      if (out.ec) {
+                        self->peer_->send_raw(make_error(server_id, rpc_code::internal_error,
+                                                         "the client did not answer: " + out.ec.message()));
+                        return;
+                      }
+                      auto& body = out.reply->body;
+                      if (out.reply->kind == message_kind::response)
+                        return void(self->peer_->send_raw(make_result(server_id, body["result"])));
+                      std::string text = R"({"jsonrpc":"2.0","id":)";
+                      text += json::serialize(server_id);
+                      text += R"(,"error":)";
+                      text += json::serialize(body["error"]);
+                      text += '}';
+                      self->peer_->send_raw(std::move(text));
+                    });
+}
+
+void upstream::on_progress(const message& msg) {
+  const auto* tok = msg.params().if_contains("progressToken");
+  const auto* n = tok ? tok->if_int64() : nullptr;
+  auto it = n ? progress_.find(*n) : progress_.end();
+  if (it == progress_.end()) return;
+  // Progress proves the server is working: the call's deadline starts again, up to the cap.
+  if (cfg_.reset_timeout_on_progress && peer_ && timeout_.count() > 0) {
+    if (auto f = sent_.find(it->second.token); f != sent_.end()) {
+      auto extend = timeout_;
+      if (cfg_.max_timeout.count() > 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            f->second.call->started + cfg_.max_timeout - steady_clock::now());
+        extend = std::max(std::chrono::milliseconds(1), std::min(extend, left));
+      }
+      peer_->extend(f->second.wire_id, extend);
+    }
+  }
+  auto owner = it->second.owner.lock();
+  if (!owner) return;
+  json::object params = msg.params();
+  params["progressToken"] = it->second.client_token;
+  owner->on_progress(params);
+}
+
+void upstream::notify(std::string_view method, const json::value& params) {
+  if (peer_ && state() == upstream_state::ready) peer_->notify(method, params);
+}
+
+void upstream::set_log_level(std::string level) {
+  if (level == log_level_) return;
+  log_level_ = std::move(level);
+  if (log_level_.empty() || !peer_ || state() != upstream_state::ready || !capabilities_.contains("logging")) return;
+  peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(), [](rpc_outcome) {});
+}
+
+void upstream::handle_notification(const message& msg) {
+  if (msg.method() == "notifications/progress") return on_progress(msg);
+  if (msg.method() == "notifications/tools/list_changed") {
+    return relist(collection::tools);
+  }
+  if (msg.method() == "notifications/resources/list_changed") {
+    relist(collection::resources);
+    return relist(collection::resource_templates);
+  }
+  if (msg.method() == "notifications/prompts/list_changed") return relist(collection::prompts);
   observer_.on_upstream_notification(cfg_.name, msg);
 }
 
-std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done) {
+void upstream::relist(collection c) {
+  if (state() != upstream_state::ready || !offers(c)) return;
+  fetch(c, [weak = weak_from_this(), c] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->log_.info("{} list now has {} items", to_string(c), self->list(c).size());
+    self->observer_.on_upstream_changed(self->cfg_.name);
+  });
+}
+
+std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,
+                             std::weak_ptr<call_owner> owner) {
   const auto token = next_token_++;
   auto c = std::make_shared<queued_call>(
-      queued_call{std::string(method), std::move(params), std::move(done), steady_clock::now()});
+      queued_call{std::string(method), std::move(params), std::move(done), steady_clock::now(), owner, std::nullopt});
+  // A client's progress token is replaced by one unique on this upstream; progress comes back
+  // to that client only, under its own token.
+  if (auto* p = c->params.if_object()) {
+    if (auto* meta = p->if_contains("_meta"); meta && meta->is_object()) {
+      if (auto* tok = meta->get_object().if_contains("progressToken")) {
+        const auto mine = next_progress_++;
+        progress_.emplace(mine, progress_route{owner, *tok, token});
+        *tok = mine;
+        c->progress = mine;
+      }
+    }
+  }
   switch (state()) {
     case upstream_state::ready:
       send_call(token, std::move(c));
@@ -494,6 +676,10 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
 }
 
 void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
+  if (!peer_) {  // between connections: wait for the next one
+    queue_.emplace_front(token, std::move(c));
+    return expire_queue();
+  }
   auto remaining = timeout_opt();
   if (remaining) {
     auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c->started);
@@ -503,6 +689,9 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     auto self = weak.lock();
     if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
     self->sent_.erase(token);
+    const auto release_progress = [&] {
+      if (c->progress) self->progress_.erase(*c->progress);
+    };
     // A dropped connection is worth one more try on the next one (unless the tool must not
     // run twice); the call waits in the queue, still bounded by its original deadline.
     if (out.ec == errc::transport_closed && self->cfg_.retry_calls && !c->retried &&
@@ -510,12 +699,13 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect", c->method);
       self->queue_.emplace_front(token, c);  // the oldest call: first to send, first to expire
-      if (self->state() == upstream_state::ready)
+      if (self->state() == upstream_state::ready && self->peer_)
         self->flush_queue();
       else
         self->expire_queue();
       return;
     }
+    release_progress();
     const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
     self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
     if (!out.ec) return c->done(std::move(out));
@@ -528,21 +718,25 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
   auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped));
-  if (id) sent_[token] = *id;
+  if (id) sent_[token] = in_flight{*id, std::move(c)};
 }
 
 void upstream::cancel(std::uint64_t token, std::string_view reason) {
   if (auto it = sent_.find(token); it != sent_.end()) {
-    if (peer_) peer_->cancel(it->second, reason);
+    if (peer_) peer_->cancel(it->second.wire_id, reason);
+    if (it->second.call->progress) progress_.erase(*it->second.call->progress);
     sent_.erase(it);
     return;
   }
   auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
-  if (it != queue_.end()) queue_.erase(it);
+  if (it != queue_.end()) {
+    if (it->second->progress) progress_.erase(*it->second->progress);
+    queue_.erase(it);
+  }
 }
 
 void upstream::flush_queue() {
-  while (!queue_.empty() && state() == upstream_state::ready) {
+  while (!queue_.empty() && state() == upstream_state::ready && peer_) {
     auto [token, c] = std::move(queue_.front());
     queue_.pop_front();
     send_call(token, std::move(c));

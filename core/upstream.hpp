@@ -1,6 +1,7 @@
 // An upstream: one configured MCP server, in the MCP client role, with its lifecycle and tools.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -17,6 +18,7 @@
 #include "core/lifecycle.hpp"
 #include "core/log.hpp"
 #include "core/pending_table.hpp"
+#include "transports/transport.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -49,6 +51,25 @@ struct upstream_stats {
   std::optional<std::uint32_t> percentile(double p) const;
 };
 
+/// The client a forwarded request belongs to: where its progress goes, and who answers the
+/// server's requests made while serving it (sampling, elicitation, roots).
+class call_owner {
+ public:
+  virtual ~call_owner() = default;
+  /// A notifications/progress of this call; `params` already carry the client's own token.
+  virtual void on_progress(const json::object& params) = 0;
+  /// True when the client declared the capability ("sampling", "elicitation", "roots").
+  virtual bool client_supports(std::string_view capability) const = 0;
+  /// Sends a request to the client; `done` gets its answer exactly once.
+  virtual void ask_client(std::string_view method, const json::value& params, response_handler done) = 0;
+};
+
+/// The lists an MCP server can offer.
+enum class collection { tools, resources, resource_templates, prompts };
+inline constexpr std::size_t collection_count = 4;
+/// The result key of a collection ("tools", "resources", "resourceTemplates", "prompts").
+std::string_view to_string(collection c);
+
 class upstream : public std::enable_shared_from_this<upstream> {
  public:
   upstream(boost::asio::io_context& io, server_config cfg, const daemon_config& daemon,
@@ -70,7 +91,14 @@ class upstream : public std::enable_shared_from_this<upstream> {
   const lifecycle& life() const { return lc_; }
   /// The last good tool list (kept while the server is down; from the cache before the first
   /// connection).
-  const std::vector<json::object>& tools() const { return tools_; }
+  const std::vector<json::object>& tools() const { return lists_[0]; }
+  /// The last good list of a collection (empty when the server does not offer it).
+  const std::vector<json::object>& list(collection c) const { return lists_[static_cast<std::size_t>(c)]; }
+  /// The server's capabilities from its last initialize answer.
+  const json::object& capabilities() const { return capabilities_; }
+  bool offers(collection c) const;
+  /// The logging level to ask the server for (sent now and after every reconnect); "" = none.
+  void set_log_level(std::string level);
   const std::string& instructions() const { return instructions_; }
   /// Why the last connection ended or attempt failed; kept after a recovery, for status.
   const std::string& last_error() const { return last_error_; }
@@ -88,18 +116,25 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// Forwards a request (e.g. tools/call) with `params` as is. Waits while connecting (bounded by
   /// the timeout); fails fast when failed or stopped. `done` runs exactly once unless cancelled.
   /// Returns a token for cancel().
-  std::uint64_t call(std::string_view method, json::value params, response_handler done);
+  std::uint64_t call(std::string_view method, json::value params, response_handler done,
+                     std::weak_ptr<call_owner> owner = {});
+  /// Sends a notification to the server when connected (e.g. roots/list_changed).
+  void notify(std::string_view method, const json::value& params);
   /// Gives up on a call: the server is sent notifications/cancelled if it had the request.
   void cancel(std::uint64_t token, std::string_view reason);
 
  private:
   struct queued_call;
   void perform(lifecycle::step s);
+  std::shared_ptr<transport> open_channel();
   void connect();
   void schedule_ping();
   void store_cache();
   void on_initialized(message reply);
-  void list_tools(std::optional<std::string> cursor, std::vector<json::object> acc);
+  void fetch_all(std::size_t next);
+  void fetch(collection c, std::function<void()> then);
+  void store_list(collection c, std::vector<json::object> items);
+  void relist(collection c);
   void become_ready();
   void fail(std::string why);
   void handle_request(const message& msg);
@@ -123,10 +158,11 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::shared_ptr<rpc_peer> peer_;
   std::uint64_t generation_ = 0;  ///< bumped per connection; stale callbacks compare it
   int pid_ = -1;
-  std::vector<json::object> tools_;
+  std::array<std::vector<json::object>, collection_count> lists_;
+  json::object capabilities_;
+  std::string log_level_;
   std::string instructions_;
   std::string last_error_;
-  bool tools_capability_ = false;
   std::optional<steady_clock::time_point> ready_since_;
   std::deque<std::string> log_ring_;
   upstream_stats stats_;
@@ -136,11 +172,26 @@ class upstream : public std::enable_shared_from_this<upstream> {
     json::value params;
     response_handler done;
     steady_clock::time_point started;
+    std::weak_ptr<call_owner> owner;
+    std::optional<std::int64_t> progress;  ///< the token this upstream was given, if any
     bool retried = false;  ///< already resent once after a dropped connection
   };
+  struct in_flight {
+    std::int64_t wire_id;
+    std::shared_ptr<queued_call> call;
+  };
+  struct progress_route {
+    std::weak_ptr<call_owner> owner;
+    json::value client_token;
+    std::uint64_t token;  ///< the call's token, to find its wire id for deadline extension
+  };
+  std::int64_t next_progress_ = 1;
+  std::unordered_map<std::int64_t, progress_route> progress_;  ///< upstream token → client
   std::uint64_t next_token_ = 1;
   std::deque<std::pair<std::uint64_t, std::shared_ptr<queued_call>>> queue_;  ///< waiting for ready
-  std::unordered_map<std::uint64_t, std::int64_t> sent_;           ///< token → wire id
+  std::unordered_map<std::uint64_t, in_flight> sent_;  ///< token → the call on the wire
+  void ask_owner(const message& msg, std::string_view capability);
+  void on_progress(const message& msg);
   struct timer_holder;
   std::unique_ptr<timer_holder> timers_;
 };

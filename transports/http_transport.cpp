@@ -71,7 +71,8 @@ struct origin {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -110,7 +111,9 @@ std::string_view media_type(std::string_view content_type) {
   return t;
 }
 
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+bool blank(std::string_view s) {
+  return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
 
 std::string trim(std::string_view s) {
   auto b = s.find_first_not_of(" \t\r\n");
@@ -120,14 +123,15 @@ std::string trim(std::string_view s) {
 }
 
 bool safe_header_value(std::string_view v) {
-  return v.find_first_of("\r\n") == std::string_view::npos && v.find('\0') == std::string_view::npos;
+  return v.find_first_of("\r\n") == std::string_view::npos &&
+         v.find('\0') == std::string_view::npos;
 }
 
 /// What a POST carries, read from the outgoing text.
 struct outgoing {
-  json::value id;       // null unless a request
-  std::string method;   // empty for responses
-  bool request = false; // has method and id: someone waits for an answer
+  json::value id;        // null unless a request
+  std::string method;    // empty for responses
+  bool request = false;  // has method and id: someone waits for an answer
   bool notification = false;
 };
 
@@ -199,7 +203,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
         endpoint_timer_.async_wait([weak = weak_from_this()](error_code ec) {
           auto self = weak.lock();
           if (ec || !self || self->endpoint_known_) return;
-          self->fail("Legacy SSE: no endpoint event within " + std::to_string(self->opt_.timeout.count()) + "ms");
+          self->fail("Legacy SSE: no endpoint event within " +
+                     std::to_string(self->opt_.timeout.count()) + "ms");
         });
       }
       spawn(run_legacy());
@@ -292,11 +297,14 @@ class http_transport final : public transport, public std::enable_shared_from_th
     listener_timer_.cancel();
     endpoint_timer_.cancel();
     abort_all();
-    if (auto* ev = std::exchange(events_, nullptr)) ev->on_closed(errc::transport_closed, std::move(reason));
+    if (auto* ev = std::exchange(events_, nullptr))
+      ev->on_closed(errc::transport_closed, std::move(reason));
   }
 
   void fail_later(std::string reason) {
-    asio::post(io_, [self = shared_from_this(), r = std::move(reason)]() mutable { self->fail(std::move(r)); });
+    asio::post(io_, [self = shared_from_this(), r = std::move(reason)]() mutable {
+      self->fail(std::move(r));
+    });
   }
 
   void listener_ready() {
@@ -339,13 +347,14 @@ class http_transport final : public transport, public std::enable_shared_from_th
     http_transport* t;
     connection* c;
     live_guard(http_transport* tt, connection* cc) : t(tt), c(cc) { t->live_.insert(c); }
-    ~live_guard() { t->live_.erase(c); }
+    ~live_guard() { t->live_.erase(t->live_.find(c)); }
     live_guard(const live_guard&) = delete;
     live_guard& operator=(const live_guard&) = delete;
   };
 
   // Resolves, connects and (for https) handshakes; each step bounded by the timeout.
-  awaitable<conn_ptr> open_connection(std::string& err, conn_ptr* slot = nullptr, bool bypass_closing = false) {
+  awaitable<conn_ptr> open_connection(std::string& err, conn_ptr* slot = nullptr,
+                                      bool bypass_closing = false) {
     auto self = shared_from_this();
     auto c = std::make_shared<connection>();
     if (origin_.tls) {
@@ -380,7 +389,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
     (void)ep;
     if ((closing_ && !bypass_closing) || failed_) co_return nullptr;
     if (cec) {
-      err = "cannot connect to " + where + ": " + (cec == beast::error::timeout ? std::string("timed out") : cec.message());
+      err = "cannot connect to " + where + ": " +
+            (cec == beast::error::timeout ? std::string("timed out") : cec.message());
       co_return nullptr;
     }
     c->lowest().socket().set_option(tcp::no_delay(true), cec);
@@ -413,8 +423,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
   // ---- requests and responses ---------------------------------------------------------------
 
-  request make_request(http::verb verb, const std::string& target, std::string body, std::string_view accept,
-                       const std::string& last_event_id = {}) {
+  request make_request(http::verb verb, const std::string& target, std::string body,
+                       std::string_view accept, const std::string& last_event_id = {}) {
     request req{verb, target, 11};
     req.set(http::field::host, origin_.host_header);
     req.set(http::field::user_agent, "mcpmux/" MCPMUX_VERSION);
@@ -458,22 +468,24 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
   // Reads the next piece of body into `chunk`; returns the bytes read. Clean end: p.is_done().
   awaitable<std::pair<error_code, std::size_t>> read_some(connection& c, response_parser& p,
-                                                           std::array<char, chunk_size>& chunk, bool timed) {
+                                                          std::array<char, chunk_size>& chunk,
+                                                          bool timed) {
     p.get().body().data = chunk.data();
     p.get().body().size = chunk.size();
     expire(c, timed);
     error_code ec;
     if (c.tls)
-      std::tie(ec, std::ignore) = co_await http::async_read(*c.tls, c.buf, p, use_tuple);
+      std::tie(ec, std::ignore) = co_await http::async_read_some(*c.tls, c.buf, p, use_tuple);
     else
-      std::tie(ec, std::ignore) = co_await http::async_read(*c.plain, c.buf, p, use_tuple);
+      std::tie(ec, std::ignore) = co_await http::async_read_some(*c.plain, c.buf, p, use_tuple);
     if (ec == http::error::need_buffer) ec = {};
     co_return std::pair{ec, chunk.size() - p.get().body().size};
   }
 
   // Reads the body up to `cap` bytes; `over` tells whether more was there (then the connection
   // is not reusable).
-  awaitable<error_code> read_body(connection& c, response_parser& p, std::size_t cap, std::string& out, bool& over) {
+  awaitable<error_code> read_body(connection& c, response_parser& p, std::size_t cap,
+                                  std::string& out, bool& over) {
     over = false;
     if (auto len = p.content_length(); len && *len > cap) {
       over = true;
@@ -494,8 +506,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
   // Feeds an event stream to the parser until it ends. Returns the error that ended it (none on a
   // clean end).
-  awaitable<error_code> read_events(connection& c, response_parser& p, stream_ctx& ctx, stream_role role,
-                                    bool timed) {
+  awaitable<error_code> read_events(connection& c, response_parser& p, stream_ctx& ctx,
+                                    stream_role role, bool timed) {
     std::array<char, chunk_size> chunk;
     auto on_event = [&](sse_event& ev) { on_stream_event(ev, ctx, role); };
     auto on_over = [&](std::size_t bytes) {
@@ -525,12 +537,14 @@ class http_transport final : public transport, public std::enable_shared_from_th
       if (ec) {
         log_.warn("malformed JSON in an SSE event: {}", clip(ev.data));
         ctx.answered = true;
-        deliver(make_error(ctx.want, rpc_code::parse_error, "Parse error: malformed JSON in SSE event"));
+        deliver(make_error(ctx.want, rpc_code::parse_error,
+                           "Parse error: malformed JSON in SSE event"));
         return;
       }
       if (const auto* o = v.if_object()) {
         const auto* id = o->if_contains("id");
-        if (id && *id == ctx.want && (o->contains("result") || o->contains("error"))) ctx.answered = true;
+        if (id && *id == ctx.want && (o->contains("result") || o->contains("error")))
+          ctx.answered = true;
       }
     }
     deliver(ev.data);
@@ -541,7 +555,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
   // Starts POSTs while connections are free. A notification is a barrier: later messages wait
   // until it is accepted, so that e.g. notifications/initialized reaches the server first.
   void pump() {
-    while (!queue_.empty() && !closing_ && !failed_ && !barrier_ && active_posts_ < opt_.max_connections) {
+    while (!queue_.empty() && !closing_ && !failed_ && !barrier_ &&
+           active_posts_ < opt_.max_connections) {
       if (legacy() && !endpoint_known_) return;
       if (!opt_.token_command.empty() && !token_fetched_) {
         if (!token_fetching_) spawn(initial_token());
@@ -581,8 +596,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
   void io_failure(const outgoing& out, error_code ec, std::string_view what) {
     if (closing_ || failed_) return;
     if (ec == beast::error::timeout) {
-      std::string msg = "HTTP request timed out after " + std::to_string(opt_.timeout.count()) + "ms (" +
-                        std::string(what) + ")";
+      std::string msg = "HTTP request timed out after " + std::to_string(opt_.timeout.count()) +
+                        "ms (" + std::string(what) + ")";
       log_.warn("{} {}", out.method.empty() ? "response" : out.method, msg);
       if (out.request) deliver_error(out.id, msg);
       return;
@@ -612,7 +627,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
       }
       live_guard guard(this, c.get());
       const std::string token_used = token_;
-      auto req = make_request(http::verb::post, target, text, "application/json, text/event-stream");
+      auto req =
+          make_request(http::verb::post, target, text, "application/json, text/event-stream");
       auto ec = co_await write_request(*c, req);
       response_parser p;
       p.body_limit(boost::none);
@@ -632,7 +648,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
       const unsigned status = res.result_int();
       if (status >= 300 && status < 400) {
         c->abort();
-        std::string msg = "HTTP " + std::to_string(status) + ": redirects are not followed for POST";
+        std::string msg =
+            "HTTP " + std::to_string(status) + ": redirects are not followed for POST";
         if (auto loc = res.find(http::field::location); loc != res.end())
           msg += " (Location: " + clip(loc->value(), error_text_cap) + ")";
         log_.warn("{}", msg);
@@ -668,13 +685,15 @@ class http_transport final : public transport, public std::enable_shared_from_th
         co_return;
       }
       const auto ctype = lower(media_type(res[http::field::content_type]));
-      if (status == 202 || status == 204 || p.is_done() || (ctype.empty() && p.content_length() && *p.content_length() == 0)) {
+      if (status == 202 || status == 204 || p.is_done() ||
+          (ctype.empty() && p.content_length() && *p.content_length() == 0)) {
         std::string body;
         bool over = false;
         auto bec = co_await read_body(*c, p, error_body_cap, body, over);
         release(c, !bec && !over && p.is_done() && p.keep_alive());
         if (out.request && status != 202 && status != 204 && !closing_ && !failed_)
-          deliver_error(out.id, "HTTP " + std::to_string(status) + " with an empty body: no response to request ID " +
+          deliver_error(out.id, "HTTP " + std::to_string(status) +
+                                    " with an empty body: no response to request ID " +
                                     id_text(out.id));
         co_return;
       }
@@ -702,19 +721,22 @@ class http_transport final : public transport, public std::enable_shared_from_th
     session_id_ = std::string(v);
   }
 
-  void on_http_error(const outgoing& out, unsigned status, const http::response_header<>& res, const std::string& body) {
+  void on_http_error(const outgoing& out, unsigned status, const http::response_header<>& res,
+                     const std::string& body) {
     if (status == 404 && !session_id_.empty() && !legacy()) {
       session_id_.clear();
       return fail("session expired (HTTP 404)");
     }
     if (status == 404 && legacy()) return fail("legacy endpoint returned HTTP 404 (session gone)");
-    if (status == 502 || status == 503) return fail("HTTP " + std::to_string(status) + " from the server");
+    if (status == 502 || status == 503)
+      return fail("HTTP " + std::to_string(status) + " from the server");
     std::string msg = "HTTP " + std::to_string(status) + ": " + clip(body, error_text_cap);
     if (auto it = res.find(http::field::www_authenticate); it != res.end())
       msg += " (WWW-Authenticate: " + clip(it->value(), error_text_cap) + ")";
     if (auto it = res.find("Mcp-Auth-Server"); it != res.end())
       msg += " (Mcp-Auth-Server: " + clip(it->value(), error_text_cap) + ")";
-    log_.warn("{} rejected: HTTP {}", out.method.empty() ? std::string("response") : out.method, status);
+    log_.warn("{} rejected: HTTP {}", out.method.empty() ? std::string("response") : out.method,
+              status);
     if (out.request) deliver_error(out.id, msg);
   }
 
@@ -728,8 +750,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
       const auto size = p.content_length().value_or(body.size());
       log_.warn("reply body over max_message_bytes ({} bytes); discarded", size);
       if (out.request)
-        deliver_error(out.id, "reply exceeds max_message_bytes (" + std::to_string(opt_.limits.max_message_bytes) +
-                                  " bytes)");
+        deliver_error(out.id, "reply exceeds max_message_bytes (" +
+                                  std::to_string(opt_.limits.max_message_bytes) + " bytes)");
       else
         oversize(static_cast<std::size_t>(size));
       co_return;
@@ -743,7 +765,9 @@ class http_transport final : public transport, public std::enable_shared_from_th
     auto v = json::parse(body, jec);
     if (jec) {
       log_.warn("malformed JSON reply: {}", clip(body));
-      if (out.request) deliver(make_error(out.id, rpc_code::parse_error, "Parse error: malformed JSON in the reply"));
+      if (out.request)
+        deliver(
+            make_error(out.id, rpc_code::parse_error, "Parse error: malformed JSON in the reply"));
       co_return;
     }
     if (auto* arr = v.if_array()) {
@@ -771,21 +795,24 @@ class http_transport final : public transport, public std::enable_shared_from_th
     std::size_t attempts = 0;
     while (attempts < max_resume_attempts && !closing_ && !failed_) {
       ++attempts;
-      auto delay = ctx.parser.retry() ? std::chrono::milliseconds(*ctx.parser.retry()) : default_retry;
+      auto delay =
+          ctx.parser.retry() ? std::chrono::milliseconds(*ctx.parser.retry()) : default_retry;
       delay = std::min<std::chrono::milliseconds>(delay, max_retry);
       asio::steady_timer t(io_);
       t.expires_after(delay);
       co_await t.async_wait(use_tuple);
       if (closing_ || failed_) co_return;
       std::string err;
-      conn_ptr c = co_await open_connection(err, role == stream_role::listener ? &listener_conn_ : nullptr);
+      conn_ptr c =
+          co_await open_connection(err, role == stream_role::listener ? &listener_conn_ : nullptr);
       if (!c) {
         log_.debug("resuming the stream failed: {}", err);
         continue;
       }
       live_guard guard(this, c.get());
       ctx.parser.reset();
-      auto req = make_request(http::verb::get, origin_.target, {}, "text/event-stream", ctx.parser.last_event_id());
+      auto req = make_request(http::verb::get, origin_.target, {}, "text/event-stream",
+                              ctx.parser.last_event_id());
       auto ec = co_await write_request(*c, req);
       response_parser p;
       p.body_limit(boost::none);
@@ -797,7 +824,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
         continue;
       }
       const auto status = p.get().result_int();
-      if (status != 200 || lower(media_type(p.get()[http::field::content_type])) != "text/event-stream") {
+      if (status != 200 ||
+          lower(media_type(p.get()[http::field::content_type])) != "text/event-stream") {
         c->abort();
         log_.debug("resuming the stream: HTTP {}; given up", status);
         co_return;
@@ -849,7 +877,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
     if (closing_ || failed_) co_return;
     if (ctx.parser.saw_id()) co_await resume(ctx, stream_role::listener);
     if (closing_ || failed_) co_return;
-    fail(ec ? "SSE listener stream failed: " + ec.message() : std::string("SSE listener stream ended"));
+    fail(ec ? "SSE listener stream failed: " + ec.message()
+            : std::string("SSE listener stream ended"));
   }
 
   // ---- legacy HTTP+SSE ----------------------------------------------------------------------
@@ -874,13 +903,16 @@ class http_transport final : public transport, public std::enable_shared_from_th
       std::string body;
       bool over = false;
       co_await read_body(*c, p, error_body_cap, body, over);
-      co_return fail("Legacy SSE: GET returned HTTP " + std::to_string(status) + ": " + clip(body, error_text_cap));
+      co_return fail("Legacy SSE: GET returned HTTP " + std::to_string(status) + ": " +
+                     clip(body, error_text_cap));
     }
-    if (ctype != "text/event-stream") co_return fail("Legacy SSE: GET returned Content-Type \"" + clip(ctype, 80) + "\"");
+    if (ctype != "text/event-stream")
+      co_return fail("Legacy SSE: GET returned Content-Type \"" + clip(ctype, 80) + "\"");
     stream_ctx ctx(opt_.limits.max_message_bytes);
     ec = co_await read_events(*c, p, ctx, stream_role::legacy, false);
     if (closing_ || failed_) co_return;
-    fail(ec ? "Legacy SSE stream closed: " + ec.message() : std::string("Legacy SSE stream closed"));
+    fail(ec ? "Legacy SSE stream closed: " + ec.message()
+            : std::string("Legacy SSE stream closed"));
   }
 
   void on_endpoint(const std::string& data) {
@@ -893,7 +925,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
     if (auto r = urls::resolve(*base, *ref, dest); !r)
       return fail("Legacy SSE: cannot resolve endpoint \"" + clip(ref_text, 200) + "\"");
     origin o;
-    if (auto e = parse_origin(dest.buffer(), o); !e.empty()) return fail("Legacy SSE: endpoint: " + e);
+    if (auto e = parse_origin(dest.buffer(), o); !e.empty())
+      return fail("Legacy SSE: endpoint: " + e);
     if (o.scheme != origin_.scheme || o.host != origin_.host || o.port != origin_.port)
       return fail("Legacy SSE: endpoint \"" + clip(std::string(dest.buffer()), 200) +
                   "\" is not on the same origin as the configured URL; refused");
@@ -908,7 +941,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
   awaitable<void> send_delete() {
     auto self = shared_from_this();
-    const auto budget = opt_.timeout.count() > 0 ? opt_.timeout : std::chrono::milliseconds(close_budget);
+    const auto budget =
+        opt_.timeout.count() > 0 ? opt_.timeout : std::chrono::milliseconds(close_budget);
     auto slot = std::make_shared<conn_ptr>();
     asio::steady_timer t(io_);
     t.expires_after(budget);
@@ -918,7 +952,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
     std::string err;
     conn_ptr c = co_await open_connection(err, slot.get(), true);
     if (c) {
-      auto req = make_request(http::verb::delete_, origin_.target, {}, "application/json, text/event-stream");
+      auto req = make_request(http::verb::delete_, origin_.target, {},
+                              "application/json, text/event-stream");
       auto ec = co_await write_request(*c, req);
       response_parser p;
       p.body_limit(boost::none);
@@ -944,8 +979,9 @@ class http_transport final : public transport, public std::enable_shared_from_th
     auto run = std::make_shared<token_run>(io_);
     error_code ec;
     std::vector<std::string> args{"-c", opt_.token_command};
-    run->proc.emplace(bp::default_process_launcher()(io_.get_executor(), ec, bp::filesystem::path("/bin/sh"), args,
-                                                     bp::process_stdio{nullptr, run->pipe, nullptr}));
+    run->proc.emplace(
+        bp::default_process_launcher()(io_.get_executor(), ec, bp::filesystem::path("/bin/sh"),
+                                       args, bp::process_stdio{nullptr, run->pipe, nullptr}));
     if (ec) {
       err = "cannot run token_command: " + ec.message();
       co_return std::nullopt;
@@ -1012,7 +1048,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   std::size_t queued_ = 0;
   std::size_t active_posts_ = 0;
   std::vector<conn_ptr> idle_;
-  std::set<connection*> live_;
+  std::multiset<connection*> live_;  // a pooled connection may be listed by two coroutines in turn
   std::string session_id_;
   std::string protocol_version_;
   std::string token_;
@@ -1032,7 +1068,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
 }  // namespace
 
-std::shared_ptr<transport> make_http_transport(asio::io_context& io, http_transport_options options) {
+std::shared_ptr<transport> make_http_transport(asio::io_context& io,
+                                               http_transport_options options) {
   return std::make_shared<http_transport>(io, std::move(options));
 }
 

@@ -30,7 +30,8 @@ class sse_parser {
   explicit sse_parser(std::size_t max_event) : max_event_(max_event) {}
 
   /// Feeds bytes; calls `on_event` per complete event, `on_oversize` per discarded event.
-  void feed(std::string_view data, const event_handler& on_event, const oversize_handler& on_oversize);
+  void feed(std::string_view data, const event_handler& on_event,
+            const oversize_handler& on_oversize);
 
   /// The id to send as Last-Event-ID on reconnection; empty when none was seen.
   const std::string& last_event_id() const { return last_id_; }
@@ -45,7 +46,8 @@ class sse_parser {
   std::size_t pending() const { return line_.size() + data_.size(); }
 
  private:
-  void on_line(std::string_view line, const event_handler& on_event, const oversize_handler& on_oversize);
+  void on_line(std::string_view line, const event_handler& on_event,
+               const oversize_handler& on_oversize);
   void field(std::string_view name, std::string_view value);
   void over_cap(std::size_t bytes);
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/error.hpp"
 #include "core/json_rpc.hpp"
 #include "core/log.hpp"
 #include "tests/fixtures/http_test_server.hpp"
@@ -19,10 +20,11 @@
 namespace mcpmux {
 namespace {
 
+namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using ::testing::HasSubstr;
 using test::http_exchange;
 using test::http_test_server;
+using ::testing::HasSubstr;
 
 // What the transport reports, plus an optional hook to answer server→client requests.
 struct recorder final : transport_events {
@@ -60,7 +62,8 @@ struct recorder final : transport_events {
   }
   std::size_t count_method(std::string_view method) const {
     std::size_t n = 0;
-    for (const auto& m : messages) n += m.find("\"method\":\"" + std::string(method) + "\"") != std::string::npos;
+    for (const auto& m : messages)
+      n += m.find("\"method\":\"" + std::string(method) + "\"") != std::string::npos;
     return n;
   }
 };
@@ -70,7 +73,9 @@ std::string error_message(const json::object& o) {
   if (!e || !e->is_object()) return {};
   return std::string(e->as_object().at("message").as_string());
 }
-std::int64_t error_code_of(const json::object& o) { return o.at("error").as_object().at("code").to_number<std::int64_t>(); }
+std::int64_t error_code_of(const json::object& o) {
+  return o.at("error").as_object().at("code").to_number<std::int64_t>();
+}
 
 json::object body_of(const http_exchange& ex) {
   boost::system::error_code ec;
@@ -89,7 +94,8 @@ std::string call(std::int64_t id, std::string_view method = "tools/call") {
 class HttpTransport : public ::testing::Test {
  protected:
   void SetUp() override {
-    set_log_sink([this](log_level, std::string_view, std::string_view msg) { logs.emplace_back(msg); });
+    set_log_sink(
+        [this](log_level, std::string_view, std::string_view msg) { logs.emplace_back(msg); });
     set_log_level(log_level::trace);
   }
   void TearDown() override {
@@ -216,7 +222,9 @@ TEST_F(HttpTransport, SessionIdProtocolVersionGet405AndExpiry) {
     if (ex.request().method == "GET") return ex.respond(405, "", "");
     auto b = body_of(ex);
     const int n = ++posts;
-    if (n == 1) return ex.respond(200, result_for(b.at("id")), "application/json", {{"Mcp-Session-Id", "sess-42"}});
+    if (n == 1)
+      return ex.respond(200, result_for(b.at("id")), "application/json",
+                        {{"Mcp-Session-Id", "sess-42"}});
     if (n == 2) return ex.respond(200, result_for(b.at("id")));
     ex.respond(404, "unknown session", "text/plain");
   });
@@ -262,7 +270,8 @@ TEST_F(HttpTransport, GetListenerDeliversNotificationsAndCloseSendsDelete) {
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   bool done = false;
   t->on_initialized("2025-06-18", 2000ms, [&] { done = true; });
-  ASSERT_TRUE(run_until([&] { return done && ev.count_method("notifications/tools/list_changed") == 1; }));
+  ASSERT_TRUE(
+      run_until([&] { return done && ev.count_method("notifications/tools/list_changed") == 1; }));
   t->close();
   const auto before = ev.messages.size();
   ASSERT_TRUE(run_until([&] { return s.count("DELETE") == 1; }));
@@ -279,7 +288,8 @@ TEST_F(HttpTransport, EstablishedListenerEndingClosesTransport) {
       ex.event(make_notification("notifications/message", json::object{}));
       return ex.end_sse();
     }
-    ex.respond(200, result_for(body_of(ex).at("id")), "application/json", {{"Mcp-Session-Id", "s1"}});
+    ex.respond(200, result_for(body_of(ex).at("id")), "application/json",
+               {{"Mcp-Session-Id", "s1"}});
   });
   open(options(s));
   t->send(call(1, "initialize"));
@@ -332,6 +342,49 @@ TEST_F(HttpTransport, PostStreamCutBeforeAnswerIsResumedWithLastEventId) {
   EXPECT_FALSE(ev.closed);
 }
 
+TEST_F(HttpTransport, ListenerCutAfterEventIdIsResumed) {
+  std::atomic<int> gets{0};
+  http_test_server s([&](http_exchange& ex) {
+    if (ex.request().method == "GET") {
+      const int n = ++gets;
+      ex.begin_sse();
+      if (n == 1) {
+        ex.raw("retry: 20\n\n");
+        ex.event(make_notification("notifications/first", json::object{}), "L1");
+        return ex.cut();
+      }
+      if (ex.request().header("last-event-id") == "L1")
+        ex.event(make_notification("notifications/second", json::object{}), "L2");
+      return ex.hold(5s);
+    }
+    ex.respond(200, result_for(body_of(ex).at("id")), "application/json",
+               {{"Mcp-Session-Id", "s1"}});
+  });
+  open(options(s));
+  t->send(call(1, "initialize"));
+  ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
+  bool done = false;
+  t->on_initialized("2025-11-25", 2000ms, [&] { done = true; });
+  ASSERT_TRUE(run_until([&] { return ev.count_method("notifications/second") == 1; }));
+  EXPECT_TRUE(done);
+  EXPECT_EQ(ev.count_method("notifications/first"), 1u);
+  EXPECT_EQ(gets.load(), 2);
+  EXPECT_FALSE(ev.closed);
+}
+
+TEST_F(HttpTransport, SendFailsWhenTheQueueIsFull) {
+  http_test_server s([&](http_exchange& ex) {
+    ex.begin_sse();
+    ex.hold(3s);
+  });
+  auto o = options(s, "/sse");
+  o.type = http_transport_options::kind::legacy_sse;
+  o.limits.max_queue_bytes = 100;
+  open(o);
+  EXPECT_FALSE(t->send(call(1)));
+  EXPECT_EQ(t->send(std::string(100, ' ')), make_error_code(errc::queue_full));
+}
+
 TEST_F(HttpTransport, SseEndingWithoutAnswerFailsTheRequest) {
   http_test_server s([&](http_exchange& ex) {
     ex.begin_sse();
@@ -379,7 +432,8 @@ TEST_F(HttpTransport, UnchangedTokenGives401ErrorWithHints) {
   std::ofstream(file) << "same";
   http_test_server s([&](http_exchange& ex) {
     ex.respond(401, "bad token", "text/plain",
-               {{"WWW-Authenticate", "Bearer error=\"invalid_token\""}, {"Mcp-Auth-Server", "https://auth.example"}});
+               {{"WWW-Authenticate", "Bearer error=\"invalid_token\""},
+                {"Mcp-Auth-Server", "https://auth.example"}});
   });
   auto o = options(s);
   o.token_command = "cat '" + file + "'";
@@ -421,7 +475,8 @@ TEST_F(HttpTransport, SlowReplyHitsTheTimeout) {
 }
 
 TEST_F(HttpTransport, MalformedJsonIsAParseError) {
-  http_test_server s([&](http_exchange& ex) { ex.respond(200, "{\"jsonrpc\":\"2.0\",", "application/json"); });
+  http_test_server s(
+      [&](http_exchange& ex) { ex.respond(200, "{\"jsonrpc\":\"2.0\",", "application/json"); });
   open(options(s));
   t->send(call(3));
   ASSERT_TRUE(run_until([&] { return ev.answer(3).has_value(); }));
@@ -430,7 +485,8 @@ TEST_F(HttpTransport, MalformedJsonIsAParseError) {
 
 TEST_F(HttpTransport, BodyOverTheCapIsAnError) {
   http_test_server s([&](http_exchange& ex) {
-    ex.respond(200, result_for(body_of(ex).at("id"), std::string(5000, 'x')), "application/json; charset=utf-8");
+    ex.respond(200, result_for(body_of(ex).at("id"), std::string(5000, 'x')),
+               "application/json; charset=utf-8");
   });
   auto o = options(s);
   o.limits.max_message_bytes = 1000;
@@ -460,7 +516,8 @@ TEST_F(HttpTransport, OversizeSseEventIsReported) {
 }
 
 TEST_F(HttpTransport, HttpErrorStatusBecomesErrorResponse) {
-  http_test_server s([&](http_exchange& ex) { ex.respond(500, "boom: " + std::string(1000, 'y'), "text/plain"); });
+  http_test_server s(
+      [&](http_exchange& ex) { ex.respond(500, "boom: " + std::string(1000, 'y'), "text/plain"); });
   open(options(s));
   t->send(call(8));
   ASSERT_TRUE(run_until([&] { return ev.answer(8).has_value(); }));
@@ -471,7 +528,9 @@ TEST_F(HttpTransport, HttpErrorStatusBecomesErrorResponse) {
 }
 
 TEST_F(HttpTransport, RedirectOnPostIsRefused) {
-  http_test_server s([&](http_exchange& ex) { ex.respond(307, "", "", {{"Location", "http://elsewhere/"}}); });
+  http_test_server s([&](http_exchange& ex) {
+    ex.respond(307, "", "", {{"Location", "http://elsewhere/"}});
+  });
   open(options(s));
   t->send(call(2));
   ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
@@ -542,7 +601,8 @@ struct legacy_server {
             ex.event(endpoint, {}, "endpoint");
             for (;;) {
               std::unique_lock lock(mu);
-              if (!cv.wait_for(lock, 5s, [&] { return !outbox.empty() || stop; })) return ex.end_sse();
+              if (!cv.wait_for(lock, 5s, [&] { return !outbox.empty() || stop; }))
+                return ex.end_sse();
               if (stop) return ex.end_sse();
               auto m = std::move(outbox.front());
               outbox.pop_front();
@@ -631,7 +691,8 @@ TEST_F(HttpTransport, LegacyEndpointMissingTimesOut) {
 TEST_F(HttpTransport, TlsWithCaFileSucceeds) {
   const auto dir = test::make_test_certificate();
   ASSERT_FALSE(dir.empty()) << "openssl req failed";
-  http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"), "tls")); }, dir);
+  http_test_server s(
+      [&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"), "tls")); }, dir);
   auto o = options(s);
   o.ca_file = dir + "/cert.pem";
   open(o);
@@ -654,7 +715,8 @@ TEST_F(HttpTransport, TlsWithCaFileSucceeds) {
 TEST_F(HttpTransport, TlsWithoutCaFileFailsVerification) {
   const auto dir = test::make_test_certificate();
   ASSERT_FALSE(dir.empty());
-  http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); }, dir);
+  http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); },
+                     dir);
   open(options(s));
   t->send(call(1));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
@@ -665,7 +727,8 @@ TEST_F(HttpTransport, TlsWithoutCaFileFailsVerification) {
 TEST_F(HttpTransport, TlsHostNameMismatchFails) {
   const auto dir = test::make_test_certificate("DNS:other.example");
   ASSERT_FALSE(dir.empty());
-  http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); }, dir);
+  http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); },
+                     dir);
   auto o = options(s);
   o.ca_file = dir + "/cert.pem";
   open(o);

@@ -19,7 +19,8 @@ struct collector {
 
   void feed(std::string_view data) {
     parser.feed(
-        data, [this](sse_event& ev) { events.push_back(ev); }, [this](std::size_t n) { oversize.push_back(n); });
+        data, [this](sse_event& ev) { events.push_back(ev); },
+        [this](std::size_t n) { oversize.push_back(n); });
   }
   void feed_bytewise(std::string_view data) {
     for (char c : data) feed(std::string_view(&c, 1));
@@ -81,8 +82,8 @@ TEST(SseParser, EmptyDataFieldDispatchesEmptyEvent) {
 }
 
 TEST(SseParser, AcceptsCrLfCrAndLfLineEndings) {
-  for (std::string_view text : {"data: a\r\ndata: b\r\n\r\n", "data: a\rdata: b\r\r", "data: a\ndata: b\n\n",
-                                "data: a\r\ndata: b\n\r\n"}) {
+  for (std::string_view text : {"data: a\r\ndata: b\r\n\r\n", "data: a\rdata: b\r\r",
+                                "data: a\ndata: b\n\n", "data: a\r\ndata: b\n\r\n"}) {
     collector c;
     c.feed(text);
     EXPECT_THAT(c.data(), ElementsAre("a\nb")) << text;
@@ -90,7 +91,8 @@ TEST(SseParser, AcceptsCrLfCrAndLfLineEndings) {
 }
 
 TEST(SseParser, EventSplitByteByByte) {
-  const std::string text = "id: 1\r\nevent: message\r\ndata: {\"x\":\r\ndata: 2}\r\n\r\ndata: next\r\r";
+  const std::string text =
+      "id: 1\r\nevent: message\r\ndata: {\"x\":\r\ndata: 2}\r\n\r\ndata: next\r\r";
   collector whole;
   whole.feed(text);
   collector bytes;
@@ -112,7 +114,9 @@ TEST(SseParser, CrLfSplitAcrossFeedsIsOneLineEnd) {
 
 TEST(SseParser, SkipsLeadingBomEvenWhenSplit) {
   collector c;
-  c.feed_bytewise("\xEF\xBB\xBF" "data: z\n\n");
+  c.feed_bytewise(
+      "\xEF\xBB\xBF"
+      "data: z\n\n");
   EXPECT_THAT(c.data(), ElementsAre("z"));
 }
 

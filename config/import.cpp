@@ -1,0 +1,874 @@
+// Reads other MCP clients' `mcpServers` / `servers` JSON into server_config; prints it as TOML.
+#include "config/import.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <utility>
+
+namespace json = boost::json;
+
+namespace mcpmux {
+namespace {
+
+// ~/.claude.json keeps per-project history next to the server lists and grows well beyond a
+// hand-written config; this cap only guards against a wrong path (a log, /dev/zero).
+constexpr std::size_t max_import_file_bytes = 64u << 20;
+constexpr std::size_t max_server_name = 64;
+constexpr std::int64_t max_timeout_ms = 2147483647;
+
+bool is_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+bool is_bare_key(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_name_char);
+}
+
+bool is_var_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c != '-' && is_name_char(c); });
+}
+
+bool is_header_name(std::string_view s) {
+  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           extra.find(c) != std::string_view::npos;
+  });
+}
+
+std::string sv(json::string_view s) {
+  return std::string(s.data(), s.size());
+}
+
+std::string doubled_dollars(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == '$') out += '$';
+  }
+  return out;
+}
+
+// Line and column (1-based) of a byte offset, for JSON syntax errors.
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// The text of a scalar JSON value given where a string was expected (8080 → "8080").
+std::optional<std::string> scalar_text(const json::value& v) {
+  if (v.is_string()) return sv(v.get_string());
+  if (v.is_int64() || v.is_uint64() || v.is_double() || v.is_bool()) return json::serialize(v);
+  return std::nullopt;
+}
+
+std::string_view kind_name(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return "a number";
+    case json::kind::string:
+      return "a string";
+    case json::kind::array:
+      return "an array";
+    case json::kind::object:
+      return "an object";
+  }
+  return "a value";
+}
+
+// Converts one server entry of a client config. `label` names it in notes.
+class server_importer {
+ public:
+  server_importer(bool vscode, std::vector<std::string>& notes) : vscode_(vscode), notes_(notes) {}
+
+  std::optional<server_config> run(const std::string& name, const json::value& v,
+                                   const std::string& label) {
+    label_ = label;
+    const json::object* o = v.if_object();
+    if (!o) {
+      note(fmt::format("is {}, not an object; skipped", kind_name(v)));
+      return std::nullopt;
+    }
+    server_config s;
+    s.name = sanitize_server_name(name);
+    if (s.name != name)
+      note(fmt::format("renamed to \"{}\" (server names are [A-Za-z0-9_-])", s.name));
+
+    const json::value* type_v = o->if_contains("type");
+    if (!type_v) type_v = o->if_contains("transportType");  // Cline, Roo Code
+    const json::value* url_v = o->if_contains("url");
+    if (!url_v) url_v = o->if_contains("serverUrl");  // Windsurf
+    const json::value* command_v = o->if_contains("command");
+
+    if (type_v) {
+      const json::string* t = type_v->if_string();
+      const std::string_view ts = t ? std::string_view(t->data(), t->size()) : "";
+      if (ts == "stdio") {
+        s.type = server_type::stdio;
+      } else if (ts == "http" || ts == "streamable-http" || ts == "streamableHttp" ||
+                 ts == "streamable_http") {
+        s.type = server_type::http;
+      } else if (ts == "sse") {
+        s.type = server_type::sse;
+      } else {
+        note(t ? fmt::format("type \"{}\" is not supported; skipped", ts)
+               : fmt::format("type is {}, not a string; skipped", kind_name(*type_v)));
+        return std::nullopt;
+      }
+    } else if (command_v) {
+      s.type = server_type::stdio;
+    } else if (url_v && url_v->is_string()) {
+      // Cursor and Windsurf pick the transport themselves; a URL ending in /sse is the legacy one.
+      std::string_view u(url_v->get_string().data(), url_v->get_string().size());
+      u = u.substr(0, u.find_first_of("?#"));
+      while (u.ends_with('/')) u.remove_suffix(1);
+      if (u.ends_with("/sse")) {
+        s.type = server_type::sse;
+        note("no type given; \"sse\" (legacy HTTP+SSE) assumed from the URL");
+      } else {
+        s.type = server_type::http;
+        note(
+            "no type given; \"http\" (Streamable HTTP) assumed; use type = \"sse\" for a legacy "
+            "HTTP+SSE server");
+      }
+    } else {
+      note("has neither \"command\" nor \"url\"; skipped");
+      return std::nullopt;
+    }
+    const bool stdio = s.type == server_type::stdio;
+
+    bool ok = true;
+    for (const auto& [kv, val] : *o) {
+      const std::string key = sv(kv);
+      if (key == "type" || key == "transportType") {
+        if (key == "transportType" && type_v != &val) note("transportType: ignored (type given)");
+      } else if (key == "command") {
+        if (!stdio) {
+          not_for(key, "remote");
+        } else if (auto c = string_value(key, val, "skipped")) {
+          if (c->empty()) {
+            note("command: empty; skipped");
+            ok = false;
+          }
+          s.command = std::move(*c);
+        } else {
+          ok = false;
+        }
+      } else if (key == "args") {
+        if (!stdio) {
+          not_for(key, "remote");
+        } else {
+          s.args = args(val);
+        }
+      } else if (key == "env") {
+        if (!stdio) {
+          not_for(key, "remote");
+        } else {
+          s.env = table(key, val, false);
+        }
+      } else if (key == "cwd") {
+        if (!stdio) {
+          not_for(key, "remote");
+        } else if (auto c = string_value(key, val)) {
+          if (c->starts_with('/') || c->starts_with("~/") || c->starts_with("${"))
+            s.cwd = std::move(*c);
+          else if (!c->empty())
+            note(fmt::format("cwd: \"{}\" is not an absolute path; not carried over", *c));
+        }
+      } else if (key == "url" || key == "serverUrl") {
+        if (stdio) {
+          not_for(key, "stdio");
+        } else if (url_v != &val) {
+          note(fmt::format("{}: ignored (url given)", key));
+        } else if (auto u = string_value(key, val, "skipped")) {
+          const bool valid = (u->starts_with("http://") && u->size() > 7) ||
+                             (u->starts_with("https://") && u->size() > 8) || u->starts_with("${");
+          if (!valid) {
+            note(fmt::format("{}: \"{}\" is not an http:// or https:// URL; skipped", key, *u));
+            ok = false;
+          }
+          s.url = std::move(*u);
+        } else {
+          ok = false;
+        }
+      } else if (key == "headers") {
+        if (stdio) {
+          not_for(key, "stdio");
+        } else {
+          s.headers = table(key, val, true);
+        }
+      } else if (key == "disabled") {
+        if (const bool* b = val.if_bool())
+          s.enabled = !*b;
+        else
+          note(fmt::format("disabled: is {}, not a boolean; not carried over", kind_name(val)));
+      } else if (key == "enabled") {
+        if (const bool* b = val.if_bool())
+          s.enabled = *b;
+        else
+          note(fmt::format("enabled: is {}, not a boolean; not carried over", kind_name(val)));
+      } else if (key == "timeout") {
+        timeout(val, s);
+      } else if (key == "autoApprove" || key == "alwaysAllow") {
+        note(fmt::format("{}: not carried over (approving calls is up to the client using mcpmux)",
+                         key));
+      } else if (key == "disabledTools") {
+        note("disabledTools: not carried over (mcpmux exposes every tool of a server)");
+      } else if (key == "envFile") {
+        const json::string* f = val.if_string();
+        note(fmt::format(
+            "envFile: {}not carried over; put these variables in env or in mcpmuxd's environment",
+            f ? fmt::format("\"{}\" ", sv(*f)) : std::string()));
+      } else {
+        note(fmt::format("{}: unknown key, not carried over", key));
+      }
+    }
+    if (stdio && !command_v) {
+      note("has no command; skipped");
+      return std::nullopt;
+    }
+    if (!stdio && !url_v) {
+      note("has no url; skipped");
+      return std::nullopt;
+    }
+    if (!ok) return std::nullopt;
+    return s;
+  }
+
+ private:
+  void note(std::string message) { notes_.push_back(fmt::format("{}: {}", label_, message)); }
+
+  void not_for(const std::string& key, std::string_view kind) {
+    note(fmt::format("{}: does not apply to {} servers; not carried over", key, kind));
+  }
+
+  std::optional<std::string> string_value(const std::string& key, const json::value& v,
+                                          std::string_view otherwise = "not carried over") {
+    if (const json::string* s = v.if_string()) return convert(sv(*s), key);
+    note(fmt::format("{}: is {}, not a string; {}", key, kind_name(v), otherwise));
+    return std::nullopt;
+  }
+
+  std::vector<std::string> args(const json::value& v) {
+    std::vector<std::string> out;
+    const json::array* a = v.if_array();
+    if (!a) {
+      note(fmt::format("args: is {}, not an array; not carried over", kind_name(v)));
+      return out;
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const json::value& e = (*a)[i];
+      const std::string key = fmt::format("args[{}]", i);
+      if (auto t = scalar_text(e)) {
+        if (!e.is_string())
+          note(fmt::format("{}: {} written as the string \"{}\"", key, kind_name(e), *t));
+        out.push_back(convert(*t, key));
+      } else {
+        note(fmt::format("{}: is {}; dropped", key, kind_name(e)));
+      }
+    }
+    return out;
+  }
+
+  std::map<std::string, std::string> table(const std::string& key, const json::value& v,
+                                           bool headers) {
+    std::map<std::string, std::string> out;
+    const json::object* o = v.if_object();
+    if (!o) {
+      note(fmt::format("{}: is {}, not an object; not carried over", key, kind_name(v)));
+      return out;
+    }
+    for (const auto& [kv, val] : *o) {
+      const std::string name = sv(kv);
+      const std::string sub = fmt::format("{}.{}", key, name);
+      const bool valid_name =
+          headers ? is_header_name(name)
+                  : !name.empty() && name.find_first_of(std::string_view("=\0", 2)) == name.npos;
+      if (!valid_name) {
+        note(fmt::format("{}: not a valid {} name; dropped", sub,
+                         headers ? "header" : "environment variable"));
+        continue;
+      }
+      auto t = scalar_text(val);
+      if (!t) {
+        note(fmt::format("{}: is {}; dropped", sub, kind_name(val)));
+        continue;
+      }
+      if (!val.is_string())
+        note(fmt::format("{}: {} written as the string \"{}\"", sub, kind_name(val), *t));
+      if (headers && t->find_first_of(std::string_view("\r\n\0", 3)) != t->npos) {
+        note(fmt::format("{}: value contains CR, LF or NUL; dropped", sub));
+        continue;
+      }
+      out.emplace(name, convert(*t, sub));
+    }
+    return out;
+  }
+
+  // Some clients (Cline, Roo Code) give `timeout` in seconds.
+  void timeout(const json::value& v, server_config& s) {
+    double secs = 0;
+    if (v.is_int64())
+      secs = static_cast<double>(v.get_int64());
+    else if (v.is_uint64())
+      secs = static_cast<double>(v.get_uint64());
+    else if (v.is_double())
+      secs = v.get_double();
+    else
+      return note(fmt::format("timeout: is {}, not a number; not carried over", kind_name(v)));
+    if (!(secs > 0))
+      return note(fmt::format("timeout: {} is not positive; not carried over", json::serialize(v)));
+    const double ms = std::min(std::round(secs * 1000), static_cast<double>(max_timeout_ms));
+    s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+    note(fmt::format("timeout: {} read as seconds (timeout_ms = {})", json::serialize(v),
+                     s.timeout->count()));
+  }
+
+  // Rewrites a client's string into mcpmux's `${VAR}` template syntax (see import_result).
+  std::string convert(std::string_view in, const std::string& key) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < in.size()) {
+      const char c = in[i];
+      if (c != '$') {
+        out += c;
+        ++i;
+        continue;
+      }
+      if (i + 1 < in.size() && in[i + 1] == '$') {
+        out += "$$$$";
+        i += 2;
+        continue;
+      }
+      if (i + 1 >= in.size() || in[i + 1] != '{') {
+        out += '$';  // a lone `$` stays literal in mcpmux too
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 2;
+      int depth = 1;
+      while (j < in.size()) {
+        if (in[j] == '$' && j + 1 < in.size() && in[j + 1] == '{') {
+          ++depth;
+          j += 2;
+          continue;
+        }
+        if (in[j] == '}' && --depth == 0) break;
+        ++j;
+      }
+      if (j >= in.size()) {  // unterminated: literal text
+        out += "$$";
+        ++i;
+        continue;
+      }
+      const std::string_view body = in.substr(i + 2, j - i - 2);
+      i = j + 1;
+      const std::size_t sep = body.find(":-");
+      const std::string_view name = body.substr(0, sep);
+      if (body.starts_with("env:") && is_var_name(body.substr(4))) {
+        out += fmt::format("${{{}}}", body.substr(4));
+      } else if (body == "userHome") {
+        out += "${HOME}";
+      } else if (is_var_name(name) && !vscode_ && !is_editor_variable(name)) {
+        out += fmt::format("${{{}", name);
+        if (sep != std::string_view::npos) out += ":-" + convert(body.substr(sep + 2), key);
+        out += '}';
+      } else {
+        note(fmt::format("{}: \"${{{}}}\" cannot be resolved by mcpmux; kept as literal text", key,
+                         body));
+        out += fmt::format("$${{{}}}", doubled_dollars(body));
+      }
+    }
+    return out;
+  }
+
+  static bool is_editor_variable(std::string_view name) {
+    for (std::string_view v : {"workspaceFolder", "workspaceFolderBasename", "workspaceRoot",
+                               "pathSeparator", "fileWorkspaceFolder"}) {
+      if (name == v) return true;
+    }
+    return false;
+  }
+
+  bool vscode_;
+  std::vector<std::string>& notes_;
+  std::string label_;
+};
+
+std::string server_label(std::string_view name, std::string_view project) {
+  if (project.empty()) return fmt::format("server \"{}\"", name);
+  return fmt::format("server \"{}\" (project {})", name, project);
+}
+
+bool add_unique(std::vector<server_config>& list, server_config s, std::vector<std::string>& notes,
+                const std::string& label) {
+  auto taken = [&](std::string_view n) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const server_config& x) { return x.name == n; });
+  };
+  auto same = std::find_if(list.begin(), list.end(),
+                           [&](const server_config& x) { return x.name == s.name; });
+  if (same == list.end()) {
+    list.push_back(std::move(s));
+    return true;
+  }
+  if (*same == s) {
+    notes.push_back(
+        fmt::format("{}: same as server \"{}\" imported before; not repeated", label, s.name));
+    return false;
+  }
+  for (int k = 2;; ++k) {
+    const std::string suffix = fmt::format("-{}", k);
+    std::string candidate = s.name.substr(0, max_server_name - suffix.size()) + suffix;
+    if (!taken(candidate)) {
+      notes.push_back(fmt::format("{}: name \"{}\" already taken; imported as \"{}\"", label,
+                                  s.name, candidate));
+      s.name = std::move(candidate);
+      list.push_back(std::move(s));
+      return true;
+    }
+  }
+}
+
+void import_servers(const json::object& servers, bool vscode, std::string_view project,
+                    import_result& r) {
+  server_importer im(vscode, r.notes);
+  for (const auto& [k, v] : servers) {
+    const std::string name = sv(k);
+    const std::string label = server_label(name, project);
+    if (auto s = im.run(name, v, label)) add_unique(r.servers, std::move(*s), r.notes, label);
+  }
+}
+
+void note_inputs(const json::value* inputs, import_result& r) {
+  if (!inputs) return;
+  const json::array* a = inputs->if_array();
+  if (!a || a->empty()) return;
+  std::string ids;
+  for (const json::value& e : *a) {
+    const json::object* o = e.if_object();
+    const json::value* id = o ? o->if_contains("id") : nullptr;
+    if (id && id->is_string())
+      ids += fmt::format("{}\"{}\"", ids.empty() ? "" : ", ", sv(id->get_string()));
+  }
+  r.notes.push_back(fmt::format(
+      "inputs: {} prompted value{} ({}) cannot be carried over; use ${{VAR}} from mcpmuxd's "
+      "environment instead",
+      a->size(), a->size() == 1 ? "" : "s", ids));
+}
+
+// Appends one UTF-8 sequence starting at s[i] (advancing i), or \uFFFD for an invalid byte.
+void append_utf8(std::string_view s, std::size_t& i, std::string& out) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  std::size_t len = 0;
+  std::uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2, cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3, cp = c & 0x0Fu;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4, cp = c & 0x07u;
+  }
+  bool valid = len != 0 && i + len <= s.size();
+  for (std::size_t k = 1; valid && k < len; ++k) {
+    if ((b(i + k) & 0xC0u) != 0x80u) valid = false;
+    cp = (cp << 6) | (b(i + k) & 0x3Fu);
+  }
+  if (valid) {
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not valid UTF-8.
+    const std::uint32_t min = len == 2 ? 0x80u : len == 3 ? 0x800u : 0x10000u;
+    valid = cp >= min && cp <= 0x10FFFFu && (cp < 0xD800u || cp > 0xDFFFu);
+  }
+  if (!valid) {
+    out += "\\uFFFD";
+    ++i;
+    return;
+  }
+  out.append(s.substr(i, len));
+  i += len;
+}
+
+std::string toml_key(std::string_view k) {
+  return is_bare_key(k) ? std::string(k) : toml_quote(k);
+}
+
+std::string toml_string(std::string_view s, toml_strings mode) {
+  return toml_quote(mode == toml_strings::literal ? doubled_dollars(s) : std::string(s));
+}
+
+std::string toml_array(const std::vector<std::string>& v, toml_strings mode) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ", ";
+    out += toml_string(v[i], mode);
+  }
+  return out + "]";
+}
+
+std::string toml_inline_table(const std::map<std::string, std::string>& m, toml_strings mode) {
+  if (m.empty()) return "{}";
+  std::string out = "{ ";
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out += ", ";
+    first = false;
+    out += fmt::format("{} = {}", toml_key(k), toml_string(v, mode));
+  }
+  return out + " }";
+}
+
+}  // namespace
+
+std::string sanitize_server_name(std::string_view raw) {
+  std::string out;
+  for (char c : raw) {
+    if (out.size() == max_server_name) break;
+    out += is_name_char(c) ? c : '_';
+  }
+  if (out.empty()) out = "server";
+  return out;
+}
+
+bool add_unique_server(std::vector<server_config>& list, server_config s,
+                       std::vector<std::string>& notes) {
+  const std::string label = server_label(s.name, "");
+  return add_unique(list, std::move(s), notes, label);
+}
+
+import_outcome import_mcp_json(std::string_view text) {
+  import_outcome out;
+  json::parse_options opt;
+  opt.allow_comments = true;  // VS Code's files are JSON with comments and trailing commas
+  opt.allow_trailing_commas = true;
+  opt.max_depth = 256;
+  json::stream_parser p(json::storage_ptr(), opt);
+  json::error_code ec;
+  std::size_t n = p.write_some(text.data(), text.size(), ec);
+  if (!ec && n < text.size()) {
+    // write_some stops after one complete value; only whitespace may follow.
+    const std::size_t rest = text.find_first_not_of(" \t\r\n", n);
+    if (rest != std::string_view::npos) {
+      auto [line, col] = line_column(text, rest);
+      out.error =
+          fmt::format("line {}, column {}: unexpected text after the JSON value", line, col);
+      return out;
+    }
+  }
+  if (!ec) p.finish(ec);
+  if (ec) {
+    auto [line, col] = line_column(text, n);
+    out.error = fmt::format("line {}, column {}: invalid JSON: {}", line, col, ec.message());
+    return out;
+  }
+  const json::value root = p.release();
+  const json::object* top = root.if_object();
+  if (!top) {
+    out.error = fmt::format("expected a JSON object at the top level, got {}", kind_name(root));
+    return out;
+  }
+
+  import_result r;
+  bool found = false;
+  auto take = [&](const json::value* v, std::string_view where, bool vscode,
+                  std::string_view project) -> bool {
+    if (!v) return true;
+    const json::object* o = v->if_object();
+    if (!o) {
+      out.error = fmt::format("\"{}\" is {}, expected an object", where, kind_name(*v));
+      return false;
+    }
+    found = true;
+    import_servers(*o, vscode, project, r);
+    return true;
+  };
+
+  if (!take(top->if_contains("mcpServers"), "mcpServers", false, "")) return out;
+  if (found) r.format = "mcpServers";
+  // ~/.claude.json: servers local to a project, under projects.<path>.mcpServers.
+  if (const json::value* projects = top->if_contains("projects")) {
+    if (const json::object* po = projects->if_object()) {
+      for (const auto& [path, pv] : *po) {
+        const json::object* proj = pv.if_object();
+        if (!proj) continue;
+        const std::string where = fmt::format("projects.{}.mcpServers", sv(path));
+        if (!take(proj->if_contains("mcpServers"), where, false, sv(path))) return out;
+        if (found && r.format.empty()) r.format = "mcpServers";
+      }
+    }
+  }
+  // VS Code: .vscode/mcp.json has `servers` and `inputs`; settings.json nests both under `mcp`.
+  if (!found) {
+    const json::object* vs = top;
+    std::string_view where = "servers";
+    if (!top->contains("servers")) {
+      if (const json::value* mcp = top->if_contains("mcp"); mcp && mcp->is_object()) {
+        vs = &mcp->get_object();
+        where = "mcp.servers";
+      }
+    }
+    if (!take(vs->if_contains("servers"), where, true, "")) return out;
+    if (found) {
+      r.format = "servers";
+      note_inputs(vs->if_contains("inputs"), r);
+    }
+  }
+  if (!found) {
+    out.error =
+        "no \"mcpServers\" or \"servers\" object found; not a Claude, Cursor, Windsurf or VS "
+        "Code MCP configuration";
+    return out;
+  }
+  out.value = std::move(r);
+  return out;
+}
+
+std::optional<std::string> read_text_file(const std::string& path, std::size_t max_bytes,
+                                          std::string& error, bool* missing) {
+  if (missing) *missing = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (missing) *missing = errno == ENOENT || errno == ENOTDIR;
+    error = fmt::format("cannot open: {}", std::strerror(errno));
+    return std::nullopt;
+  }
+  struct fd_closer {
+    int fd;
+    ~fd_closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    error = fmt::format("cannot stat: {}", std::strerror(errno));
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = "not a regular file";
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = fmt::format("cannot read: {}", std::strerror(errno));
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes) {
+      error = fmt::format("file is larger than {} bytes", max_bytes);
+      return std::nullopt;
+    }
+  }
+  return text;
+}
+
+import_outcome import_mcp_file(const std::string& path, bool* missing) {
+  import_outcome out;
+  auto text = read_text_file(path, max_import_file_bytes, out.error, missing);
+  if (!text) return out;
+  return import_mcp_json(*text);
+}
+
+merge_outcome merge_into_config(std::string_view existing, const std::string& path,
+                                const std::vector<server_config>& servers, std::string_view comment,
+                                env_lookup lookup) {
+  merge_outcome out;
+  config_result current = parse_config(existing, path, lookup);
+  if (!current.value) {
+    out.errors = std::move(current.errors);
+    return out;
+  }
+  std::vector<server_config> fresh;
+  for (const server_config& s : servers) {
+    const bool present = std::any_of(current.value->servers.begin(), current.value->servers.end(),
+                                     [&](const server_config& x) { return x.name == s.name; });
+    (present ? out.skipped : out.added).push_back(s.name);
+    if (!present) fresh.push_back(s);
+  }
+  std::string text(existing);
+  if (fresh.empty()) {
+    out.text = std::move(text);
+    return out;
+  }
+  if (!text.empty() && !text.ends_with('\n')) text += '\n';
+  if (!text.empty()) text += '\n';
+  if (!comment.empty()) text += fmt::format("# {}\n", comment);
+  text += to_toml(fresh);
+  config_result merged = parse_config(text, path, lookup);
+  if (!merged.value) {
+    out.errors = std::move(merged.errors);
+    return out;
+  }
+  out.text = std::move(text);
+  return out;
+}
+
+std::string write_file_atomically(const std::string& path_in, std::string_view text) {
+  std::string path = path_in;
+  // Dotfile managers link config files; replacing the link itself would detach it.
+  if (char* real = ::realpath(path_in.c_str(), nullptr)) {
+    path = real;
+    std::free(real);
+  }
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // mkdir -p, each new level private: the config may hold tokens.
+  for (std::size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
+      return fmt::format("cannot create directory {}: {}", prefix, std::strerror(errno));
+  }
+  mode_t mode = 0600;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  std::string tmp = fmt::format("{}/.{}.XXXXXX", dir, base);
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0)
+    return fmt::format("cannot create a temporary file in {}: {}", dir, std::strerror(errno));
+  auto fail = [&](std::string_view what) {
+    std::string msg = fmt::format("cannot {} {}: {}", what, tmp, std::strerror(errno));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return msg;
+  };
+  if (::fchmod(fd, mode) != 0) return fail("set the mode of");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("write");
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("sync");
+  if (::close(fd) != 0) {
+    std::string msg = fmt::format("cannot write {}: {}", tmp, std::strerror(errno));
+    ::unlink(tmp.c_str());
+    return msg;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string msg = fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno));
+    ::unlink(tmp.c_str());
+    return msg;
+  }
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);  // make the rename itself durable; failure here loses nothing already visible
+    ::close(dfd);
+  }
+  return {};
+}
+
+std::string toml_quote(std::string_view s) {
+  std::string out = "\"";
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      append_utf8(s, i, out);
+      continue;
+    }
+    ++i;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7F)
+          out += fmt::format("\\u{:04X}", static_cast<unsigned>(c));
+        else
+          out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string to_toml(const server_config& s, toml_strings mode) {
+  const server_config defaults;
+  const bool stdio = s.type == server_type::stdio;
+  std::string out = fmt::format("[servers.{}]\n", toml_key(s.name));
+  auto line = [&](std::string_view key, const std::string& value) {
+    out += fmt::format("{} = {}\n", key, value);
+  };
+  if (!stdio) line("type", toml_quote(to_string(s.type)));
+  if (stdio || !s.command.empty()) line("command", toml_string(s.command, mode));
+  if (!s.args.empty()) line("args", toml_array(s.args, mode));
+  if (!s.env.empty()) line("env", toml_inline_table(s.env, mode));
+  if (!s.cwd.empty()) line("cwd", toml_string(s.cwd, mode));
+  if (!stdio || !s.url.empty()) line("url", toml_string(s.url, mode));
+  if (!s.headers.empty()) line("headers", toml_inline_table(s.headers, mode));
+  if (!s.ca_file.empty()) line("ca_file", toml_string(s.ca_file, mode));
+  if (!s.token_command.empty()) line("token_command", toml_string(s.token_command, mode));
+  if (s.timeout) line("timeout_ms", std::to_string(s.timeout->count()));
+  if (!s.enabled) line("enabled", "false");
+  if (s.prefix) line("prefix", toml_quote(*s.prefix));
+  if (!s.roots.empty()) line("roots", toml_array(s.roots, mode));
+  if (s.retry_calls != defaults.retry_calls) line("retry_calls", s.retry_calls ? "true" : "false");
+  if (s.reset_timeout_on_progress != defaults.reset_timeout_on_progress)
+    line("reset_timeout_on_progress", s.reset_timeout_on_progress ? "true" : "false");
+  if (s.max_timeout != defaults.max_timeout)
+    line("max_timeout_ms", std::to_string(s.max_timeout.count()));
+  if (s.ping_interval != defaults.ping_interval)
+    line("ping_interval_ms", std::to_string(s.ping_interval.count()));
+  return out;
+}
+
+std::string to_toml(const std::vector<server_config>& servers, toml_strings mode) {
+  std::string out;
+  for (const server_config& s : servers) {
+    if (!out.empty()) out += '\n';
+    out += to_toml(s, mode);
+  }
+  return out;
+}
+
+}  // namespace mcpmux
