@@ -20,8 +20,8 @@ enum class server_type {
 
 std::string_view to_string(server_type t);
 
-/// One `[servers.NAME]` table. All strings are already `${VAR}`-expanded.
-struct server_config {
+/// Everything a `[servers.NAME]` table sets. All strings are already `${VAR}`-expanded.
+struct server_settings {
   std::string name;                           ///< the table key; unique
   server_type type = server_type::stdio;      ///< `type`, default "stdio"
   std::string command;                        ///< stdio: program (looked up in PATH)
@@ -40,12 +40,21 @@ struct server_config {
   std::chrono::milliseconds ping_interval{0}; ///< liveness pings; 0 = off; two misses → reconnect
   bool reset_timeout_on_progress = true;      ///< progress from the server restarts a call's timeout
   std::chrono::milliseconds max_timeout{600000}; ///< cap on a call extended by progress; 0 = none
-  int line = 0;                               ///< line of the table header in the config file (for messages)
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
-  /// Equality of everything that affects the running upstream (used by reload and the tool cache).
-  bool operator==(const server_config&) const = default;
+  bool operator==(const server_settings&) const = default;
+};
+
+/// One `[servers.NAME]` table and where it stands in the file.
+struct server_config : server_settings {
+  int line = 0;  ///< line of the table header in the config file (for messages)
+
+  /// Equality of the settings only: a table that merely moved in the file is the same server
+  /// (reload leaves it running).
+  bool operator==(const server_config& o) const {
+    return static_cast<const server_settings&>(*this) == static_cast<const server_settings&>(o);
+  }
 };
 
 /// The `[daemon]` table.

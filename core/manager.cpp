@@ -545,7 +545,8 @@ std::variant<json::value, rpc_error> manager::reload() {
     warnings.push_back(json::string(w));
   }
   // The socket is bound once; everything else applies now.
-  if (next.daemon.socket != cfg_.daemon.socket) restart_required.push_back("daemon.socket");
+  if (info_.socket_for && info_.socket_for(next.daemon) != info_.socket_path)
+    restart_required.push_back("daemon.socket");
   if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
 
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;

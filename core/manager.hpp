@@ -34,6 +34,9 @@ struct daemon_info {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
   std::function<config_result()> reload_config;
+  /// The socket a configuration would listen on (command line and environment applied), to
+  /// tell whether a reload needs a restart.
+  std::function<std::string(const daemon_config&)> socket_for;
   /// Called after every catalogue rebuild (server states changed): for the systemd STATUS line.
   std::function<void()> on_change;
 };

@@ -115,6 +115,9 @@ int run_daemon(const daemon_options& opt) {
   daemon_info info;
   info.socket_path = socket_path;
   info.config_path = cfg.source;
+  info.socket_for = [explicit_socket = opt.socket_path](const daemon_config& d) {
+    return resolve_socket_path(explicit_socket, &d);
+  };
   info.reload_config = [path = opt.config_path, &reloading] {
     reloading = true;
     sd_notify("RELOADING=1");

@@ -1,12 +1,16 @@
 // mcpmux: the command-line client of mcpmuxd (stdio bridge, status, tools, call, logs, control).
 
+#include "daemon/mcpmux_import.hpp"
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,6 +69,7 @@ struct failure {
   std::string message;
   std::string detail;
   bool from_daemon = false;  ///< the daemon answered with a JSON-RPC error
+  int sys_errno = 0;         ///< errno behind a failed connect, when that is what failed
 };
 
 template <class T>
@@ -176,7 +181,11 @@ outcome<unique_fd> dial(const std::string& path, milliseconds timeout) {
   } while (rc < 0 && errno == EINTR);
   if (rc < 0) {
     int err = errno;
-    if (err == ENOENT || err == ECONNREFUSED) return no_daemon(path);
+    if (err == ENOENT || err == ECONNREFUSED) {
+      failure f = no_daemon(path);
+      f.sys_errno = err;
+      return f;
+    }
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINPROGRESS) {
       return fail(
           fmt::format("timed out after {} ms connecting to {} (the daemon accepts no "
@@ -288,14 +297,47 @@ class daemon_client {
       if (ec) return fail(fmt::format("the daemon sent invalid JSON: {}", ec.message()));
       if (!reply.is_object()) continue;
       if (member(reply, "method") != nullptr) {
-        if (member(reply, "id") != nullptr) answer_peer_request(reply.get_object(), deadline);
-        continue;  // notifications (progress, list_changed, log messages) are not ours to show
+        if (member(reply, "id") != nullptr) {
+          answer_peer_request(reply.get_object(), deadline);
+        } else if (member_string(reply, "method") == std::string_view(log_notification) &&
+                   stashed_.size() < max_stashed) {
+          stashed_.push_back(std::move(reply));  // a follower shows these after the answer
+        }
+        continue;  // other notifications (progress, list_changed) are not ours to show
       }
       const json::value* rid = member(reply, "id");
       if (rid == nullptr || !is_id(*rid, id)) continue;
       if (const json::value* err = member(reply, "error")) return rpc_failure(*err, method);
       if (const json::value* result = member(reply, "result")) return *result;
       return fail(fmt::format("the daemon's answer to {} has neither result nor error", method));
+    }
+  }
+
+  /// Waits, without a deadline, for the next `notifications/mcpmux/log`. nullopt when the
+  /// daemon closed the connection or `stop` was set by a signal handler meanwhile.
+  outcome<std::optional<json::value>> next_log_notification(const volatile sig_atomic_t* stop) {
+    stop_ = stop;
+    for (;;) {
+      if (!stashed_.empty()) {
+        json::value v = std::move(stashed_.front());
+        stashed_.erase(stashed_.begin());
+        return std::optional<json::value>(std::move(v));
+      }
+      if (*stop != 0) return std::optional<json::value>();
+      auto line = read_line(clock_type::time_point::max(), "mcpmux/logs", 0);
+      if (!line) {
+        if (eof_ || *stop != 0) return std::optional<json::value>();
+        return line.error();
+      }
+      boost::system::error_code ec;
+      json::value msg = parse_json(*line, ec);
+      if (ec) return fail(fmt::format("the daemon sent invalid JSON: {}", ec.message()));
+      if (!msg.is_object() || member(msg, "method") == nullptr) continue;
+      if (member(msg, "id") != nullptr) {
+        answer_peer_request(msg.get_object(), clock_type::now() + timeout_);
+      } else if (member_string(msg, "method") == std::string_view(log_notification)) {
+        return std::optional<json::value>(std::move(msg));
+      }
     }
   }
 
@@ -320,13 +362,26 @@ class daemon_client {
     failure f = fail(message && !message->empty() ? std::string(*message)
                                                   : fmt::format("{} failed", method));
     if (const json::value* data = member(err, "data"); data != nullptr && !data->is_null()) {
-      f.detail = data->is_string() ? std::string(data->get_string()) : json::serialize(*data);
+      const json::value* errors = member(*data, "errors");
+      if (errors != nullptr && errors->is_array()) {
+        // mcpmux/reload: one "file:line: key: message" per line.
+        for (const json::value& e : errors->get_array()) {
+          if (!f.detail.empty()) f.detail += '\n';
+          f.detail += e.is_string() ? std::string(e.get_string()) : json::serialize(e);
+        }
+      } else {
+        f.detail = data->is_string() ? std::string(data->get_string()) : json::serialize(*data);
+      }
     }
     f.from_daemon = true;
     return f;
   }
 
-  // Waits until fd_ is ready for `events` or the deadline passes; false on timeout.
+  static constexpr std::string_view log_notification = "notifications/mcpmux/log";
+  static constexpr std::size_t max_stashed = 10'000;
+
+  // Waits until fd_ is ready for `events` or the deadline passes; false on timeout, or when
+  // a signal handler set *stop_.
   bool wait_for(short events, clock_type::time_point deadline) {
     for (;;) {
       auto left = std::chrono::ceil<milliseconds>(deadline - clock_type::now()).count();
@@ -335,6 +390,7 @@ class daemon_client {
       int rc = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, INT32_MAX)));
       if (rc > 0) return true;
       if (rc < 0 && errno != EINTR) return true;  // let the following I/O call report it
+      if (stop_ != nullptr && *stop_ != 0) return false;
     }
   }
 
@@ -384,10 +440,12 @@ class daemon_client {
       inbuf_.resize(old_size + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
       if (n > 0) continue;
       if (n == 0) {
+        eof_ = true;
         return fail(fmt::format("the daemon closed the connection before answering {}", method));
       }
       if (err == EAGAIN || err == EWOULDBLOCK) {
         if (!wait_for(POLLIN, deadline)) {
+          if (stop_ != nullptr && *stop_ != 0) return fail("interrupted");
           cancel(id);
           return fail(
               fmt::format("no answer from the daemon to {} within {} ms (raise it with "
@@ -427,7 +485,10 @@ class daemon_client {
   std::int64_t next_id_ = 1;
   bool initialized_ = false;
   std::string inbuf_;
-  std::size_t scanned_ = 0;  // bytes of inbuf_ already known to hold no newline
+  std::size_t scanned_ = 0;                      // bytes of inbuf_ already known to hold no newline
+  bool eof_ = false;                             // the daemon closed the connection
+  std::vector<json::value> stashed_;             // log notifications seen while awaiting an answer
+  const volatile sig_atomic_t* stop_ = nullptr;  // set by a signal handler: stop waiting
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -790,8 +851,200 @@ failure unexpected_answer(std::string_view method) {
   return fail(fmt::format("unexpected answer from the daemon to {}", method));
 }
 
-outcome<exit_status> run_connect(const context& ctx, const parsed_args&) {
+// ---------------------------------------------------------------------------------------------
+// connect --spawn: start mcpmuxd when nothing answers on the socket
+
+/// How long a freshly started daemon gets to accept connections.
+constexpr milliseconds spawn_wait{5'000};
+/// How long to wait for another client that is starting the daemon (it needs spawn_wait).
+constexpr milliseconds spawn_lock_wait{3 * spawn_wait};
+
+/// `mkdir -p` with `mode` for the directories it creates; false (errno set) on failure.
+bool make_dirs(const std::string& dir, mode_t mode) {
+  if (dir.empty()) return true;
+  for (std::size_t pos = 1;; ++pos) {
+    pos = dir.find('/', pos);
+    const std::string part = dir.substr(0, pos);
+    if (::mkdir(part.c_str(), mode) != 0 && errno != EEXIST) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+std::string parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// mcpmuxd next to this executable, else the bare name for a PATH search.
+std::string daemon_program() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) {
+    std::string candidate = parent_dir(std::string(buf, static_cast<std::size_t>(n))) + "/mcpmuxd";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "mcpmuxd";
+}
+
+/// Where a spawned daemon writes its log: $XDG_STATE_HOME/mcpmux/mcpmuxd.log ("" if unknown).
+std::string spawn_log_path() {
+  if (auto state = env("XDG_STATE_HOME"); state && state->front() == '/') {
+    return *state + "/mcpmux/mcpmuxd.log";
+  }
+  if (auto home = env("HOME"); home && home->front() == '/') {
+    return *home + "/.local/state/mcpmux/mcpmuxd.log";
+  }
+  return {};
+}
+
+/// What the spawning children report through the status pipe.
+struct spawn_note {
+  char kind;  ///< 'p': the daemon's pid; 'e': errno of a failed fork or exec
+  std::int32_t value;
+};
+
+/// Starts `mcpmuxd --socket PATH` detached (own session, not our child, stdio to the log or
+/// /dev/null); returns its pid once it has been exec'd.
+outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& program,
+                            const std::string& log) {
+  std::vector<std::string> argv{program, "--socket", socket};
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  if (!log.empty()) (void)make_dirs(parent_dir(log), 0700);
+
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
+  unique_fd read_end{pipefd[0]};
+  unique_fd write_end{pipefd[1]};
+  auto note = [&](char kind, std::int32_t value) {
+    spawn_note msg{kind, value};
+    (void)!::write(write_end.get(), &msg, sizeof msg);  // atomic: smaller than PIPE_BUF
+  };
+
+  const pid_t middle = ::fork();
+  if (middle < 0) return fail(fmt::format("fork: {}", errno_text(errno)));
+  if (middle == 0) {
+    // The middle child starts a session and exits at once, so the daemon is reparented (to
+    // init or a subreaper) and never becomes a zombie of ours.
+    ::setsid();
+    const pid_t pid = ::fork();
+    if (pid != 0) {
+      note(pid > 0 ? 'p' : 'e', pid > 0 ? pid : errno);
+      ::_exit(0);
+    }
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    int out =
+        log.empty() ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (out < 0) out = null;
+    if (null >= 0) ::dup2(null, STDIN_FILENO);
+    if (out >= 0) {
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(out, STDERR_FILENO);
+    }
+    // Nothing of ours that systemd handed us belongs to the daemon.
+    for (const char* name : {"NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
+                             "WATCHDOG_PID", "WATCHDOG_USEC"}) {
+      ::unsetenv(name);
+    }
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
+    ::execvp(cargv[0], cargv.data());
+    note('e', errno);
+    ::_exit(127);
+  }
+  write_end.reset();
+  int wstatus = 0;
+  while (::waitpid(middle, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+
+  // EOF arrives when the daemon has exec'd (close-on-exec) or the children have exited.
+  pid_t pid = -1;
+  int exec_errno = 0;
+  for (;;) {
+    spawn_note msg{};
+    ssize_t n = ::read(read_end.get(), &msg, sizeof msg);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof msg)) break;
+    if (msg.kind == 'p') pid = msg.value;
+    if (msg.kind == 'e') exec_errno = msg.value;
+  }
+  if (exec_errno != 0) {
+    return failure{exit_status::no_daemon,
+                   fmt::format("cannot start {}: {}", program, errno_text(exec_errno)),
+                   {}};
+  }
+  if (pid <= 0) return failure{exit_status::no_daemon, fmt::format("cannot start {}", program), {}};
+  return pid;
+}
+
+/// Nothing answers at ctx.socket_path: under an exclusive lock on `<socket>.lock`, checks again
+/// and, if still nothing answers, starts mcpmuxd and waits until it accepts connections. Clients
+/// that start at the same moment queue on the lock and then find the one daemon.
+outcome<unique_fd> spawn_and_dial(const context& ctx) {
+  const std::string& socket = ctx.socket_path;
+  if (!make_dirs(parent_dir(socket), 0700)) {
+    return failure{exit_status::no_daemon,
+                   fmt::format("cannot create {}: {}", parent_dir(socket), errno_text(errno)),
+                   {}};
+  }
+  const std::string lock_path = socket + ".lock";
+  unique_fd lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
+  if (lock.get() < 0) {
+    return failure{exit_status::no_daemon,
+                   fmt::format("cannot open {}: {}", lock_path, errno_text(errno)),
+                   {}};
+  }
+  const auto lock_deadline = clock_type::now() + spawn_lock_wait;
+  while (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return fail(fmt::format("cannot lock {}: {}", lock_path, errno_text(errno)));
+    }
+    if (clock_type::now() >= lock_deadline) {
+      return fail(
+          fmt::format("timed out after {} ms waiting for another mcpmux to start the "
+                      "daemon (lock {})",
+                      spawn_lock_wait.count(), lock_path));
+    }
+    ::usleep(10'000);
+  }
+
+  // Whoever held the lock before us may have started the daemon already.
+  auto fd = dial(socket, ctx.timeout);
+  if (fd || fd.error().sys_errno == 0) return fd;
+
+  const std::string program = daemon_program();
+  const std::string log = spawn_log_path();
+  auto pid = spawn_daemon(socket, program, log);
+  if (!pid) return pid.error();
+  const std::string see_log = log.empty() ? std::string() : fmt::format("; see {}", log);
+  const auto deadline = clock_type::now() + spawn_wait;
+  for (;;) {
+    fd = dial(socket, ctx.timeout);
+    if (fd || fd.error().sys_errno == 0) return fd;
+    if (::kill(*pid, 0) != 0 && errno == ESRCH) {
+      return failure{exit_status::no_daemon,
+                     fmt::format("{} (pid {}) exited during start-up{}", program, *pid, see_log),
+                     {}};
+    }
+    if (clock_type::now() >= deadline) {
+      return failure{exit_status::no_daemon,
+                     fmt::format("started {} (pid {}), but it did not accept connections on {} "
+                                 "within {} ms{}",
+                                 program, *pid, socket, spawn_wait.count(), see_log),
+                     {}};
+    }
+    ::usleep(20'000);
+  }
+}
+
+outcome<exit_status> run_connect(const context& ctx, const parsed_args& args) {
   auto fd = dial(ctx.socket_path, ctx.timeout);
+  // Only "nothing there" (ENOENT, ECONNREFUSED) starts a daemon; EACCES and the like do not.
+  if (!fd && args.has("spawn") && fd.error().sys_errno != 0) fd = spawn_and_dial(ctx);
   if (!fd) return fd.error();
   return run_bridge(fd->get());
 }
@@ -955,6 +1208,19 @@ outcome<exit_status> run_call(const context& ctx, const parsed_args& args) {
   return tool_failed ? exit_status::failure : exit_status::ok;
 }
 
+volatile sig_atomic_t stop_requested = 0;
+
+extern "C" void on_stop_signal(int) {
+  stop_requested = 1;
+}
+
+void append_log_line(std::string& out, const json::value& line, bool terminal) {
+  std::string text = line.is_string() ? std::string(line.get_string()) : json::serialize(line);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  out += terminal ? one_line(text, false) : text;
+  out += '\n';
+}
+
 outcome<exit_status> run_logs(const context& ctx, const parsed_args& args) {
   std::int64_t lines = 100;
   if (auto n = args.value("lines")) {
@@ -962,27 +1228,45 @@ outcome<exit_status> run_logs(const context& ctx, const parsed_args& args) {
     if (!parsed || *parsed < 1) {
       return failure{exit_status::usage,
                      fmt::format("-n wants a positive number of lines, not '{}'", *n),
-                     "usage: mcpmux logs SERVER [-n N]\nTry 'mcpmux logs --help'."};
+                     "usage: mcpmux logs SERVER [-n N] [-f]\nTry 'mcpmux logs --help'."};
     }
     lines = *parsed;
   }
+  const bool follow = args.has("follow");
+  const std::string& server = args.positional[0];
   auto client = open_client(ctx);
   if (!client) return client.error();
-  auto answer = client->request("mcpmux/logs", {{"server", args.positional[0]}, {"lines", lines}});
+  json::object params{{"server", server}, {"lines", lines}};
+  if (follow) params["follow"] = true;
+  auto answer = client->request("mcpmux/logs", std::move(params));
   if (!answer) return answer.error();
   const json::value* got = member(*answer, "lines");
   if (got == nullptr || !got->is_array()) return unexpected_answer("mcpmux/logs");
 
   const bool terminal = ::isatty(STDOUT_FILENO);
   std::string out;
-  for (const json::value& line : got->get_array()) {
-    std::string text = line.is_string() ? std::string(line.get_string()) : json::serialize(line);
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    out += terminal ? one_line(text, false) : text;
-    out += '\n';
-  }
+  for (const json::value& line : got->get_array()) append_log_line(out, line, terminal);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return exit_status::ok;
+  if (!follow) return exit_status::ok;
+
+  // Follow until the daemon closes the connection or SIGINT/SIGTERM; no deadline applies.
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM}) ::sigaction(sig, &sa, nullptr);
+  for (;;) {
+    std::fflush(stdout);
+    auto next = client->next_log_notification(&stop_requested);
+    if (!next) return next.error();
+    if (!next->has_value()) return exit_status::ok;
+    const json::value* p = member(**next, "params");
+    if (p == nullptr || member_string(*p, "server") != std::string_view(server)) continue;
+    const json::value* line = member(*p, "line");
+    if (line == nullptr) continue;
+    out.clear();
+    append_log_line(out, *line, terminal);
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return exit_status::ok;
+  }
 }
 
 outcome<exit_status> run_restart(const context& ctx, const parsed_args& args) {
@@ -995,12 +1279,54 @@ outcome<exit_status> run_restart(const context& ctx, const parsed_args& args) {
   return exit_status::ok;
 }
 
-outcome<exit_status> run_reload(const context& ctx, const parsed_args&) {
+// "a, b" from a JSON array of strings.
+std::string join_names(const json::value* names) {
+  std::string out;
+  if (names == nullptr || !names->is_array()) return out;
+  for (const json::value& n : names->get_array()) {
+    if (!out.empty()) out += ", ";
+    out += n.is_string() ? one_line(n.get_string(), true) : json::serialize(n);
+  }
+  return out;
+}
+
+std::size_t count_of(const json::value* names) {
+  return names != nullptr && names->is_array() ? names->get_array().size() : 0;
+}
+
+outcome<exit_status> run_reload(const context& ctx, const parsed_args& args) {
   auto client = open_client(ctx);
   if (!client) return client.error();
   auto answer = client->request("mcpmux/reload", {});
-  if (!answer) return answer.error();
-  print_pretty(*answer);
+  if (!answer) return answer.error();  // data.errors become the detail lines
+  if (args.has("json")) {
+    print_pretty(*answer);
+    return exit_status::ok;
+  }
+  if (!answer->is_object()) return unexpected_answer("mcpmux/reload");
+  const json::value& r = *answer;
+
+  // "reloaded CONFIG: added a, b; removed c; changed d; N unchanged"
+  std::string summary;
+  for (std::string_view key : {"added", "removed", "changed"}) {
+    std::string names = join_names(member(r, key));
+    if (!names.empty()) summary += fmt::format("{} {}; ", key, names);
+  }
+  summary += fmt::format("{} unchanged", count_of(member(r, "unchanged")));
+  fmt::print("reloaded {}: {}\n", text_or_dash(r, "config", true), summary);
+  if (const json::value* keys = member(r, "restart_required"); keys && keys->is_array()) {
+    for (const json::value& k : keys->get_array()) {
+      fmt::print("{} needs a daemon restart\n",
+                 k.is_string() ? one_line(k.get_string(), true) : json::serialize(k));
+    }
+  }
+  std::fflush(stdout);
+  if (const json::value* warnings = member(r, "warnings"); warnings && warnings->is_array()) {
+    for (const json::value& w : warnings->get_array()) {
+      fmt::print(stderr, "mcpmux: warning: {}\n",
+                 w.is_string() ? std::string(w.get_string()) : json::serialize(w));
+    }
+  }
   return exit_status::ok;
 }
 
@@ -1033,18 +1359,26 @@ constexpr milliseconds call_timeout{60'000};
 
 constexpr option_spec json_option[] = {{"json", 0, false}};
 constexpr option_spec tools_options[] = {{"json", 0, false}, {"server", 0, true}};
-constexpr option_spec logs_options[] = {{"lines", 'n', true}};
+constexpr option_spec logs_options[] = {{"lines", 'n', true}, {"follow", 'f', false}};
+constexpr option_spec connect_options[] = {{"spawn", 0, false}};
 
+// The subcommand table: `mcpmux NAME` dispatches to `run`; help text and option parsing come
+// from here too. New subcommands (import, …) add one entry.
 constexpr command_spec commands[] = {
     {"connect",
-     "connect",
+     "connect [--spawn]",
      "bridge stdin/stdout to the daemon (use as a stdio MCP server)",
      "Copies bytes between stdin/stdout and the daemon's socket, unchanged, so that any MCP\n"
      "client that launches stdio servers can use mcpmux:\n"
-     "  command = \"mcpmux\", args = [\"connect\"]\n"
+     "  command = \"mcpmux\", args = [\"connect\", \"--spawn\"]\n"
      "Ends when the daemon closes the connection (after stdin's EOF has been passed on).\n"
-     "--timeout bounds only the connection attempt.\n",
-     {},
+     "--timeout bounds only the connection attempt.\n"
+     "Options:\n"
+     "  --spawn   when no daemon answers, start mcpmuxd (from this program's directory, else\n"
+     "            PATH) in the background with --socket, and wait up to 5 s for it; clients\n"
+     "            starting together share one daemon (they queue on SOCKET.lock). Its output\n"
+     "            goes to $XDG_STATE_HOME/mcpmux/mcpmuxd.log.\n",
+     connect_options,
      {},
      0,
      0,
@@ -1080,9 +1414,11 @@ constexpr command_spec commands[] = {
      "Options:\n"
      "  --json   print the raw result object (including structuredContent)\n",
      json_option, "TOOL", 1, 2, call_timeout, run_call},
-    {"logs", "logs SERVER [-n N]", "print a server's recent log lines",
+    {"logs", "logs SERVER [-n N] [-f]", "print a server's recent log lines",
      "Options:\n"
-     "  -n, --lines N   how many of the latest lines (default 100)\n",
+     "  -n, --lines N   how many of the latest lines (default 100)\n"
+     "  -f, --follow    then keep printing new lines as they come, until the daemon\n"
+     "                  closes the connection or Ctrl-C (no timeout applies)\n",
      logs_options, "SERVER", 1, 1, control_timeout, run_logs},
     {"restart",
      "restart SERVER",
@@ -1095,10 +1431,13 @@ constexpr command_spec commands[] = {
      control_timeout,
      run_restart},
     {"reload",
-     "reload",
+     "reload [--json]",
      "reload the configuration and print what changed",
-     "",
-     {},
+     "Unchanged servers keep running; changed ones restart; added ones start; removed ones\n"
+     "stop. An invalid file changes nothing: its errors are printed and the exit status is 1.\n"
+     "Options:\n"
+     "  --json   print the daemon's answer as JSON\n",
+     json_option,
      {},
      0,
      0,
@@ -1123,6 +1462,9 @@ std::string global_help() {
   for (const command_spec& c : commands) {
     out += fmt::format("  {:<34}{}\n", c.synopsis, c.summary);
   }
+  // import works on files, not on the daemon: its own parser (daemon/mcpmux_import.cpp).
+  out += fmt::format("  {:<34}{}\n", "import FILE... [--write]",
+                     "convert mcpServers JSON (Claude, Cursor, VS Code, ...) to mcpmux TOML");
   out += fmt::format(
       "\n"
       "Global options (before or after the command):\n"
@@ -1330,6 +1672,7 @@ int run(std::span<const std::string> args) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 2 && std::string_view(argv[1]) == "import") return mcpmux::run_import(argc - 2, argv + 2);
     std::vector<std::string> args(argv + 1, argv + argc);
     return run(args);
   } catch (const std::exception& e) {

@@ -1,0 +1,845 @@
+// Integration tests of operations: the mcpmux CLI, reload, sd_notify, socket activation, --spawn.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/harness.hpp"
+
+extern char** environ;
+
+namespace mcpmux::test {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+class operations : public daemon_test {
+ protected:
+  /// Starts a daemon whose config.toml is a symlink into `real/`: writing the file then does
+  /// not wake the daemon's inotify watch (which watches the symlink's directory), so a test
+  /// decides itself when the reload happens.
+  daemon& start_unwatched(std::string_view config_text) {
+    std::filesystem::create_directories(dir_.file("real"));
+    std::filesystem::create_symlink(dir_.file("real/config.toml"), dir_.file("config.toml"));
+    return start(config_text);
+  }
+
+  /// The pid of a server from mcpmux/status; -1 when absent or null.
+  pid_t server_pid(std::string_view name) {
+    auto st = daemon_->status();
+    if (!st.is_object()) return -1;
+    for (const auto& s : st.at("servers").as_array()) {
+      if (s.at("name") != json::value(name)) continue;
+      const auto& p = s.at("pid");
+      return p.is_int64()    ? static_cast<pid_t>(p.as_int64())
+             : p.is_uint64() ? static_cast<pid_t>(p.as_uint64())
+                             : -1;
+    }
+    return -1;
+  }
+
+  /// Exposed tool names from `mcpmux/tools`.
+  std::set<std::string> tool_set() {
+    std::set<std::string> out;
+    client c(daemon_->socket());
+    auto r = c.request("mcpmux/tools");
+    if (!r || !r->as_object().contains("result")) return out;
+    for (const auto& t : r->at("result").at("tools").as_array())
+      out.emplace(t.at("name").as_string());
+    return out;
+  }
+};
+
+json::value parse_or_null(std::string_view text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  return ec ? json::value(nullptr) : v;
+}
+
+std::string describe(const run_result& r) {
+  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
+         "\nstdout:\n" + r.out + "stderr:\n" + r.err;
+}
+
+std::vector<std::string> split_ws(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// Counts the list_changed notifications that arrive within `window`.
+int count_list_changed(client& c, ms window) {
+  int n = 0;
+  for (auto it = c.notifications().begin(); it != c.notifications().end();) {
+    const auto* m = it->is_object() ? it->as_object().if_contains("method") : nullptr;
+    if (m != nullptr && *m == "notifications/tools/list_changed") {
+      ++n;
+      it = c.notifications().erase(it);
+    } else {
+      ++it;
+    }
+  }
+  const auto deadline = steady::now() + window;
+  while (steady::now() < deadline) {
+    auto left = std::chrono::duration_cast<ms>(deadline - steady::now());
+    if (left.count() <= 0) break;
+    if (c.wait_notification("notifications/tools/list_changed", left)) ++n;
+  }
+  return n;
+}
+
+// The environment for a process we start ourselves: no leaks from the developer's shell.
+std::vector<std::string> child_env(const std::map<std::string, std::string>& changes) {
+  static const std::set<std::string> drop{"MCPMUX_TIMEOUT_MS", "MCPMUX_SOCKET", "MCPMUX_CONFIG",
+                                          "JOURNAL_STREAM",    "LISTEN_FDS",    "LISTEN_PID",
+                                          "LISTEN_FDNAMES",    "NOTIFY_SOCKET"};
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    std::string key = kv.substr(0, kv.find('='));
+    if (drop.count(key) || changes.count(key)) continue;
+    out.push_back(kv);
+  }
+  for (const auto& [k, v] : changes) out.push_back(k + "=" + v);
+  return out;
+}
+
+/// A child process with pipes on stdin and stdout (stderr to a file), for streaming commands.
+class child_process {
+ public:
+  /// `listen_fd` >= 0 is passed as fd 3 with LISTEN_FDS=1 and LISTEN_PID set in the child.
+  child_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                const std::string& stderr_path, int listen_fd = -1) {
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+      ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+      return;
+    }
+    std::vector<std::string> args = argv;
+    std::vector<std::string> envs = child_env(env);
+    std::vector<char*> cargs, cenv;
+    for (auto& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    for (auto& e : envs) cenv.push_back(e.data());
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+      int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      if (err >= 0) ::dup2(err, 2);
+      std::string listen_pid = "LISTEN_PID=" + std::to_string(::getpid());
+      if (listen_fd >= 0) {
+        if (listen_fd != 3) {
+          ::dup2(listen_fd, 3);  // dup2 clears close-on-exec on the new descriptor
+        } else {
+          ::fcntl(3, F_SETFD, 0);
+        }
+        cenv.push_back(const_cast<char*>("LISTEN_FDS=1"));
+        cenv.push_back(listen_pid.data());
+      }
+      cenv.push_back(nullptr);
+      ::signal(SIGPIPE, SIG_DFL);
+      ::execve(cargs[0], cargs.data(), cenv.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    in_ = in[1];
+    out_ = out[0];
+  }
+  ~child_process() {
+    close_stdin();
+    if (out_ >= 0) ::close(out_);
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  const std::string& out() const { return buf_; }
+
+  bool write(std::string_view text) {
+    while (!text.empty()) {
+      ssize_t n = ::write(in_, text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  void close_stdin() {
+    if (in_ >= 0) ::close(in_);
+    in_ = -1;
+  }
+
+  /// Reads stdout until it contains `text` (true) or `timeout` passes / EOF (false).
+  bool wait_output(std::string_view text, ms timeout) {
+    const auto deadline = steady::now() + timeout;
+    while (buf_.find(text) == std::string::npos) {
+      auto left = std::chrono::duration_cast<ms>(deadline - steady::now()).count();
+      if (left <= 0 || out_ < 0) return false;
+      pollfd p{out_, POLLIN, 0};
+      int r = ::poll(&p, 1, static_cast<int>(left));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      char chunk[4096];
+      ssize_t n = ::read(out_, chunk, sizeof chunk);
+      if (n <= 0) {
+        ::close(out_);
+        out_ = -1;
+        return buf_.find(text) != std::string::npos;
+      }
+      buf_.append(chunk, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+  /// Waits for the exit; the exit status, -1 when killed by a signal, nullopt on timeout.
+  std::optional<int> wait_exit(ms timeout) {
+    int status = 0;
+    const bool done =
+        wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout, 5ms);
+    if (!done) return std::nullopt;
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int in_ = -1;
+  int out_ = -1;
+  bool reaped_ = false;
+  std::string buf_;
+};
+
+/// Pids of live (non-zombie) processes whose command line mentions `needle`.
+std::vector<pid_t> processes_mentioning(const std::string& needle, const std::string& program) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    std::string cmdline = read_file("/proc/" + std::string(e->d_name) + "/cmdline");
+    if (cmdline.find(needle) == std::string::npos) continue;
+    if (cmdline.find(program) == std::string::npos) continue;
+    if (process_state(static_cast<pid_t>(pid)) == 'Z') continue;
+    out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::string initialize_line(int id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+         R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+         "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// status, tools, call, logs
+
+TEST_F(operations, StatusTableAndJson) {
+  start(fake_server_table("alpha", {}) +
+        fake_server_table("beta", {"--no-builtins", "--tools", "3"}));
+  ASSERT_TRUE(daemon_->started());
+
+  auto js = run_cli(daemon_->socket(), {"status", "--json"});
+  ASSERT_EQ(js.exit_code, 0) << describe(js);
+  auto st = parse_or_null(js.out);
+  ASSERT_TRUE(st.is_object()) << js.out;
+  for (const char* key :
+       {"version", "pid", "uptime_ms", "socket", "config", "clients", "tools", "servers"})
+    EXPECT_TRUE(st.as_object().contains(key)) << "status lacks " << key << ": " << js.out;
+  EXPECT_EQ(st.at("pid"), json::value(daemon_->pid()));
+  ASSERT_TRUE(st.at("servers").is_array());
+  ASSERT_EQ(st.at("servers").as_array().size(), 2u);
+  std::map<std::string, json::object> servers;
+  for (const auto& s : st.at("servers").as_array()) {
+    const auto& o = s.as_object();
+    for (const char* key :
+         {"name", "type", "state", "enabled", "pid", "uptime_ms", "restarts", "tools", "calls",
+          "errors", "latency_p50_us", "latency_p99_us", "last_error", "last_stderr", "attempt",
+          "next_try_ms", "tools_from_cache"})
+      EXPECT_TRUE(o.contains(key)) << "server entry lacks " << key << ": " << json::serialize(o);
+    servers.emplace(std::string(o.at("name").as_string()), o);
+  }
+  ASSERT_EQ(servers.count("alpha"), 1u);
+  ASSERT_EQ(servers.count("beta"), 1u);
+  EXPECT_EQ(servers["beta"].at("tools"), json::value(3));
+
+  auto table = run_cli(daemon_->socket(), {"status"});
+  ASSERT_EQ(table.exit_code, 0) << describe(table);
+  EXPECT_NE(table.out.find("NAME"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("pid " + std::to_string(daemon_->pid())), std::string::npos)
+      << table.out;
+  for (const auto& [name, o] : servers) {
+    bool found = false;
+    std::istringstream in(table.out);
+    for (std::string line; std::getline(in, line);) {
+      auto cols = split_ws(line);
+      if (cols.empty() || cols[0] != name) continue;
+      found = true;
+      // NAME TYPE STATE PID UPTIME RESTARTS TOOLS CALLS P50 P99 [LAST ERROR]
+      ASSERT_GE(cols.size(), 10u) << line;
+      EXPECT_EQ(cols[1], "stdio") << line;
+      EXPECT_EQ(cols[2], "ready") << line;
+      EXPECT_EQ(cols[3], json::serialize(o.at("pid"))) << line;
+      EXPECT_EQ(cols[5], "0") << line;
+      EXPECT_EQ(cols[6], json::serialize(o.at("tools"))) << line;
+    }
+    EXPECT_TRUE(found) << "no row for " << name << " in:\n" << table.out;
+  }
+}
+
+TEST_F(operations, ToolsTableJsonAndServerFilter) {
+  start(fake_server_table("alpha", {}) +
+        fake_server_table("beta", {"--no-builtins", "--tools", "3"}));
+  ASSERT_TRUE(daemon_->started());
+
+  auto table = run_cli(daemon_->socket(), {"tools"});
+  ASSERT_EQ(table.exit_code, 0) << describe(table);
+  EXPECT_NE(table.out.find("alpha__echo"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("beta__tool_2"), std::string::npos) << table.out;
+
+  auto js = run_cli(daemon_->socket(), {"tools", "--json"});
+  ASSERT_EQ(js.exit_code, 0) << describe(js);
+  auto all = parse_or_null(js.out);
+  ASSERT_TRUE(all.is_array()) << js.out;
+  std::set<std::string> names;
+  for (const auto& t : all.as_array()) {
+    for (const char* key : {"name", "server", "original", "description"})
+      EXPECT_TRUE(t.as_object().contains(key)) << json::serialize(t);
+    names.emplace(t.at("name").as_string());
+  }
+  EXPECT_TRUE(names.count("alpha__echo"));
+  EXPECT_TRUE(names.count("beta__tool_0"));
+  EXPECT_EQ(names.size(), all.as_array().size());
+
+  auto only = run_cli(daemon_->socket(), {"tools", "--json", "--server", "beta"});
+  ASSERT_EQ(only.exit_code, 0) << describe(only);
+  auto beta = parse_or_null(only.out);
+  ASSERT_TRUE(beta.is_array()) << only.out;
+  ASSERT_EQ(beta.as_array().size(), 3u) << only.out;
+  for (const auto& t : beta.as_array()) {
+    EXPECT_EQ(t.at("server"), "beta");
+    EXPECT_TRUE(std::string(t.at("original").as_string()).starts_with("tool_"));
+  }
+  auto only_table = run_cli(daemon_->socket(), {"tools", "--server", "beta"});
+  ASSERT_EQ(only_table.exit_code, 0) << describe(only_table);
+  EXPECT_EQ(only_table.out.find("alpha__"), std::string::npos) << only_table.out;
+  EXPECT_NE(only_table.out.find("beta__tool_1"), std::string::npos) << only_table.out;
+}
+
+TEST_F(operations, CallTextJsonToolErrorAndUnknownTool) {
+  start(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+
+  auto text = run_cli(daemon_->socket(), {"call", "alpha__echo", R"({"text":"hello there"})"});
+  EXPECT_EQ(text.exit_code, 0) << describe(text);
+  EXPECT_EQ(text.out, "hello there\n");
+
+  auto js = run_cli(daemon_->socket(), {"call", "alpha__echo", R"({"text":"x"})", "--json"});
+  EXPECT_EQ(js.exit_code, 0) << describe(js);
+  auto result = parse_or_null(js.out);
+  ASSERT_TRUE(result.is_object()) << js.out;
+  EXPECT_EQ(result.at("structuredContent").at("echo"), "x") << js.out;
+  EXPECT_EQ(result.at("content").at(0).at("text"), "x") << js.out;
+
+  auto tool_error = run_cli(daemon_->socket(), {"call", "alpha__error_result"});
+  EXPECT_EQ(tool_error.exit_code, 1) << describe(tool_error);
+  EXPECT_NE(tool_error.err.find("it failed"), std::string::npos) << describe(tool_error);
+
+  auto unknown = run_cli(daemon_->socket(), {"call", "alpha__no_such_tool"});
+  EXPECT_EQ(unknown.exit_code, 1) << describe(unknown);
+  EXPECT_NE(unknown.err.find("mcpmux: "), std::string::npos) << describe(unknown);
+
+  auto bad_args = run_cli(daemon_->socket(), {"call", "alpha__echo", "{not json"});
+  EXPECT_EQ(bad_args.exit_code, 2) << describe(bad_args);
+}
+
+TEST_F(operations, LogsShowStderrLines) {
+  start(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  auto wrote = run_cli(daemon_->socket(), {"call", "alpha__stderr", R"({"lines":8})"});
+  ASSERT_EQ(wrote.exit_code, 0) << describe(wrote);
+
+  run_result logs;
+  const bool seen = wait_until(
+      [&] {
+        logs = run_cli(daemon_->socket(), {"logs", "alpha", "-n", "5"});
+        return logs.out.find("stderr line 7") != std::string::npos;
+      },
+      5s, 50ms);
+  ASSERT_TRUE(seen) << describe(logs);
+  EXPECT_EQ(logs.exit_code, 0);
+  std::vector<std::string> lines;
+  std::istringstream in(logs.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u) << logs.out;
+  EXPECT_EQ(lines.front(), "stderr: stderr line 3") << logs.out;
+  EXPECT_EQ(lines.back(), "stderr: stderr line 7") << logs.out;
+
+  auto unknown = run_cli(daemon_->socket(), {"logs", "nobody"});
+  EXPECT_EQ(unknown.exit_code, 1) << describe(unknown);
+  auto usage = run_cli(daemon_->socket(), {"logs", "alpha", "-n", "zero"});
+  EXPECT_EQ(usage.exit_code, 2) << describe(usage);
+}
+
+TEST_F(operations, LogsFollowStreamsNewLines) {
+  start(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  child_process follow({mcpmux_path(), "--socket", daemon_->socket(), "logs", "alpha", "-n", "1",
+                        "-f", "--timeout", "1000"},
+                       {}, dir_.file("follow.err"));
+  // The first line (the last one logged before) shows that the follower is registered.
+  ASSERT_TRUE(follow.wait_output("\n", 5s)) << follow.out() << read_file(dir_.file("follow.err"));
+
+  // Longer than --timeout: following has no deadline.
+  std::this_thread::sleep_for(1200ms);
+  client c = connect_initialized();
+  auto r = c.call("alpha__stderr", json::object{{"lines", 2}});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(follow.wait_output("stderr: stderr line 1\n", 5s))
+      << "follower printed:\n"
+      << follow.out() << "stderr:\n"
+      << read_file(dir_.file("follow.err"));
+  EXPECT_NE(follow.out().find("stderr: stderr line 0\n"), std::string::npos) << follow.out();
+
+  ::kill(follow.pid(), SIGINT);
+  auto code = follow.wait_exit(3s);
+  ASSERT_TRUE(code.has_value()) << "mcpmux logs -f did not stop on SIGINT";
+  EXPECT_EQ(*code, 0);
+}
+
+TEST_F(operations, LogsFollowEndsWhenTheDaemonStops) {
+  start(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  child_process follow({mcpmux_path(), "--socket", daemon_->socket(), "logs", "alpha", "-f"}, {},
+                       dir_.file("follow.err"));
+  ASSERT_TRUE(follow.wait_output("\n", 5s)) << read_file(dir_.file("follow.err"));
+  daemon_->stop();
+  auto code = follow.wait_exit(5s);
+  ASSERT_TRUE(code.has_value()) << "mcpmux logs -f still runs after the daemon stopped";
+  EXPECT_EQ(*code, 0) << read_file(dir_.file("follow.err"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// reload
+
+TEST_F(operations, ReloadInvalidFileKeepsRunningServers) {
+  start_unwatched(fake_server_table("alpha", {}) + fake_server_table("beta", {}));
+  ASSERT_TRUE(daemon_->started());
+  const pid_t alpha = server_pid("alpha"), beta = server_pid("beta");
+  ASSERT_GT(alpha, 0);
+  ASSERT_GT(beta, 0);
+
+  dir_.write("config.toml", fake_server_table("alpha", {}) + "[servers.beta]\ncommand = 42\n");
+  auto r = run_cli(daemon_->socket(), {"reload"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_TRUE(r.out.empty()) << describe(r);
+  EXPECT_TRUE(r.err.starts_with("mcpmux: ")) << describe(r);
+  // The errors of data.errors, one per line: file:line: key: message.
+  const std::regex error_line(R"((^|\n)/\S+config\.toml:\d+: servers\.beta\.command: [^\n]+)");
+  EXPECT_TRUE(std::regex_search(r.err, error_line)) << describe(r);
+
+  EXPECT_EQ(server_pid("alpha"), alpha);
+  EXPECT_EQ(server_pid("beta"), beta);
+  EXPECT_TRUE(daemon_->wait_ready());
+  EXPECT_TRUE(process_exists(alpha));
+  EXPECT_TRUE(process_exists(beta));
+
+  // The same through SIGHUP: logged, nothing stopped.
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(daemon_->wait_for_log("invalid configuration, keeping the running one"));
+  EXPECT_EQ(server_pid("alpha"), alpha);
+  EXPECT_EQ(server_pid("beta"), beta);
+}
+
+TEST_F(operations, ReloadAppliesAddedRemovedChangedAndKeepsUnchanged) {
+  start_unwatched(fake_server_table("keep", {}) + fake_server_table("edit", {}) +
+                  fake_server_table("drop", {}));
+  ASSERT_TRUE(daemon_->started());
+  const pid_t keep = server_pid("keep"), edit = server_pid("edit"), drop = server_pid("drop");
+  ASSERT_GT(keep, 0);
+  ASSERT_GT(edit, 0);
+  ASSERT_GT(drop, 0);
+  ASSERT_TRUE(tool_set().count("drop__echo"));
+
+  // A call to the unchanged server is in flight across the reload.
+  client c = connect_initialized();
+  const auto slow_id = c.next_id();
+  ASSERT_TRUE(
+      c.send(json::object{{"jsonrpc", "2.0"},
+                          {"id", slow_id},
+                          {"method", "tools/call"},
+                          {"params", {{"name", "keep__slow"}, {"arguments", {{"ms", 1500}}}}}}));
+  std::this_thread::sleep_for(200ms);
+
+  dir_.write("config.toml", fake_server_table("keep", {}) +
+                                fake_server_table("edit", {"--tools", "1"}) +
+                                fake_server_table("add", {}));
+  auto r = run_cli(daemon_->socket(), {"reload"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out, "reloaded " + dir_.file("config.toml") +
+                       ": added add; removed drop; changed edit; 1 unchanged\n")
+      << describe(r);
+
+  auto slow = c.wait_response(json::value(slow_id), 5s);
+  ASSERT_TRUE(slow.has_value()) << "the call in flight got no answer";
+  EXPECT_EQ(first_text(*slow), "slept 1500") << json::serialize(*slow);
+
+  EXPECT_EQ(server_pid("keep"), keep) << "the unchanged server was restarted";
+  EXPECT_TRUE(daemon_->wait_ready({"keep", "edit", "add"}));
+  const pid_t edited = server_pid("edit");
+  EXPECT_GT(edited, 0);
+  EXPECT_NE(edited, edit) << "the changed server was not restarted";
+  EXPECT_TRUE(wait_until([&] { return !process_exists(edit); }, 5s)) << "old edit still runs";
+  EXPECT_TRUE(wait_until([&] { return !process_exists(drop); }, 5s)) << "removed server runs";
+  EXPECT_GT(server_pid("add"), 0);
+
+  std::set<std::string> tools;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        tools = tool_set();
+        return tools.count("add__echo") && tools.count("edit__tool_0");
+      },
+      5s));
+  EXPECT_FALSE(tools.count("drop__echo"));
+  EXPECT_TRUE(tools.count("keep__echo"));
+  auto listed = c.request("tools/list");
+  ASSERT_TRUE(listed.has_value());
+  auto names = tool_names(*listed);
+  EXPECT_NE(std::find(names.begin(), names.end(), "add__echo"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "drop__echo"), names.end());
+  auto call = c.call("add__echo", json::object{{"text", "new"}});
+  ASSERT_TRUE(call.has_value());
+  EXPECT_EQ(first_text(*call), "new");
+}
+
+TEST_F(operations, ReloadNotifiesListChangedOnceAndNotForNoOp) {
+  start_unwatched(fake_server_table("keep", {}) + fake_server_table("drop", {}));
+  ASSERT_TRUE(daemon_->started());
+  client c = connect_initialized();
+  EXPECT_EQ(count_list_changed(c, 300ms), 0);
+
+  // No change at all.
+  auto noop = run_cli(daemon_->socket(), {"reload"});
+  ASSERT_EQ(noop.exit_code, 0) << describe(noop);
+  EXPECT_EQ(noop.out, "reloaded " + dir_.file("config.toml") + ": 2 unchanged\n");
+  EXPECT_EQ(count_list_changed(c, 500ms), 0) << "a no-op reload announced a new tool list";
+
+  // One removal: exactly one notification.
+  dir_.write("config.toml", fake_server_table("keep", {}));
+  auto removed = run_cli(daemon_->socket(), {"reload"});
+  ASSERT_EQ(removed.exit_code, 0) << describe(removed);
+  EXPECT_EQ(count_list_changed(c, 500ms), 1);
+
+  // One addition: exactly one notification, once the new server is ready.
+  dir_.write("config.toml", fake_server_table("keep", {}) + fake_server_table("more", {}));
+  auto added = run_cli(daemon_->socket(), {"reload"});
+  ASSERT_EQ(added.exit_code, 0) << describe(added);
+  EXPECT_TRUE(daemon_->wait_ready({"more"}));
+  EXPECT_EQ(count_list_changed(c, 500ms), 1);
+
+  // SIGHUP without a change: still nothing.
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  EXPECT_EQ(count_list_changed(c, 500ms), 0);
+}
+
+TEST_F(operations, ReloadOnSighupRestartsChangedServer) {
+  start_unwatched(fake_server_table("alpha", {}) + fake_server_table("beta", {}));
+  ASSERT_TRUE(daemon_->started());
+  const pid_t alpha = server_pid("alpha"), beta = server_pid("beta");
+  dir_.write("config.toml",
+             fake_server_table("alpha", {}) + fake_server_table("beta", {"--tools", "2"}));
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(wait_until(
+      [&] {
+        const pid_t now = server_pid("beta");
+        return now > 0 && now != beta;
+      },
+      5s));
+  EXPECT_TRUE(daemon_->wait_ready());
+  EXPECT_EQ(server_pid("alpha"), alpha);
+  EXPECT_TRUE(wait_until([&] { return tool_set().count("beta__tool_1") > 0; }, 5s));
+}
+
+TEST_F(operations, ReloadWhenTheFileChanges) {
+  start(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  const pid_t alpha = server_pid("alpha");
+  const auto written = steady::now();
+  dir_.write("config.toml", fake_server_table("alpha", {}) + fake_server_table("beta", {}));
+  // Debounce (200 ms) plus a margin: within about a second the new server is there.
+  EXPECT_TRUE(wait_until([&] { return server_pid("beta") > 0; }, 1500ms, 20ms))
+      << "no reload within 1.5 s of writing the file; daemon log:\n"
+      << daemon_->log();
+  EXPECT_LE(ms_since(written), 1200);
+  EXPECT_TRUE(daemon_->wait_ready());
+  EXPECT_EQ(server_pid("alpha"), alpha);
+
+  // Replacing the file by rename (as editors do) counts too.
+  dir_.write("config.new", fake_server_table("alpha", {}));
+  std::filesystem::rename(dir_.file("config.new"), dir_.file("config.toml"));
+  EXPECT_TRUE(wait_until([&] { return server_pid("beta") < 0; }, 1500ms, 20ms)) << daemon_->log();
+}
+
+TEST_F(operations, ReloadReportsSocketChangeAsRestartRequired) {
+  start_unwatched(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  const pid_t alpha = server_pid("alpha");
+  const std::string other = dir_.file("other.sock");
+  // [daemon] after the server table, so that the server's own lines stay where they were.
+  dir_.write("config.toml",
+             fake_server_table("alpha", {}) + "[daemon]\nsocket = " + toml_quote(other) + "\n");
+  auto r = run_cli(daemon_->socket(), {"reload"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("daemon.socket needs a daemon restart"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 1 unchanged\n"), std::string::npos) << r.out;
+  EXPECT_EQ(server_pid("alpha"), alpha);
+
+  // The raw answer (--json) carries the key in restart_required.
+  dir_.write("config.toml", fake_server_table("alpha", {}) +
+                                "[daemon]\nsocket = " + toml_quote(other + "2") + "\n");
+  auto js = run_cli(daemon_->socket(), {"reload", "--json"});
+  ASSERT_EQ(js.exit_code, 0) << describe(js);
+  auto answer = parse_or_null(js.out);
+  ASSERT_TRUE(answer.is_object()) << js.out;
+  for (const char* key :
+       {"config", "added", "removed", "changed", "unchanged", "restart_required", "warnings"})
+    EXPECT_TRUE(answer.as_object().contains(key)) << key << " missing: " << js.out;
+  EXPECT_EQ(answer.at("restart_required"), json::array{"daemon.socket"}) << js.out;
+  // Still served where it was.
+  EXPECT_EQ(run_cli(daemon_->socket(), {"status"}).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(other));
+}
+
+// A server whose table only moved in the file (a comment or another server above it) has the
+// same configuration and must keep running.
+TEST_F(operations, ReloadKeepsServerWhoseTableOnlyMoved) {
+  start_unwatched(fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  const pid_t alpha = server_pid("alpha");
+  dir_.write("config.toml", "# mcpmux configuration\n\n" + fake_server_table("alpha", {}));
+  auto r = run_cli(daemon_->socket(), {"reload"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out, "reloaded " + dir_.file("config.toml") + ": 1 unchanged\n") << r.out;
+  EXPECT_EQ(server_pid("alpha"), alpha) << "a server restarted because its table moved";
+}
+
+// ---------------------------------------------------------------------------------------------
+// systemd
+
+/// A bound AF_UNIX datagram socket standing in for systemd's notification socket.
+class notify_socket {
+ public:
+  explicit notify_socket(std::string path) : path_(std::move(path)) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+      ADD_FAILURE() << "bind " << path_ << ": " << std::strerror(errno);
+  }
+  ~notify_socket() { ::close(fd_); }
+
+  /// Receives datagrams until one contains `text`; every datagram seen is kept in seen().
+  bool wait_for(std::string_view text, ms timeout) {
+    const auto deadline = steady::now() + timeout;
+    for (;;) {
+      auto left = std::chrono::duration_cast<ms>(deadline - steady::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      seen_.emplace_back(buf, static_cast<std::size_t>(n));
+      if (seen_.back().find(text) != std::string::npos) return true;
+    }
+  }
+  std::string seen() const {
+    std::string out;
+    for (const auto& s : seen_) out += "[" + s + "] ";
+    return out;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::vector<std::string> seen_;
+};
+
+TEST_F(operations, SdNotifyReadyReloadingStopping) {
+  notify_socket ns(dir_.file("notify.sock"));
+  daemon_options opt;
+  opt.env["NOTIFY_SOCKET"] = ns.path();
+  start(fake_server_table("alpha", {}), opt);
+  ASSERT_TRUE(daemon_->started());
+  EXPECT_TRUE(ns.wait_for("READY=1", 5s)) << ns.seen();
+  EXPECT_TRUE(ns.wait_for("servers ready", 5s)) << ns.seen();
+  EXPECT_TRUE(ns.wait_for("STATUS=1/1 servers ready", 5s)) << ns.seen();
+
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(ns.wait_for("RELOADING=1", 5s)) << ns.seen();
+  EXPECT_TRUE(ns.wait_for("READY=1", 5s)) << "no READY=1 after the reload: " << ns.seen();
+
+  daemon_->stop();
+  EXPECT_TRUE(ns.wait_for("STOPPING=1", 5s)) << ns.seen();
+}
+
+TEST_F(operations, SocketActivation) {
+  const std::string path = dir_.file("activated.sock");
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(fd, 16), 0);
+
+  const std::string config = dir_.write("config.toml", fake_server_table("alpha", {}));
+  child_process d({mcpmuxd_path(), "--config", config, "--socket", path, "--log-level", "debug"},
+                  {{"XDG_CACHE_HOME", dir_.file("xdg/cache")},
+                   {"XDG_CONFIG_HOME", dir_.file("xdg/config")},
+                   {"XDG_RUNTIME_DIR", dir_.file("xdg/run")}},
+                  dir_.file("daemon.log"), fd);
+  ::close(fd);  // only the daemon holds the listening socket now
+
+  client c(path, 5s);
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.initialize().has_value()) << read_file(dir_.file("daemon.log"));
+  auto r = c.call("alpha__echo", json::object{{"text", "activated"}});
+  ASSERT_TRUE(r.has_value()) << read_file(dir_.file("daemon.log"));
+  EXPECT_EQ(first_text(*r), "activated") << json::serialize(*r);
+  EXPECT_NE(read_file(dir_.file("daemon.log")).find("socket activation"), std::string::npos);
+  c.close();
+
+  ::kill(d.pid(), SIGTERM);
+  auto code = d.wait_exit(5s);
+  ASSERT_TRUE(code.has_value()) << read_file(dir_.file("daemon.log"));
+  EXPECT_EQ(*code, 0) << read_file(dir_.file("daemon.log"));
+  // The socket belongs to systemd: the daemon leaves it in place.
+  EXPECT_TRUE(std::filesystem::exists(path));
+}
+
+TEST_F(operations, SystemdUnitsVerify) {
+  std::string analyze;
+  for (const char* candidate : {"/usr/bin/systemd-analyze", "/bin/systemd-analyze"})
+    if (::access(candidate, X_OK) == 0) analyze = candidate;
+  if (analyze.empty()) GTEST_SKIP() << "systemd-analyze is not installed";
+
+  // build/daemon/mcpmuxd → build/; sources relative to the build dir unless absolute.
+  const auto daemon_dir = std::filesystem::path(mcpmuxd_path()).parent_path();
+  const auto build_dir = daemon_dir.parent_path();
+  std::filesystem::path source = __FILE__;
+  if (source.is_relative()) source = build_dir / source;
+  const auto source_root = source.parent_path().parent_path().parent_path();
+
+  std::string service = read_file((build_dir / "systemd/mcpmuxd.service").string());
+  ASSERT_FALSE(service.empty()) << "no " << (build_dir / "systemd/mcpmuxd.service");
+  // Point ExecStart= at the binaries under test (the configured bindir need not exist yet).
+  const std::regex exec_line(R"((Exec\w+=)\S*/mcpmuxd)");
+  service = std::regex_replace(service, exec_line, "$1" + (daemon_dir / "mcpmuxd").string());
+  std::string socket = read_file((source_root / "systemd/mcpmuxd.socket").string());
+  ASSERT_FALSE(socket.empty()) << "no " << (source_root / "systemd/mcpmuxd.socket");
+  const auto svc = dir_.write("units/mcpmuxd.service", service);
+  const auto sock = dir_.write("units/mcpmuxd.socket", socket);
+  std::filesystem::create_directories(dir_.file("run"));
+
+  auto r = run_process({analyze, "verify", "--user", svc, sock}, {}, 60s,
+                       {{"XDG_RUNTIME_DIR", dir_.file("run")}});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out + r.err, "") << describe(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// connect --spawn
+
+TEST_F(operations, ConnectSpawnStartsExactlyOneDaemon) {
+  const std::string socket = dir_.file("run/spawned/mcpmux.sock");
+  const std::string config = dir_.write("spawn.toml", fake_server_table("alpha", {}));
+  const std::map<std::string, std::string> env{{"MCPMUX_CONFIG", config},
+                                               {"XDG_STATE_HOME", dir_.file("state")},
+                                               {"XDG_CACHE_HOME", dir_.file("xdg/cache")},
+                                               {"XDG_CONFIG_HOME", dir_.file("xdg/config")},
+                                               {"XDG_RUNTIME_DIR", dir_.file("xdg/run")}};
+
+  std::vector<std::unique_ptr<child_process>> agents;
+  for (int i = 0; i < 3; ++i)
+    agents.push_back(std::make_unique<child_process>(
+        std::vector<std::string>{mcpmux_path(), "--socket", socket, "connect", "--spawn"}, env,
+        dir_.file("agent" + std::to_string(i) + ".err")));
+  for (auto& a : agents) ASSERT_TRUE(a->write(initialize_line(1)));
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    EXPECT_TRUE(agents[i]->wait_output("\"protocolVersion\"", 15s))
+        << "agent " << i << " got no initialize answer; stdout: " << agents[i]->out()
+        << "\nstderr: " << read_file(dir_.file("agent" + std::to_string(i) + ".err"))
+        << "\ndaemon log: " << read_file(dir_.file("state/mcpmux/mcpmuxd.log"));
+  }
+
+  auto daemons = processes_mentioning(socket, "mcpmuxd");
+  EXPECT_EQ(daemons.size(), 1u) << "daemons serving " << socket << "; log:\n"
+                                << read_file(dir_.file("state/mcpmux/mcpmuxd.log"));
+
+  // A bridge that already finds a daemon does not spawn another.
+  auto again =
+      run_process({mcpmux_path(), "--socket", socket, "connect", "--spawn"}, initialize_line(7),
+                  10s, {{"MCPMUX_CONFIG", std::optional<std::string>(config)}});
+  EXPECT_EQ(again.exit_code, 0) << describe(again);
+  EXPECT_NE(again.out.find("\"id\":7"), std::string::npos) << describe(again);
+  EXPECT_EQ(processes_mentioning(socket, "mcpmuxd").size(), 1u);
+
+  // Without --spawn nothing is started when nothing answers.
+  auto none = run_process({mcpmux_path(), "--socket", dir_.file("nothing.sock"), "connect"},
+                          initialize_line(1), 10s);
+  EXPECT_EQ(none.exit_code, 3) << describe(none);
+  EXPECT_TRUE(processes_mentioning(dir_.file("nothing.sock"), "mcpmuxd").empty());
+
+  for (auto& a : agents) {
+    a->close_stdin();
+    EXPECT_EQ(a->wait_exit(5s), std::optional<int>(0));
+  }
+
+  // Stop the spawned daemon through the pid it reports.
+  auto st = run_process({mcpmux_path(), "--socket", socket, "status", "--json"}, {}, 10s);
+  ASSERT_EQ(st.exit_code, 0) << describe(st);
+  auto status = parse_or_null(st.out);
+  ASSERT_TRUE(status.is_object()) << st.out;
+  const auto pid = static_cast<pid_t>(status.at("pid").to_number<std::int64_t>());
+  if (!daemons.empty()) {
+    EXPECT_EQ(pid, daemons.front());
+  }
+  EXPECT_EQ(status.at("config"), json::value(config)) << st.out;
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  EXPECT_TRUE(wait_until([&] { return !process_exists(pid) || process_state(pid) == 'Z'; }, 5s))
+      << "the spawned daemon did not stop";
+}
+
+}  // namespace
+}  // namespace mcpmux::test
