@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <arpa/inet.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -43,6 +44,40 @@ bool is_name_char(char c) {
 // built from them stay within what MCP clients accept.
 bool is_name(std::string_view s) {
   return std::all_of(s.begin(), s.end(), is_name_char);
+}
+
+// `daemon.http`: HOST:PORT with an IP literal ([...] for IPv6) or localhost; "" when valid.
+// A non-loopback host needs `http_allow_remote` (the endpoint checks this again at bind).
+std::string check_http_address(std::string_view a, bool allow_remote) {
+  const auto colon = a.rfind(':');
+  if (colon == std::string_view::npos || colon == 0)
+    return fmt::format("must be HOST:PORT, e.g. \"127.0.0.1:8931\" (got \"{}\")", a);
+  std::string host(a.substr(0, colon));
+  const auto port_text = a.substr(colon + 1);
+  int port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 || port > 65535)
+    return fmt::format("port must be 1..65535 (got \"{}\")", port_text);
+  bool loopback = false;
+  unsigned char buf[16];
+  if (host == "localhost") {
+    loopback = true;
+  } else if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), buf) != 1)
+      return fmt::format("\"{}\" is not an IPv6 address", host);
+    static const unsigned char one[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    loopback = std::memcmp(buf, one, 16) == 0;
+  } else if (::inet_pton(AF_INET, host.c_str(), buf) == 1) {
+    loopback = buf[0] == 127;
+  } else {
+    return fmt::format("host must be localhost, an IPv4 address or [IPv6] (got \"{}\")", host);
+  }
+  if (!loopback && !allow_remote)
+    return fmt::format(
+        "\"{}\" is not a loopback address; the HTTP endpoint would be reachable from other "
+        "machines (set http_allow_remote = true to allow that, with http_token_file)",
+        host);
+  return {};
 }
 
 bool is_var_name(std::string_view s) {
@@ -381,6 +416,7 @@ class validator {
     if (!t) return type_error(node, "daemon", "a table");
     const toml::node* message_node = nullptr;
     const toml::node* queue_node = nullptr;
+    const toml::node* http_node = nullptr;
     bool sizes_ok = true;
     for (auto&& [k, v] : *t) {
       const std::string_view name = k.str();
@@ -445,14 +481,26 @@ class validator {
         if (auto i = get_integer(v, key, 1, 100000)) d.page_size = static_cast<std::size_t>(*i);
       } else if (name == "include") {
         d.include = include_paths(v, key);
+      } else if (name == "http") {
+        http_node = &v;
+        if (auto s = get_string(v, key)) d.http = *s;
+      } else if (name == "http_allow_remote") {
+        if (auto b = get_bool(v, key)) d.http_allow_remote = *b;
+      } else if (name == "http_token_file") {
+        if (auto s = absolute_path(v, key, false)) d.http_token_file = *s;
       } else {
         fail(v, key,
              unknown_message(
                  "key", name,
                  {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
                   "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
-                  "reconnect_max_ms", "startup_wait_ms", "page_size", "include"}));
+                  "reconnect_max_ms", "startup_wait_ms", "page_size", "include", "http",
+                  "http_allow_remote", "http_token_file"}));
       }
+    }
+    if (http_node && !d.http.empty()) {
+      if (auto err = check_http_address(d.http, d.http_allow_remote); !err.empty())
+        fail(*http_node, "daemon.http", err);
     }
     // A queue smaller than one message would drop a client for sending a single legal reply.
     if (sizes_ok && d.max_client_queue_bytes < d.max_message_bytes) {
@@ -665,6 +713,13 @@ class validator {
         if (auto b = get_bool(v, key)) s.enabled = *b;
       } else if (kn == "retry_calls") {
         if (auto b = get_bool(v, key)) s.retry_calls = *b;
+      } else if (kn == "isolation") {
+        if (auto i = get_string(v, key)) {
+          if (*i == "shared" || *i == "per-client")
+            s.per_client = *i == "per-client";
+          else
+            fail(v, key, fmt::format("must be \"shared\" or \"per-client\" (got \"{}\")", *i));
+        }
       } else if (kn == "reset_timeout_on_progress") {
         if (auto b = get_bool(v, key)) s.reset_timeout_on_progress = *b;
       } else if (kn == "max_timeout_ms") {
@@ -688,7 +743,7 @@ class validator {
                              {"type", "command", "args", "env", "cwd", "url", "headers",
                               "timeout_ms", "enabled", "prefix", "roots", "retry_calls",
                               "ping_interval_ms", "ca_file", "token_command",
-                              "reset_timeout_on_progress", "max_timeout_ms"}));
+                              "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
       }
     }
     if (type_known && stdio && !t.contains("command"))

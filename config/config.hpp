@@ -40,6 +40,7 @@ struct server_settings {
   std::chrono::milliseconds ping_interval{0}; ///< liveness pings; 0 = off; two misses → reconnect
   bool reset_timeout_on_progress = true;      ///< progress from the server restarts a call's timeout
   std::chrono::milliseconds max_timeout{600000}; ///< cap on a call extended by progress; 0 = none
+  bool per_client = false;                    ///< `isolation = "per-client"`: one upstream per client session
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
@@ -74,6 +75,11 @@ struct daemon_config {
   /// added at load; `~/` and `${VAR}` already expanded; relative paths are relative to the config
   /// file's directory (resolved by load_config_file).
   std::vector<std::string> include;
+  /// `http`: "127.0.0.1:PORT", "[::1]:PORT" or "localhost:PORT" serves MCP over Streamable HTTP
+  /// (plus /status and /metrics); empty = off.
+  std::string http;
+  bool http_allow_remote = false;  ///< `http_allow_remote`: permit a non-loopback `http` address
+  std::string http_token_file;     ///< `http_token_file`: bearer token the endpoint requires; "" = none
 };
 
 /// A whole configuration. `servers` is sorted by name.

@@ -66,6 +66,14 @@ page_size = 1000
 # `mcpmux import FILE --write` copies the servers into this file instead.
 # include = ["~/.cursor/mcp.json", "~/.codeium/windsurf/mcp_config.json"]
 
+# Serve MCP over Streamable HTTP at http://HOST:PORT/mcp (also GET /status and /metrics).
+# Loopback only ("127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT") unless http_allow_remote.
+# Requests must carry a loopback Host and, when present, a loopback Origin.
+# http = "127.0.0.1:8931"
+# http_allow_remote = false
+# A file whose (trimmed) content every request must send as "Authorization: Bearer ...".
+# http_token_file = "~/.config/mcpmux/http.token"
+
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
 # Keys for every server:
@@ -80,6 +88,9 @@ page_size = 1000
 #               after the reconnect (default true); false for tools that must never run twice
 #   ping_interval_ms  send ping this often; two misses in a row restart the server
 #               (default 0 = off)
+#   isolation   "shared" (default: one upstream for every client) or "per-client": each client
+#               session gets its own process/connection, started on first use and closed when
+#               the session ends (for stateful servers such as a browser)
 #   reset_timeout_on_progress  progress notifications restart a call's timeout (default true)
 #   max_timeout_ms  a call extended by progress never runs longer than this (default 600000;
 #               0 = no cap)

@@ -87,6 +87,8 @@ void manager::release_waiters() {
 }
 
 void manager::stop() {
+  for (auto& [key, up] : per_client_) up->stop();
+  per_client_.clear();
   for (auto& [name, up] : upstreams_) up->stop();
 }
 
@@ -125,6 +127,14 @@ void manager::on_upstream_log(const std::string& server, const std::string& line
 
 void manager::detach(std::uint64_t id) {
   for (auto& [server, ids] : log_followers_) ids.erase(id);
+  for (auto it = per_client_.begin(); it != per_client_.end();) {
+    if (it->first.second != id) {
+      ++it;
+      continue;
+    }
+    it->second->stop();
+    it = per_client_.erase(it);
+  }
   // A client that leaves drops its subscriptions and its logging level.
   std::vector<route> subs;
   for (const auto& [key, ids] : subscriptions_)
@@ -287,6 +297,21 @@ bool manager::install(collection c, std::vector<std::string> items, std::unorder
   cat.by_key = std::move(by_key);
   ++cat.generation;
   return true;
+}
+
+std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::uint64_t session) {
+  auto shared = find_upstream(server);
+  if (!shared || !shared->config().per_client) return shared;
+  // The shared instance keeps the catalogue; each client gets a private process for its calls.
+  auto key = std::make_pair(std::string(server), session);
+  auto it = per_client_.find(key);
+  if (it == per_client_.end()) {
+    auto own = std::make_shared<upstream>(io_, shared->config(), cfg_.daemon, *this);
+    log_.info("starting a private {} for session {}", server, session);
+    own->start();
+    it = per_client_.emplace(std::move(key), std::move(own)).first;
+  }
+  return it->second;
 }
 
 const route* manager::find(collection c, std::string_view exposed) const {

@@ -83,6 +83,9 @@ class manager : public upstream_observer {
 
   const config& current_config() const { return cfg_; }
   std::shared_ptr<upstream> find_upstream(std::string_view server) const;
+  /// The upstream that serves `session`'s requests to `server`: the shared one, or for an
+  /// `isolation = "per-client"` server the session's own (started on first use).
+  std::shared_ptr<upstream> upstream_for(std::string_view server, std::uint64_t session);
   /// The route of an exposed tool or prompt name, resource URI or template.
   const route* find(collection c, std::string_view exposed) const;
   /// The server for a URI: an exposed resource, an `mcpmux://server/uri` alias, or the server
@@ -161,6 +164,8 @@ class manager : public upstream_observer {
   std::vector<catalogue_entry> entries_;  ///< tools, for mcpmux/tools
   std::map<std::pair<std::string, std::string>, std::unordered_set<std::uint64_t>> subscriptions_;
   std::unordered_map<std::uint64_t, std::string> session_log_levels_;
+  /// Per-client upstreams by (server, session).
+  std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
   bool rebuild_posted_ = false;
   std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;

@@ -177,7 +177,7 @@ void session::handle_request(message& msg) {
       return reply_error(id, rpc_code::invalid_params,
                          fmt::format("Invalid params: {} needs a string \"name\"", method));
     const auto* r = manager_.find(c, name);
-    auto up = r ? manager_.find_upstream(r->server) : nullptr;
+    auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up) return reply_error(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
     msg.body["params"].as_object()["name"] = r->original;
     return forward(msg, up);
@@ -187,7 +187,7 @@ void session::handle_request(message& msg) {
     if (!uri || !uri->is_string())
       return reply_error(id, rpc_code::invalid_params, "Invalid params: resources/read needs a string \"uri\"");
     auto r = manager_.route_resource(uri->get_string());
-    auto up = r ? manager_.find_upstream(r->server) : nullptr;
+    auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
       return reply_error(id, rpc_code::invalid_params, "Unknown resource: " + std::string(uri->get_string()));
     msg.body["params"].as_object()["uri"] = r->original;
@@ -198,7 +198,7 @@ void session::handle_request(message& msg) {
   if (method == "completion/complete") {
     const auto* ref = msg.params().if_contains("ref");
     auto r = ref && ref->is_object() ? manager_.route_completion(ref->get_object()) : std::nullopt;
-    auto up = r ? manager_.find_upstream(r->server) : nullptr;
+    auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
       return reply_error(id, rpc_code::invalid_params,
                          "Invalid params: completion/complete refers to no known prompt or resource template");
