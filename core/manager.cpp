@@ -117,6 +117,14 @@ std::string manager::instructions() const {
 
 void manager::attach(std::shared_ptr<session> s, std::uint64_t id) { sessions_.emplace(id, std::move(s)); }
 
+// A new connection knows nothing of the old one's subscriptions: subscribe again.
+void manager::on_upstream_ready(const std::string& server, upstream& up) {
+  if (up.config().per_client) return;
+  for (const auto& [key, ids] : subscriptions_)
+    if (key.first == server && !ids.empty())
+      up.call("resources/subscribe", json::object{{"uri", key.second}}, [](rpc_outcome) {});
+}
+
 void manager::on_upstream_log(const std::string& server, const std::string& line) {
   auto it = log_followers_.find(server);
   if (it == log_followers_.end()) return;

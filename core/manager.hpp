@@ -135,6 +135,7 @@ class manager : public upstream_observer {
   void on_upstream_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, const message& msg) override;
   void on_upstream_log(const std::string& server, const std::string& line) override;
+  void on_upstream_ready(const std::string& server, upstream& up) override;
 
  private:
   void schedule_rebuild();

@@ -190,8 +190,17 @@ void session::handle_request(message& msg) {
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
       return reply_error(id, rpc_code::invalid_params, "Unknown resource: " + std::string(uri->get_string()));
+    // Read through an alias: the contents name the URI the client knows.
+    std::function<void(json::object&)> rewrite;
+    if (r->original != uri->get_string())
+      rewrite = [alias = std::string(uri->get_string()), original = r->original](json::object& result) {
+        if (auto* contents = result.if_contains("contents"); contents && contents->is_array())
+          for (auto& c : contents->get_array())
+            if (auto* co = c.if_object())
+              if (auto* u = co->if_contains("uri"); u && u->is_string() && u->get_string() == original) *u = alias;
+      };
     msg.body["params"].as_object()["uri"] = r->original;
-    return forward(msg, up);
+    return forward(msg, up, std::move(rewrite));
   }
   if (method == "resources/subscribe" || method == "resources/unsubscribe")
     return subscription(msg, method == "resources/subscribe");
@@ -265,14 +274,17 @@ void session::serve_list(const json::value& id, collection c, const json::object
 }
 
 // Sends a request upstream under a fresh id; the answer comes back under the client's.
-void session::forward(message& msg, const std::shared_ptr<upstream>& up) {
+void session::forward(message& msg, const std::shared_ptr<upstream>& up,
+                      std::function<void(json::object&)> rewrite) {
   const auto id = msg.id();
   auto key = json::serialize(id);
   servers_used_.insert(up->name());
-  auto done = [weak = weak_from_this(), id, key](rpc_outcome out) {
+  auto done = [weak = weak_from_this(), id, key, rewrite = std::move(rewrite)](rpc_outcome out) {
     auto self = weak.lock();
     if (!self || self->ended_) return;  // the client is gone: the late answer is dropped
     self->calls_.erase(key);
+    if (rewrite && out.reply->kind == message_kind::response)
+      if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
     self->send(relay(id, *out.reply));
   };
   // Recorded before the call: a call that fails at once answers (and erases it) inside call().

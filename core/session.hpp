@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -53,7 +54,9 @@ class session : public transport_events,
   void handle_response(message& msg);
   void initialize(const message& msg);
   void serve_list(const json::value& id, collection c, const json::object& params);
-  void forward(message& msg, const std::shared_ptr<upstream>& up);
+  /// `rewrite` (optional) adjusts a successful result before it is relayed.
+  void forward(message& msg, const std::shared_ptr<upstream>& up,
+               std::function<void(json::object&)> rewrite = {});
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);

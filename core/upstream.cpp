@@ -304,6 +304,9 @@ void upstream::connect() {
   params["protocolVersion"] = client_protocol_version;
   json::object caps;
   caps["roots"] = json::object{{"listChanged", true}};
+  // Answered by the client whose call the server is serving (or -32601 when none can).
+  caps["sampling"] = json::object{};
+  caps["elicitation"] = json::object{};
   params["capabilities"] = std::move(caps);
   params["clientInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
   peer_->request("initialize", params, std::nullopt, [weak = weak_from_this(), gen](rpc_outcome out) {
@@ -460,6 +463,7 @@ void upstream::become_ready() {
   note("ready with " + std::to_string(tools().size()) + " tools");
   log_.info("ready with {} tools", tools().size());
   perform(lc_.on_ready(steady_clock::now()));
+  observer_.on_upstream_ready(cfg_.name, *this);
   flush_queue();
   schedule_ping();
 }

@@ -28,6 +28,8 @@ namespace mcpmux {
 
 class rpc_peer;
 
+class upstream;
+
 /// What an upstream tells the manager.
 class upstream_observer {
  public:
@@ -38,6 +40,9 @@ class upstream_observer {
   virtual void on_upstream_notification(const std::string& server, const message& msg) = 0;
   /// A line was added to the server's log ring (stderr or a lifecycle event).
   virtual void on_upstream_log(const std::string& server, const std::string& line) = 0;
+  /// A connection became ready (first or after a reconnect): per-connection state such as
+  /// resource subscriptions must be set up again on it.
+  virtual void on_upstream_ready(const std::string& server, upstream& up) = 0;
 };
 
 /// Counters for status.

@@ -1,0 +1,220 @@
+#!/usr/bin/env node
+// Client side of the conformance suite: mcpmux as the MCP client under test.
+//
+//   conformance client --command "<node> client_wrapper.mjs" --scenario S
+//
+// The suite starts a scenario server and runs this command with the server's URL appended as
+// the last argument (and MCP_CONFORMANCE_SCENARIO=S in the environment). This wrapper writes a
+// temporary config with that URL as a `type = "http"` server, starts mcpmuxd ($MCPMUXD) on a
+// temporary socket, drives the scenario through the daemon as an MCP client over the Unix
+// socket (initialize, tools/list, tools/call of the tools the scenario offers) and stops the
+// daemon. Exit status 0 when every step answered as expected.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const url = process.argv[process.argv.length - 1];
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const mcpmuxd = process.env.MCPMUXD || path.join(repo, 'build/daemon/mcpmuxd');
+
+// Arguments for the tools the client scenarios expect to be called.
+const TOOL_ARGS = {
+  add_numbers: { a: 5, b: 3 },
+  test_reconnection: {},
+};
+
+const log = (...a) => console.error('[client_wrapper]', ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+if (!/^https?:\/\//.test(url ?? '')) {
+  log(`usage: client_wrapper.mjs URL (got ${JSON.stringify(url)})`);
+  process.exit(2);
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'mcpmux-conformance-'));
+const socketPath = path.join(dir, 'mcpmux.sock');
+const configPath = path.join(dir, 'config.toml');
+const tomlString = (s) => JSON.stringify(s); // a JSON string is a valid TOML basic string
+writeFileSync(
+  configPath,
+  [
+    '[daemon]',
+    `socket = ${tomlString(socketPath)}`,
+    'log_level = "debug"',
+    'startup_wait_ms = 10000',
+    'timeout_ms = 20000',
+    '',
+    '[servers.conformance]',
+    'type = "http"',
+    `url = ${tomlString(url)}`,
+    'prefix = ""',
+    '',
+  ].join('\n'),
+);
+
+// One NDJSON JSON-RPC connection to the daemon's socket.
+class SocketClient {
+  constructor(sock) {
+    this.sock = sock;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.notifications = [];
+    let buf = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (chunk) => {
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim()) this.onMessage(JSON.parse(line));
+      }
+    });
+    sock.on('close', () => {
+      for (const { reject } of this.pending.values()) reject(new Error('daemon closed the connection'));
+      this.pending.clear();
+    });
+  }
+  static connect(p) {
+    return new Promise((resolve, reject) => {
+      const s = net.createConnection(p);
+      s.once('connect', () => resolve(new SocketClient(s)));
+      s.once('error', reject);
+    });
+  }
+  onMessage(msg) {
+    if (msg.id !== undefined && msg.method === undefined) {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      clearTimeout(p.timer);
+      if (msg.error) p.reject(Object.assign(new Error(`${msg.error.message} (${msg.error.code})`), { rpc: msg.error }));
+      else p.resolve(msg.result);
+    } else if (msg.id !== undefined) {
+      // A server-to-client request routed to us: this client declares no capabilities.
+      this.write({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `Method not found: ${msg.method}` } });
+    } else {
+      this.notifications.push(msg);
+      log('notification', JSON.stringify(msg));
+    }
+  }
+  write(msg) {
+    this.sock.write(JSON.stringify(msg) + '\n');
+  }
+  request(method, params = {}, timeoutMs = 25000) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${method}: no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.write({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+  notify(method, params = {}) {
+    this.write({ jsonrpc: '2.0', method, params });
+  }
+  close() {
+    this.sock.end();
+  }
+}
+
+async function connectWithRetry(deadlineMs) {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      return await SocketClient.connect(socketPath);
+    } catch (e) {
+      if (daemonGone) throw new Error('mcpmuxd exited before listening');
+      if (Date.now() > until) throw new Error(`mcpmuxd did not listen on ${socketPath}: ${e.message}`);
+      await sleep(50);
+    }
+  }
+}
+
+const daemon = spawn(mcpmuxd, ['--config', configPath, '--socket', socketPath], {
+  env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), MCPMUX_CONFIG: configPath },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+let daemonOut = '';
+daemon.stdout.on('data', (d) => (daemonOut += d));
+daemon.stderr.on('data', (d) => (daemonOut += d));
+let daemonGone = false;
+const daemonExit = new Promise((resolve) => {
+  daemon.on('exit', (code, signal) => {
+    daemonGone = true;
+    resolve({ code, signal });
+  });
+  daemon.on('error', (e) => {
+    daemonGone = true;
+    daemonOut += `cannot start ${mcpmuxd}: ${e.message}\n`;
+    resolve({ code: null, signal: 'spawn error' });
+  });
+});
+
+let status = 0;
+try {
+  log(`scenario ${scenario || '(none)'}: ${url} through ${mcpmuxd}`);
+  const c = await connectWithRetry(10000);
+
+  const init = await c.request('initialize', {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'mcpmux-conformance-client', version: '1.0.0' },
+  });
+  log('initialize ->', JSON.stringify(init));
+  c.notify('notifications/initialized');
+
+  // Wait until the upstream is ready (or failed) before listing: the startup gate is bounded.
+  let server;
+  for (const until = Date.now() + 15000; Date.now() < until; await sleep(100)) {
+    const st = await c.request('mcpmux/status');
+    server = st.servers?.find((s) => s.name === 'conformance');
+    if (server && server.state !== 'connecting' && server.state !== 'starting') break;
+  }
+  log('upstream', JSON.stringify(server));
+  if (server?.state !== 'ready') throw new Error(`upstream not ready: ${JSON.stringify(server)}`);
+
+  const { tools = [] } = await c.request('tools/list');
+  log('tools/list ->', tools.map((t) => t.name).join(', ') || '(none)');
+
+  for (const tool of tools) {
+    if (!(tool.name in TOOL_ARGS)) {
+      log(`not calling ${tool.name}: no arguments known for it`);
+      continue;
+    }
+    const result = await c.request('tools/call', { name: tool.name, arguments: TOOL_ARGS[tool.name] });
+    log(`tools/call ${tool.name} ->`, JSON.stringify(result));
+    if (result.isError) {
+      status = 1;
+      log(`tools/call ${tool.name} returned isError`);
+    }
+  }
+  c.close();
+} catch (e) {
+  status = 1;
+  log('FAILED:', e.message);
+} finally {
+  daemon.kill('SIGTERM');
+  const killer = setTimeout(() => daemon.kill('SIGKILL'), 8000);
+  const { code, signal } = await daemonExit;
+  clearTimeout(killer);
+  if (code !== 0) {
+    status = 1;
+    log(`mcpmuxd exited with ${code ?? signal}`);
+  }
+  if (status !== 0 || process.env.MCPMUX_CONFORMANCE_VERBOSE) {
+    process.stderr.write(`--- mcpmuxd log ---\n${daemonOut}--- end of mcpmuxd log ---\n`);
+  }
+  if (process.env.MCPMUX_CONFORMANCE_LOG_DIR) {
+    writeFileSync(path.join(process.env.MCPMUX_CONFORMANCE_LOG_DIR, `mcpmuxd-client-${scenario.replace(/\W+/g, '_')}.log`), daemonOut);
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(status);

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (@modelcontextprotocol/conformance) on both sides of mcpmux:
+#   server side: target_server.mjs (stdio, prefix "") behind mcpmuxd, the suite against the
+#                daemon's Streamable HTTP endpoint ([daemon] http) at http://127.0.0.1:PORT/mcp;
+#   client side: the suite's scenario servers as a `type = "http"` upstream of mcpmuxd, driven
+#                over the Unix socket by client_wrapper.mjs (initialize, tools_call, sse-retry).
+# Results go to build/conformance/. Exit status non-zero on any failed check.
+# Needs: a built tree (scripts/build) or MCPMUXD/MCPMUX, and npm; the suite runs on the Node 22
+# binary of the `node` npm package (the system Node may be 20).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cd "$repo"
+
+MCPMUXD=${MCPMUXD:-$repo/build/daemon/mcpmuxd}
+MCPMUX=${MCPMUX:-$repo/build/daemon/mcpmux}
+out=${CONFORMANCE_OUT:-$repo/build/conformance}
+server_suite=${CONFORMANCE_SERVER_SUITE:-active}
+client_scenarios=(initialize tools_call sse-retry)
+export MCPMUXD MCPMUX
+
+for bin in "$MCPMUXD" "$MCPMUX"; do
+  [[ -x $bin ]] || { echo "conformance: $bin not found (run scripts/build, or set MCPMUXD/MCPMUX)" >&2; exit 2; }
+done
+
+echo "== conformance: npm ci (tests/conformance)"
+(cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+node22="$here/node_modules/.bin/node"
+suite="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+"$node22" --version | grep -q '^v22\.' || { echo "conformance: $node22 is not Node 22" >&2; exit 2; }
+
+rm -rf "$out"
+mkdir -p "$out/server" "$out/client"
+work=$(mktemp -d /tmp/mcpmux-conformance.XXXXXX)  # short path: Unix socket names are limited
+daemon_pid=""
+cleanup() {
+  if [[ -n $daemon_pid ]] && kill -0 "$daemon_pid" 2>/dev/null; then
+    kill -TERM "$daemon_pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$daemon_pid" 2>/dev/null || true
+    wait "$daemon_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------- server side
+port=$("$node22" -e '
+  const s = require("net").createServer();
+  s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')
+socket="$work/mcpmux.sock"
+toml() { "$node22" -e 'process.stdout.write(JSON.stringify(process.argv[1]))' "$1"; }
+cat >"$work/config.toml" <<EOF
+[daemon]
+socket = $(toml "$socket")
+http = "127.0.0.1:$port"
+log_level = "debug"
+startup_wait_ms = 10000
+
+[servers.target]
+command = $(toml "$node22")
+args = [$(toml "$here/target_server.mjs")]
+prefix = ""
+EOF
+cp "$work/config.toml" "$out/server/mcpmuxd-config.toml"
+
+echo "== conformance: mcpmuxd with target_server.mjs behind it, HTTP endpoint on 127.0.0.1:$port"
+XDG_CACHE_HOME="$work/cache" "$MCPMUXD" --config "$work/config.toml" >"$out/server/mcpmuxd.log" 2>&1 &
+daemon_pid=$!
+state=""
+for _ in $(seq 150); do
+  if ! kill -0 "$daemon_pid" 2>/dev/null; then
+    echo "conformance: mcpmuxd exited at start; its log:" >&2
+    cat "$out/server/mcpmuxd.log" >&2
+    exit 1
+  fi
+  state=$("$MCPMUX" --socket "$socket" status --json 2>/dev/null |
+    "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{
+      console.log(JSON.parse(s).servers.find(x=>x.name==="target")?.state??"")}catch{console.log("")}})') || true
+  [[ $state == ready ]] && break
+  sleep 0.2
+done
+if [[ $state != ready ]]; then
+  echo "conformance: the target did not become ready behind mcpmuxd (state: ${state:-none}); log:" >&2
+  cat "$out/server/mcpmuxd.log" >&2
+  exit 1
+fi
+
+status=0
+echo "== conformance: server suite ($server_suite) against http://127.0.0.1:$port/mcp"
+server_rc=0
+timeout 900 "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" --suite "$server_suite" \
+  -o "$out/server" >"$out/server/suite.log" 2>&1 || server_rc=$?
+sed -n '/=== SUMMARY ===/,$p' "$out/server/suite.log"
+if ((server_rc != 0)) || ! grep -Eq '^Total: [0-9]+ passed, 0 failed' "$out/server/suite.log"; then
+  status=1
+  echo "conformance: server suite FAILED (exit $server_rc); failed checks:"
+  "$node22" -e '
+    const fs = require("fs"), path = require("path");
+    for (const d of fs.readdirSync(process.argv[1]).sort()) {
+      const f = path.join(process.argv[1], d, "checks.json");
+      if (!fs.existsSync(f)) continue;
+      for (const c of JSON.parse(fs.readFileSync(f, "utf8")))
+        if (c.status === "FAILURE") console.log(`  ${d.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "")}: ${c.name}: ${c.errorMessage ?? c.description}`);
+    }' "$out/server" || true
+  echo "see $out/server/suite.log, $out/server/mcpmuxd.log"
+fi
+
+kill -TERM "$daemon_pid" 2>/dev/null || true
+daemon_rc=0
+wait "$daemon_pid" || daemon_rc=$?
+daemon_pid=""
+if ((daemon_rc != 0)); then
+  status=1
+  echo "conformance: mcpmuxd (server side) exited with status $daemon_rc on SIGTERM"
+fi
+
+# ---------------------------------------------------------------- client side
+client_passed=0 client_failed=0
+export MCPMUX_CONFORMANCE_LOG_DIR="$out/client"
+command="$(printf '%q' "$node22") $(printf '%q' "$here/client_wrapper.mjs")"
+for scenario in "${client_scenarios[@]}"; do
+  echo "== conformance: client scenario $scenario (mcpmuxd as the MCP client)"
+  rc=0
+  timeout 300 "$node22" "$suite" client --command "$command" --scenario "$scenario" \
+    -o "$out/client" >"$out/client/$scenario.log" 2>&1 || rc=$?
+  sed 's/\x1b\[[0-9;]*m//g' "$out/client/$scenario.log" |
+    grep -E '^(Passed: |.*OVERALL: |  - |    (Error|Warning): |Client (exited|timed))' || true
+  if ((rc == 0)) && grep -q 'OVERALL: PASSED' "$out/client/$scenario.log"; then
+    client_passed=$((client_passed + 1))
+  else
+    client_failed=$((client_failed + 1))
+    status=1
+    echo "see $out/client/$scenario.log"
+  fi
+done
+echo "client scenarios: $client_passed passed, $client_failed failed"
+
+echo
+if ((status == 0)); then echo "conformance: server suite and client scenarios passed"; else echo "conformance: FAILED"; fi
+exit $status
