@@ -580,6 +580,11 @@ std::variant<json::value, rpc_error> manager::reload() {
   // The socket is bound once; everything else applies now.
   if (info_.socket_for && info_.socket_for(next.daemon) != info_.socket_path)
     restart_required.push_back("daemon.socket");
+  // The HTTP endpoint is bound once too.
+  if (next.daemon.http != cfg_.daemon.http) restart_required.push_back("daemon.http");
+  if (next.daemon.http_allow_remote != cfg_.daemon.http_allow_remote)
+    restart_required.push_back("daemon.http_allow_remote");
+  if (next.daemon.http_token_file != cfg_.daemon.http_token_file) restart_required.push_back("daemon.http_token_file");
   if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
 
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/json/serialize.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -20,6 +21,7 @@
 #include "daemon/config_watch.hpp"
 #include "daemon/systemd.hpp"
 #include "transports/fd_transport.hpp"
+#include "transports/http_endpoint.hpp"
 #include "transports/stdio_transport.hpp"
 #include "transports/unix_listener.hpp"
 
@@ -152,6 +154,24 @@ int run_daemon(const daemon_options& opt) {
     log.error("{}", error);
     return 1;
   }
+  std::shared_ptr<http_endpoint> http;  // [daemon] http: MCP over loopback Streamable HTTP
+  if (const auto& d = mgr.current_config().daemon; !d.http.empty()) {
+    http_endpoint_options ho{
+        .address = d.http,
+        .allow_remote = d.http_allow_remote,
+        .token_file = d.http_token_file,
+        .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue}};
+    http = start_http_endpoint(
+        io, std::move(ho),
+        [&](std::shared_ptr<transport> t) { session::start(mgr, std::move(t), next_session++); },
+        [&] { return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0))); },
+        {}, &error);
+    if (!http) {
+      log.error("{}", error);
+      listener->close();
+      return 1;
+    }
+  }
   log.info("mcpmuxd {} listening on {}{} ({} servers from {})", MCPMUX_VERSION, socket_path,
            inherited ? " (socket activation)" : "", mgr.current_config().servers.size(), mgr.current_config().source);
   mgr.start();
@@ -215,6 +235,7 @@ int run_daemon(const daemon_options& opt) {
     hup.cancel();
     watchdog.cancel();
     listener->close();
+    if (http) http->close();
     mgr.close_sessions();
     mgr.stop();
     wait_children();

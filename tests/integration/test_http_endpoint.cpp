@@ -1,0 +1,621 @@
+// Integration tests of the Streamable HTTP endpoint: a real mcpmuxd, a fake server, raw HTTP.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "tests/integration/harness.hpp"
+
+namespace mcpmux::test {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// A TCP port nobody listens on right now.
+unsigned short free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct sse_event {
+  std::string id;
+  std::string data;
+};
+
+/// A response: status, lowercased headers, and the body (SSE streams read as events).
+struct http_response {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+  std::vector<sse_event> events;
+  std::string header(const std::string& name) const {
+    auto it = headers.find(lower(name));
+    return it == headers.end() ? std::string() : it->second;
+  }
+  json::value json() const {
+    boost::system::error_code ec;
+    auto v = json::parse(body, ec);
+    return ec ? json::value() : v;
+  }
+};
+
+/// One blocking HTTP/1.1 connection with bounded waits; decodes chunked bodies incrementally.
+class http_conn {
+ public:
+  explicit http_conn(unsigned short port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~http_conn() { close(); }
+  http_conn(const http_conn&) = delete;
+  http_conn& operator=(const http_conn&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  bool send_all(std::string_view data) {
+    while (!data.empty()) {
+      auto n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+  /// Reads the status line and headers.
+  std::optional<http_response> read_head(ms timeout = 10s) {
+    const auto deadline = steady::now() + timeout;
+    for (;;) {
+      auto end = raw_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        http_response r;
+        std::string head = raw_.substr(0, end);
+        raw_.erase(0, end + 4);
+        auto nl = head.find("\r\n");
+        auto status_line = head.substr(0, nl);
+        r.status = std::atoi(status_line.substr(9, 3).c_str());
+        std::size_t pos = nl == std::string::npos ? head.size() : nl + 2;
+        while (pos < head.size()) {
+          auto e = head.find("\r\n", pos);
+          if (e == std::string::npos) e = head.size();
+          auto line = head.substr(pos, e - pos);
+          auto colon = line.find(':');
+          if (colon != std::string::npos) {
+            auto v = line.substr(colon + 1);
+            while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+            r.headers[lower(line.substr(0, colon))] = v;
+          }
+          pos = e + 2;
+        }
+        chunked_ = lower(r.header("transfer-encoding")) == "chunked";
+        chunks_done_ = false;
+        remaining_ = chunked_ ? 0 : std::strtoull(r.header("content-length").c_str(), nullptr, 10);
+        body_.clear();
+        return r;
+      }
+      if (!fill(deadline)) return std::nullopt;
+    }
+  }
+
+  /// The whole body of the response whose head was read.
+  std::optional<std::string> read_body(ms timeout = 10s) {
+    const auto deadline = steady::now() + timeout;
+    for (;;) {
+      decode();
+      if (chunked_ ? chunks_done_ : remaining_ == 0) return std::exchange(body_, {});
+      if (!fill(deadline)) return std::nullopt;
+    }
+  }
+
+  /// The next SSE event of a streamed body; nullopt on timeout or when the stream ended.
+  std::optional<sse_event> next_event(ms timeout = 10s) {
+    const auto deadline = steady::now() + timeout;
+    for (;;) {
+      decode();
+      auto end = body_.find("\n\n");
+      if (end != std::string::npos) {
+        auto block = body_.substr(0, end + 1);
+        body_.erase(0, end + 2);
+        sse_event ev;
+        bool any = false;
+        std::size_t pos = 0;
+        while (pos < block.size()) {
+          auto e = block.find('\n', pos);
+          auto line = block.substr(pos, e - pos);
+          pos = e + 1;
+          if (line.rfind("id: ", 0) == 0) ev.id = line.substr(4), any = true;
+          if (line.rfind("data: ", 0) == 0) {
+            if (!ev.data.empty()) ev.data += '\n';
+            ev.data += line.substr(6);
+            any = true;
+          }
+        }
+        if (any) return ev;
+        continue;  // a comment (keep-alive)
+      }
+      if (chunks_done_ || eof_) return std::nullopt;
+      if (!fill(deadline)) return std::nullopt;
+    }
+  }
+
+  bool stream_ended() const { return chunks_done_; }
+  bool eof() const { return eof_; }
+
+ private:
+  bool fill(steady::time_point deadline) {
+    if (fd_ < 0 || eof_) return false;
+    auto left = std::chrono::duration_cast<ms>(deadline - steady::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+    char buf[65536];
+    auto n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    raw_.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  void decode() {
+    if (!chunked_) {
+      auto take = std::min<std::size_t>(remaining_, raw_.size());
+      body_ += raw_.substr(0, take);
+      raw_.erase(0, take);
+      remaining_ -= take;
+      return;
+    }
+    while (!chunks_done_) {
+      auto crlf = raw_.find("\r\n");
+      if (crlf == std::string::npos) return;
+      auto size = std::strtoull(raw_.substr(0, crlf).c_str(), nullptr, 16);
+      if (size == 0) {
+        if (raw_.size() < crlf + 4) return;
+        raw_.erase(0, crlf + 4);
+        chunks_done_ = true;
+        return;
+      }
+      if (raw_.size() < crlf + 2 + size + 2) return;
+      body_ += raw_.substr(crlf + 2, size);
+      raw_.erase(0, crlf + 2 + size + 2);
+    }
+  }
+
+  int fd_ = -1;
+  std::string raw_;
+  std::string body_;
+  bool chunked_ = false;
+  bool chunks_done_ = false;
+  std::size_t remaining_ = 0;
+  bool eof_ = false;
+};
+
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+std::string request_text(std::string_view method, std::string_view target, unsigned short port,
+                         const header_list& headers, std::string_view body) {
+  std::string out = std::string(method) + " " + std::string(target) + " HTTP/1.1\r\n";
+  bool has_host = false;
+  for (const auto& [k, v] : headers) has_host |= lower(k) == "host";
+  if (!has_host) out += "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
+  for (const auto& [k, v] : headers) out += k + ": " + v + "\r\n";
+  if (!body.empty() || method == "POST")
+    out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  out += "\r\n";
+  out += body;
+  return out;
+}
+
+const header_list mcp_headers = {{"Accept", "application/json, text/event-stream"},
+                                 {"Content-Type", "application/json"}};
+
+class http_endpoint_test : public daemon_test {
+ protected:
+  // Starts the daemon with the HTTP endpoint and one fake server "f"; `extra` goes into [daemon].
+  void start_http(std::string_view extra = {}) {
+    port_ = free_port();
+    std::string cfg = "[daemon]\nhttp = \"127.0.0.1:" + std::to_string(port_) +
+                      "\"\nmax_message_bytes = 65536\n" + std::string(extra) + "\n" +
+                      fake_server_table("f", {});
+    start(cfg);
+    ASSERT_TRUE(daemon_->started());
+    ASSERT_TRUE(daemon_->wait_for_log("Streamable HTTP endpoint on", 5s)) << daemon_->log();
+  }
+
+  // One request on a fresh connection; the whole response (SSE bodies split into events).
+  http_response exchange(std::string_view method, std::string_view target,
+                         const header_list& headers, std::string_view body = {}) {
+    http_conn c(port_);
+    EXPECT_TRUE(c.ok());
+    EXPECT_TRUE(c.send_all(request_text(method, target, port_, headers, body)));
+    auto head = c.read_head();
+    if (!head) {
+      ADD_FAILURE() << method << " " << target << ": no response";
+      return {};
+    }
+    if (head->header("content-type") == "text/event-stream") {
+      while (auto ev = c.next_event()) head->events.push_back(*ev);
+      EXPECT_TRUE(c.stream_ended()) << "SSE stream did not end";
+    } else {
+      head->body = c.read_body().value_or("");
+    }
+    return *head;
+  }
+
+  header_list session_headers(const std::string& sid, header_list extra = {}) {
+    header_list h = mcp_headers;
+    h.emplace_back("Mcp-Session-Id", sid);
+    h.emplace_back("MCP-Protocol-Version", "2025-11-25");
+    for (auto& e : extra) h.push_back(std::move(e));
+    return h;
+  }
+
+  http_response post(const std::string& sid, const json::value& msg, header_list extra = {}) {
+    return exchange("POST", "/mcp", session_headers(sid, std::move(extra)), json::serialize(msg));
+  }
+
+  // initialize + notifications/initialized; the session id.
+  std::string open_session(header_list extra = {}, json::object capabilities = {}) {
+    header_list h = mcp_headers;
+    h.insert(h.end(), extra.begin(), extra.end());
+    json::value init = {{"jsonrpc", "2.0"},
+                        {"id", 1},
+                        {"method", "initialize"},
+                        {"params",
+                         {{"protocolVersion", "2025-11-25"},
+                          {"capabilities", std::move(capabilities)},
+                          {"clientInfo", {{"name", "http-test"}, {"version", "1"}}}}}};
+    auto r = exchange("POST", "/mcp", h, json::serialize(init));
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.header("content-type"), "application/json");
+    const auto sid = r.header("mcp-session-id");
+    EXPECT_EQ(sid.size(), 32u) << sid;
+    EXPECT_EQ(r.json().at_pointer("/result/protocolVersion"), "2025-11-25") << r.body;
+    auto n = post(sid, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, extra);
+    EXPECT_EQ(n.status, 202);
+    EXPECT_TRUE(n.body.empty());
+    return sid;
+  }
+
+  static json::value call(std::int64_t id, std::string_view tool, json::value args,
+                          json::value meta = nullptr) {
+    json::object params{{"name", tool}, {"arguments", std::move(args)}};
+    if (!meta.is_null()) params["_meta"] = std::move(meta);
+    return {
+        {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", std::move(params)}};
+  }
+
+  unsigned short port_ = 0;
+};
+
+TEST_F(http_endpoint_test, InitializeListAndCallAsJson) {
+  start_http();
+  const auto sid = open_session();
+  auto list = post(sid, {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}});
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.header("content-type"), "application/json");
+  auto names = tool_names(list.json());
+  EXPECT_NE(std::find(names.begin(), names.end(), "f__echo"), names.end()) << list.body;
+
+  auto echo = post(sid, call(3, "f__echo", {{"text", "hello over http"}}));
+  ASSERT_EQ(echo.status, 200) << echo.body;
+  EXPECT_EQ(echo.json().at("id"), 3);
+  EXPECT_EQ(first_text(echo.json()), "hello over http");
+
+  // String ids are echoed as they came.
+  json::value ping = {{"jsonrpc", "2.0"}, {"id", "p-1"}, {"method", "ping"}};
+  auto pong = post(sid, ping);
+  EXPECT_EQ(pong.status, 200);
+  EXPECT_EQ(pong.json().at("id"), "p-1");
+}
+
+TEST_F(http_endpoint_test, ProgressComesAsSseThenTheResult) {
+  start_http();
+  const auto sid = open_session();
+  auto r =
+      post(sid, call(7, "f__progress", {{"steps", 3}, {"ms", 50}}, {{"progressToken", "tok"}}));
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(r.header("content-type"), "text/event-stream");
+  std::vector<json::value> messages;
+  for (const auto& ev : r.events) {
+    EXPECT_FALSE(ev.id.empty()) << "every event carries an id";
+    if (ev.data.empty()) continue;  // the priming event
+    messages.push_back(json::parse(ev.data));
+  }
+  ASSERT_EQ(messages.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(messages[i].at("method"), "notifications/progress");
+    EXPECT_EQ(messages[i].at_pointer("/params/progressToken"), "tok");
+    EXPECT_EQ(messages[i].at_pointer("/params/progress"), i + 1);
+  }
+  EXPECT_EQ(messages[3].at("id"), 7);
+  EXPECT_EQ(first_text(messages[3]), "progress done 3");
+  // Event ids are unique.
+  std::set<std::string> ids;
+  for (const auto& ev : r.events) ids.insert(ev.id);
+  EXPECT_EQ(ids.size(), r.events.size());
+}
+
+TEST_F(http_endpoint_test, ServerRequestOnThePostStreamAnsweredByPost) {
+  start_http();
+  const auto sid = open_session({}, {{"sampling", json::object{}}});
+  json::value ask = {{"method", "sampling/createMessage"}, {"params", {{"maxTokens", 5}}}};
+  http_conn c(port_);
+  ASSERT_TRUE(c.send_all(request_text("POST", "/mcp", port_, session_headers(sid),
+                                      json::serialize(call(11, "f__client_request", ask)))));
+  auto head = c.read_head();
+  ASSERT_TRUE(head);
+  ASSERT_EQ(head->status, 200);
+  ASSERT_EQ(head->header("content-type"), "text/event-stream");
+  // The server's request to the client comes on this request's stream.
+  std::optional<json::value> asked;
+  while (auto ev = c.next_event(5s)) {
+    if (ev->data.empty()) continue;
+    asked = json::parse(ev->data);
+    break;
+  }
+  ASSERT_TRUE(asked);
+  ASSERT_EQ(asked->at("method"), "sampling/createMessage") << json::serialize(*asked);
+  json::value answer = {{"jsonrpc", "2.0"},
+                        {"id", asked->at("id")},
+                        {"result",
+                         {{"role", "assistant"},
+                          {"model", "m"},
+                          {"content", {{"type", "text"}, {"text", "sampled"}}}}}};
+  auto accepted = post(sid, answer);
+  EXPECT_EQ(accepted.status, 202);
+  EXPECT_TRUE(accepted.body.empty());
+  auto result = c.next_event(5s);
+  ASSERT_TRUE(result);
+  auto v = json::parse(result->data);
+  EXPECT_EQ(v.at("id"), 11) << result->data;
+  EXPECT_NE(first_text(v).find("sampled"), std::string::npos) << result->data;
+  EXPECT_FALSE(c.next_event(2s));
+  EXPECT_TRUE(c.stream_ended());
+}
+
+TEST_F(http_endpoint_test, BrokenPostStreamResumesWithGet) {
+  start_http();
+  const auto sid = open_session();
+  std::string first_id;
+  {
+    http_conn c(port_);
+    ASSERT_TRUE(
+        c.send_all(request_text("POST", "/mcp", port_, session_headers(sid),
+                                json::serialize(call(21, "f__progress", {{"steps", 3}, {"ms", 300}},
+                                                     {{"progressToken", 5}})))));
+    auto head = c.read_head();
+    ASSERT_TRUE(head);
+    ASSERT_EQ(head->header("content-type"), "text/event-stream");
+    while (auto ev = c.next_event(5s)) {
+      if (ev->data.find("notifications/progress") != std::string::npos) {
+        first_id = ev->id;
+        break;
+      }
+    }
+    ASSERT_FALSE(first_id.empty());
+  }  // the connection breaks after the first progress event
+  http_conn again(port_);
+  ASSERT_TRUE(again.send_all(
+      request_text("GET", "/mcp", port_, session_headers(sid, {{"Last-Event-ID", first_id}}), {})));
+  auto head = again.read_head();
+  ASSERT_TRUE(head);
+  ASSERT_EQ(head->status, 200);
+  std::vector<json::value> rest;
+  while (auto ev = again.next_event(5s)) rest.push_back(json::parse(ev->data));
+  EXPECT_TRUE(again.stream_ended()) << "the resumed stream ends after the answer";
+  ASSERT_EQ(rest.size(), 3u);
+  EXPECT_EQ(rest[0].at_pointer("/params/progress"), 2);
+  EXPECT_EQ(rest[1].at_pointer("/params/progress"), 3);
+  EXPECT_EQ(rest[2].at("id"), 21);
+  EXPECT_EQ(first_text(rest[2]), "progress done 3");
+}
+
+TEST_F(http_endpoint_test, SessionRules) {
+  start_http();
+  json::value list = {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}};
+  // No session id on a request other than initialize.
+  auto missing = exchange("POST", "/mcp", mcp_headers, json::serialize(list));
+  EXPECT_EQ(missing.status, 400);
+  auto unknown = post("00000000000000000000000000000000", list);
+  EXPECT_EQ(unknown.status, 404);
+
+  const auto sid = open_session();
+  EXPECT_EQ(post(sid, list).status, 200);
+  // Batches, bad JSON, bad Accept, bad protocol version.
+  auto batch = exchange("POST", "/mcp", session_headers(sid), "[" + json::serialize(list) + "]");
+  EXPECT_EQ(batch.status, 400);
+  EXPECT_EQ(batch.json().at_pointer("/error/code"), -32600) << batch.body;
+  EXPECT_EQ(exchange("POST", "/mcp", session_headers(sid), "{nope").status, 400);
+  header_list json_only = {{"Accept", "application/json"},
+                           {"Content-Type", "application/json"},
+                           {"Mcp-Session-Id", sid}};
+  EXPECT_EQ(exchange("POST", "/mcp", json_only, json::serialize(list)).status, 406);
+  header_list old_version = {{"Accept", "application/json, text/event-stream"},
+                             {"Content-Type", "application/json"},
+                             {"Mcp-Session-Id", sid},
+                             {"MCP-Protocol-Version", "1999-01-01"}};
+  EXPECT_EQ(exchange("POST", "/mcp", old_version, json::serialize(list)).status, 400);
+  EXPECT_EQ(post(sid, list, {{"MCP-Protocol-Version", "1999-01-01"}}).status, 400);
+  // 405 for other methods, 404 for other paths.
+  EXPECT_EQ(exchange("PUT", "/mcp", session_headers(sid), "{}").status, 405);
+  EXPECT_EQ(exchange("GET", "/nope", {}).status, 404);
+
+  // DELETE ends the session; afterwards it is unknown.
+  EXPECT_EQ(exchange("DELETE", "/mcp", session_headers(sid)).status, 200);
+  EXPECT_EQ(post(sid, list).status, 404);
+  EXPECT_EQ(exchange("DELETE", "/mcp", session_headers(sid)).status, 404);
+  EXPECT_TRUE(daemon_->wait_for_log("the client ended the session", 2s));
+}
+
+TEST_F(http_endpoint_test, HostOriginAndLimits) {
+  start_http();
+  EXPECT_EQ(exchange("GET", "/status", {{"Host", "evil.example:" + std::to_string(port_)}}).status,
+            403);
+  EXPECT_EQ(exchange("GET", "/status", {{"Host", "127.0.0.1:1"}}).status, 403);
+  EXPECT_EQ(exchange("GET", "/status", {{"Host", "localhost:" + std::to_string(port_)}}).status,
+            200);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://evil.example"}}).status, 403);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "null"}}).status, 403);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://localhost.evil.example"}}).status, 403);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://localhost:3000"}}).status, 200);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://[::1]"}}).status, 200);
+
+  // Body over max_message_bytes (65536): 413 without reading it all.
+  const auto sid = open_session();
+  std::string big = R"({"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":")" +
+                    std::string(70000, 'x') + "\"}}";
+  EXPECT_EQ(post(sid, json::parse(big)).status, 413);
+  // Headers over 16 KiB: 431.
+  EXPECT_EQ(exchange("GET", "/status", {{"X-Big", std::string(20000, 'y')}}).status, 431);
+  // The daemon is still fine.
+  EXPECT_EQ(post(sid, {{"jsonrpc", "2.0"}, {"id", 10}, {"method", "ping"}}).status, 200);
+}
+
+TEST_F(http_endpoint_test, BearerToken) {
+  auto token_file = dir_.write("http.token", "  s3cret-token\n");
+  start_http("http_token_file = " + toml_quote(token_file));
+  EXPECT_EQ(exchange("GET", "/status", {}).status, 401);
+  EXPECT_EQ(exchange("GET", "/status", {{"Authorization", "Bearer wrong"}}).status, 401);
+  EXPECT_EQ(exchange("GET", "/status", {{"Authorization", "Bearer s3cret-tokenX"}}).status, 401);
+  auto ok = exchange("GET", "/status", {{"Authorization", "Bearer s3cret-token"}});
+  EXPECT_EQ(ok.status, 200);
+  // The MCP endpoint too.
+  json::value ping = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}};
+  EXPECT_EQ(exchange("POST", "/mcp", mcp_headers, json::serialize(ping)).status, 401);
+  const auto sid = open_session({{"Authorization", "Bearer s3cret-token"}});
+  EXPECT_EQ(post(sid, ping, {{"Authorization", "Bearer s3cret-token"}}).status, 200);
+}
+
+TEST_F(http_endpoint_test, GetStreamGetsListChangedAndResumes) {
+  start_http();
+  const auto a = open_session();
+  const auto b = open_session();
+
+  http_conn get(port_);
+  ASSERT_TRUE(get.send_all(request_text("GET", "/mcp", port_, session_headers(a), {})));
+  auto head = get.read_head();
+  ASSERT_TRUE(head);
+  ASSERT_EQ(head->status, 200);
+  ASSERT_EQ(head->header("content-type"), "text/event-stream");
+  auto priming = get.next_event();
+  ASSERT_TRUE(priming);
+  EXPECT_TRUE(priming->data.empty());
+
+  // A second GET stream for the same session is refused.
+  EXPECT_EQ(exchange("GET", "/mcp", session_headers(a)).status, 409);
+
+  auto r = post(b, call(5, "f__list_changed", json::object{}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::optional<sse_event> changed;
+  while (auto ev = get.next_event(5s)) {
+    if (ev->data.find("notifications/tools/list_changed") != std::string::npos) {
+      changed = ev;
+      break;
+    }
+  }
+  ASSERT_TRUE(changed) << "no list_changed on the GET stream";
+  get.close();
+
+  // Resume from the priming event: the list_changed event is replayed with its id.
+  http_conn again(port_);
+  ASSERT_TRUE(again.send_all(request_text(
+      "GET", "/mcp", port_, session_headers(a, {{"Last-Event-ID", priming->id}}), {})));
+  auto head2 = again.read_head();
+  ASSERT_TRUE(head2);
+  ASSERT_EQ(head2->status, 200);
+  auto replayed = again.next_event();
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->id, changed->id);
+  EXPECT_EQ(replayed->data, changed->data);
+
+  // DELETE ends the session and with it the stream.
+  EXPECT_EQ(exchange("DELETE", "/mcp", session_headers(a)).status, 200);
+  EXPECT_FALSE(again.next_event(3s));
+  EXPECT_TRUE(again.stream_ended() || again.eof());
+}
+
+TEST_F(http_endpoint_test, NotificationsHeldUntilAGetStreamOpens) {
+  start_http();
+  const auto a = open_session();
+  const auto b = open_session();
+  auto r = post(b, call(5, "f__list_changed", json::object{}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  // No stream was open for a: the notification waits for its GET.
+  http_conn get(port_);
+  ASSERT_TRUE(get.send_all(request_text("GET", "/mcp", port_, session_headers(a), {})));
+  auto head = get.read_head();
+  ASSERT_TRUE(head);
+  ASSERT_EQ(head->status, 200);
+  bool seen = false;
+  while (auto ev = get.next_event(5s)) {
+    if (ev->data.find("notifications/tools/list_changed") != std::string::npos) {
+      seen = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(http_endpoint_test, StatusAndMetrics) {
+  start_http();
+  auto status = exchange("GET", "/status", {});
+  ASSERT_EQ(status.status, 200);
+  EXPECT_EQ(status.header("content-type"), "application/json");
+  auto v = status.json();
+  ASSERT_TRUE(v.is_object()) << status.body;
+  ASSERT_TRUE(v.at("servers").is_array());
+  EXPECT_EQ(v.at_pointer("/servers/0/name"), "f");
+
+  auto metrics = exchange("GET", "/metrics", {});
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.header("content-type").rfind("text/plain; version=0.0.4", 0), 0u);
+  const auto& m = metrics.body;
+  EXPECT_NE(m.find("mcpmux_up 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("mcpmux_server_up{server=\"f\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("# TYPE mcpmux_server_calls_total counter"), std::string::npos) << m;
+  EXPECT_NE(m.find("mcpmux_server_tools{server=\"f\"} "), std::string::npos) << m;
+  EXPECT_NE(m.find("mcpmux_uptime_seconds "), std::string::npos) << m;
+  EXPECT_EQ(exchange("POST", "/metrics", {}, "x").status, 405);
+}
+
+TEST_F(http_endpoint_test, NonLoopbackAddressIsRefused) {
+  auto cfg = dir_.write("remote.toml",
+                        "[daemon]\nhttp = \"0.0.0.0:" + std::to_string(free_port()) + "\"\n");
+  auto r = run_process({mcpmuxd_path(), "--config", cfg, "--socket", dir_.file("r.sock")}, {}, 10s);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not a loopback address"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("http_allow_remote"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace mcpmux::test

@@ -1,0 +1,72 @@
+// The Streamable HTTP endpoint (server side): MCP sessions over /mcp, plus GET /status and
+// /metrics.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "transports/transport.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+/// Settings of the HTTP endpoint (`[daemon] http`, `http_allow_remote`, `http_token_file`).
+struct http_endpoint_options {
+  /// "127.0.0.1:PORT", "[::1]:PORT" or "localhost:PORT"; port 0 picks a free port.
+  std::string address;
+  /// Permit a non-loopback address; then the Host header is not checked (Origin still is).
+  bool allow_remote = false;
+  /// File whose trimmed content must come as `Authorization: Bearer …`; empty = no token.
+  std::string token_file;
+  /// Request body cap (413) and unsent bytes per open stream before the session is dropped.
+  transport_limits limits;
+  std::size_t max_header_bytes = 16 * 1024;  ///< request header cap (431)
+  std::size_t max_connections = 256;         ///< open TCP connections; beyond: 503 and close
+  std::size_t max_sessions = 128;            ///< live MCP sessions; beyond: 503 on initialize
+  /// Requests awaiting their answer plus the GET stream, per session; beyond: 429. Agents run
+  /// tool calls in parallel, so this is well above the SDKs' usual concurrency.
+  std::size_t max_streams_per_session = 16;
+  std::size_t replay_events = 1024;     ///< SSE events kept per session for Last-Event-ID
+  std::size_t replay_bytes = 8u << 20;  ///< bytes of those events
+  std::size_t backlog_messages = 256;   ///< messages held for the next GET when no stream is open
+  std::chrono::milliseconds request_timeout{30000};     ///< reading a request, writing a chunk
+  std::chrono::milliseconds idle_timeout{60000};        ///< keep-alive connection without a request
+  std::chrono::milliseconds keepalive_interval{15000};  ///< SSE comment on a quiet stream
+  /// A session without requests and without open streams for this long ends; 0 = never.
+  std::chrono::milliseconds session_idle_timeout{3600000};
+};
+
+/// A running endpoint.
+class http_endpoint {
+ public:
+  virtual ~http_endpoint() = default;
+  /// Stops accepting, ends every MCP session (their transports report on_closed) and closes
+  /// every connection. Idempotent.
+  virtual void close() = 0;
+  /// The bound port (useful with port 0).
+  virtual unsigned short port() const = 0;
+};
+
+/// Called with the transport of each new MCP session (the daemon starts a core session on it).
+using http_session_handler = std::function<void(std::shared_ptr<transport>)>;
+/// Returns the serialized status JSON (the result of `mcpmux/status`).
+using http_text_source = std::function<std::string()>;
+
+/// Binds and starts serving. `metrics_text` may be empty: /metrics is then derived from
+/// `status_json` by metrics_from_status(). Returns null with `*error` set when the address is
+/// invalid, not loopback (without allow_remote), cannot be bound, or the token file is unusable.
+std::shared_ptr<http_endpoint> start_http_endpoint(
+    boost::asio::io_context& io, http_endpoint_options options, http_session_handler on_session,
+    http_text_source status_json, http_text_source metrics_text, std::string* error);
+
+/// Prometheus text exposition (format 0.0.4) of a status JSON document.
+std::string metrics_from_status(std::string_view status_json);
+
+}  // namespace mcpmux
