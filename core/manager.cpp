@@ -55,7 +55,19 @@ manager::~manager() {
 }
 
 void manager::start() {
-  for (auto& [name, up] : upstreams_) up->start();
+  // Spawning forks the daemon; doing it one server per turn of the loop lets clients be
+  // served (from the tool cache) while a hundred servers start.
+  std::vector<std::weak_ptr<upstream>> order;
+  for (auto& [name, up] : upstreams_) order.push_back(up);
+  auto next = std::make_shared<std::function<void(std::size_t)>>();
+  *next = [this, order = std::move(order), next_w = std::weak_ptr(next), alive = std::weak_ptr<bool>(alive_)](
+              std::size_t i) {
+    if (alive.expired() || i >= order.size()) return;
+    if (auto up = order[i].lock()) up->start();
+    if (auto n = next_w.lock())
+      asio::post(io_, [n, i] { (*n)(i + 1); });
+  };
+  asio::post(io_, [next] { (*next)(0); });
   rebuild();
   gate_->timer.expires_after(cfg_.daemon.startup_wait);
   gate_->timer.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {

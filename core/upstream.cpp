@@ -128,9 +128,13 @@ std::optional<std::chrono::milliseconds> upstream::timeout_opt() const {
   return timeout_;
 }
 
-void upstream::start() { perform(lc_.start(steady_clock::now(), cfg_.enabled)); }
+void upstream::start() {
+  started_ = true;
+  perform(lc_.start(steady_clock::now(), cfg_.enabled));
+}
 
 bool upstream::settled() const {
+  if (!started_) return !cfg_.enabled || tools_from_cache_;  // its start is still to come
   return state() != upstream_state::connecting || ever_ready_ || tools_from_cache_;
 }
 
@@ -661,7 +665,9 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
       }
     }
   }
-  switch (state()) {
+  // A server whose start is still to come (served from the cache) is as good as connecting.
+  const auto st = !started_ && cfg_.enabled ? upstream_state::connecting : state();
+  switch (st) {
     case upstream_state::ready:
       send_call(token, std::move(c));
       break;

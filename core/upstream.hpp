@@ -157,6 +157,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   logger log_;
   std::chrono::milliseconds timeout_;
   lifecycle lc_;
+  bool started_ = false;  ///< start() was called (the manager starts servers one per loop turn)
   bool ever_ready_ = false;
   bool tools_from_cache_ = false;
   unsigned missed_pings_ = 0;

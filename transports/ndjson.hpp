@@ -30,6 +30,7 @@ class ndjson_framer {
   }
   static bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
 
+  static constexpr std::size_t keep_capacity = 64 * 1024;
   std::size_t max_line_;
   std::string partial_;
   bool discarding_ = false;
@@ -56,7 +57,11 @@ void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& o
       partial_.append(chunk);
       if (nl != std::string_view::npos) {
         if (auto line = trim_cr(partial_); !blank(line)) on_line(line);
-        partial_.clear();
+        // A big message's buffer is given back: an idle connection should hold next to nothing.
+        if (partial_.capacity() > keep_capacity)
+          std::string().swap(partial_);
+        else
+          partial_.clear();
       }
     }
     if (nl == std::string_view::npos) return;

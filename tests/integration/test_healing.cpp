@@ -779,7 +779,11 @@ TEST_F(healing, two_hundred_restarts_leak_nothing) {
       daemon_->children().size());
   EXPECT_EQ(z, 0);
   EXPECT_LE(std::abs(fds_after - fds_before), 2) << daemon_->describe_fds();
-  EXPECT_LE(rss200 - rss50, 2048) << "VmRSS grew between restart 50 and 200";
+  // Under AddressSanitizer freed memory sits in quarantine and RSS grows by design; the
+  // sanitizer build checks leaks with LeakSanitizer at exit instead.
+  if (std::getenv("MCPMUX_SANITIZED") == nullptr) {
+    EXPECT_LE(rss200 - rss50, 2048) << "VmRSS grew between restart 50 and 200";
+  }
   EXPECT_EQ(s.attempt, 0) << s.raw;
   client c = connect_initialized();
   auto echo = c.call("churn__echo", {{"text", "still here"}});

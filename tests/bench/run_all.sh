@@ -1,0 +1,43 @@
+#!/bin/sh
+# Runs every row of the benchmark suite (tests/bench/bench_suite.cpp) on a release build and
+# prints one table and a targets block. Figures only: the exit status is 0 even when a target is
+# missed (non-zero only when a row could not run).
+#
+# usage: tests/bench/run_all.sh [--build DIR (default build-bench)] [bench_suite flags: --calls N --reps N]
+# The build directory is configured (--buildtype=release, ccache when present) and built if needed.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build-bench
+if [ "${1:-}" = "--build" ]; then build=$2; shift 2; fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  cxx="g++"; command -v ccache >/dev/null && cxx="ccache g++"
+  CXX="$cxx" meson setup "$build" "$root" --buildtype=release >/dev/null || exit 2
+fi
+ninja -C "$build" daemon/mcpmuxd tests/fake_mcp_server tests/bench_suite >/dev/null || exit 2
+
+node_entry=$root/tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+echo "mcpmux benchmark suite — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, build $build"
+echo "uptime before: $(uptime)"
+echo
+printf '%-9s %-46s %16s %16s %18s\n' row measurement mcpmux direct comparison
+printf '%s\n' "-------------------------------------------------------------------------------------------------------------"
+status=0
+for r in calls scale payload clients http; do
+  "$build/tests/bench_suite" --row "$r" --mcpmuxd "$build/daemon/mcpmuxd" \
+    --fake "$build/tests/fake_mcp_server" --node-entry "$node_entry" "$@" >"$out.$r" 2>"$out.$r.err" \
+    || status=1
+  grep -v '^target:' "$out.$r"
+  grep '^target:' "$out.$r" >>"$out"
+  [ -s "$out.$r.err" ] && sed 's/^/  stderr: /' "$out.$r.err" | head -20
+  rm -f "$out.$r" "$out.$r.err"
+done
+echo
+echo "uptime after:  $(uptime)"
+echo
+echo "targets:"
+sed 's/^target: /  /' "$out"
+exit $status
