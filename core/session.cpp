@@ -110,7 +110,7 @@ void session::on_message(std::string_view text) {
 void session::on_oversize(std::size_t bytes) {
   log_.warn("message of {} bytes exceeds max_message_bytes; closing the connection", bytes);
   reply_error(nullptr, rpc_code::invalid_request,
-              "Invalid Request: message of " + std::to_string(bytes) + " bytes exceeds the limit of " +
+              "Invalid Request: message of " + std::to_string(bytes) + " bytes or more exceeds the limit of " +
                   std::to_string(manager_.current_config().daemon.max_message_bytes) + " bytes");
   end("oversize message");
 }

@@ -687,7 +687,7 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
 
 void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
   if (!peer_) {  // between connections: wait for the next one
-    queue_.emplace_front(token, std::move(c));
+    requeue(token, std::move(c));
     return expire_queue();
   }
   auto remaining = timeout_opt();
@@ -708,7 +708,7 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
         self->state() != upstream_state::stopped) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect", c->method);
-      self->queue_.emplace_front(token, c);  // the oldest call: first to send, first to expire
+      self->requeue(token, c);
       if (self->state() == upstream_state::ready && self->peer_)
         self->flush_queue();
       else
@@ -743,6 +743,13 @@ void upstream::cancel(std::uint64_t token, std::string_view reason) {
     if (it->second->progress) progress_.erase(*it->second->progress);
     queue_.erase(it);
   }
+}
+
+// The queue stays ordered by start time, so its front always holds the nearest deadline.
+void upstream::requeue(std::uint64_t token, std::shared_ptr<queued_call> c) {
+  auto pos = std::find_if(queue_.begin(), queue_.end(),
+                          [&](const auto& q) { return q.second->started > c->started; });
+  queue_.emplace(pos, token, std::move(c));
 }
 
 void upstream::flush_queue() {

@@ -146,6 +146,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void handle_notification(const message& msg);
   void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
   void flush_queue();
+  void requeue(std::uint64_t token, std::shared_ptr<queued_call> c);
   void expire_queue();
   void note(std::string line);
   std::optional<std::chrono::milliseconds> timeout_opt() const;

@@ -104,8 +104,15 @@ class fd_transport final : public transport, public std::enable_shared_from_this
             if (events_) events_->on_message(line);
           },
           [this](std::size_t bytes) {
-            if (events_) events_->on_oversize(bytes);
+            // Reported already when it went over the cap (below), unless it ended in this read.
+            if (events_ && !oversize_reported_) events_->on_oversize(bytes);
+            oversize_reported_ = false;
           });
+      // A peer streaming an endless line hears of it now, not when (if ever) its newline comes.
+      if (framer_.discarding() && !oversize_reported_ && events_) {
+        oversize_reported_ = true;
+        events_->on_oversize(framer_.discarded());
+      }
     }
     if (ec) {
       read_done_ = true;
@@ -204,6 +211,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   bool write_failed_ = false;
   bool closing_ = false;
   bool read_done_ = false;
+  bool oversize_reported_ = false;  ///< the line being skipped was reported when it crossed the cap
 };
 
 }  // namespace

@@ -22,6 +22,8 @@ class ndjson_framer {
   std::size_t pending() const { return partial_.size(); }
   /// True while the rest of an oversize line is being skipped.
   bool discarding() const { return discarding_; }
+  /// Bytes of the oversize line skipped so far.
+  std::size_t discarded() const { return discarded_; }
 
  private:
   // Returns the line without a trailing CR.

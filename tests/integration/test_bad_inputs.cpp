@@ -374,7 +374,7 @@ TEST_F(bad_inputs, oversize_lines_are_refused_and_close_only_that_connection) {
 // streams more than max_message_bytes without a newline is neither answered nor closed: the daemon
 // discards the bytes (RSS stays flat even after 200 MiB) and answers only when a newline finally
 // comes. Enable once the cap is enforced on the partial line.
-TEST_F(bad_inputs, DISABLED_oversize_line_without_newline_is_refused_before_it_ends) {
+TEST_F(bad_inputs, oversize_line_without_newline_is_refused_before_it_ends) {
   start(bad_config());
   ASSERT_TRUE(daemon_->started());
   client s = connect();
