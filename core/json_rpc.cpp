@@ -2,6 +2,7 @@
 #include "core/json_rpc.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
@@ -99,13 +100,36 @@ struct message_parser::impl {
 message_parser::message_parser() : impl_(std::make_unique<impl>()) {}
 message_parser::~message_parser() = default;
 
+namespace {
+
+// Boost.JSON reads 1e999 as an infinite double and would write it back as `Infinity`, which is
+// not JSON: such a message is refused here, once, rather than passed on broken.
+bool all_finite(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::double_: return std::isfinite(v.get_double());
+    case json::kind::array:
+      for (const auto& e : v.get_array())
+        if (!all_finite(e)) return false;
+      return true;
+    case json::kind::object:
+      for (const auto& kv : v.get_object())
+        if (!all_finite(kv.value())) return false;
+      return true;
+    default: return true;
+  }
+}
+
+}  // namespace
+
 std::variant<message, rpc_error> message_parser::parse(std::string_view line) {
   auto& p = impl_->parser;
   p.reset();
   boost::system::error_code ec;
   p.write(line.data(), line.size(), ec);
   if (ec) return rpc_error{rpc_code::parse_error, "Parse error: " + ec.message(), nullptr};
-  return classify(p.release());
+  auto v = p.release();
+  if (!all_finite(v)) return rpc_error{rpc_code::parse_error, "Parse error: number out of range", nullptr};
+  return classify(std::move(v));
 }
 
 std::string make_result(const json::value& id, const json::value& result) {

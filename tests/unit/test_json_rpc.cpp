@@ -361,5 +361,19 @@ TEST(JsonRpcKnownGaps, DISABLED_BuiltMessagesStayValidWithInvalidUtf8) {
   expect_message(make_result(json::value(1), json::value("\xc3\x28")), message_kind::response);
 }
 
+// Found by fuzz_ndjson_rpc: 1e999 parsed to an infinite double and went out as `Infinity`.
+TEST(JsonRpcParse, NumbersOutOfRangeAreRefusedNotPassedOnAsInfinity) {
+  message_parser p;
+  for (const char* line : {
+           R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":-1e999}}})",
+           R"({"jsonrpc":"2.0","id":1,"result":{"a":[1,2,{"b":1e400}]}})",
+       }) {
+    auto r = p.parse(line);
+    ASSERT_TRUE(std::holds_alternative<rpc_error>(r)) << line;
+    EXPECT_EQ(std::get<rpc_error>(r).code, rpc_code::parse_error);
+  }
+  EXPECT_TRUE(std::holds_alternative<message>(p.parse(R"({"jsonrpc":"2.0","id":1,"result":{"x":1e308}})")));
+}
+
 }  // namespace
 }  // namespace mcpmux

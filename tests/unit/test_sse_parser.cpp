@@ -131,7 +131,8 @@ TEST(SseParser, IdPersistsAcrossEvents) {
 
 TEST(SseParser, IdWithNulIsIgnored) {
   collector c;
-  c.feed(std::string_view("id: 1\ndata: a\n\nid: x\0y\ndata: b\n\n", 34));
+  static constexpr char stream[] = "id: 1\ndata: a\n\nid: x\0y\ndata: b\n\n";
+  c.feed(std::string_view(stream, sizeof stream - 1));
   ASSERT_EQ(c.events.size(), 2u);
   EXPECT_EQ(c.events[1].id, "1");
 }
