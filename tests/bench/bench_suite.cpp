@@ -834,9 +834,56 @@ void row_http(const bench_env& e) {
   row("http", "server-everything echo: mcpmuxd CPU per call", us(*mb.daemon_cpu_us), "-");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Row 7: the daemon's own HTTP endpoint (/mcp) against its Unix socket, same daemon, same upstream
+
+void row_endpoint(const bench_env& e) {
+  const int port = free_port();
+  daemon_handle d;
+  start_mux(d, e, "endpoint",
+            daemon_section(fmt::format("http = \"127.0.0.1:{}\"", port)) + stdio_server("f", e.fake),
+            e.tmp / "cache-endpoint");
+  wait_ready(d, 1, e.tmp / "endpoint.log");
+  auto sock = line_conn::connect_unix(d.socket);
+  sock.mcp_handshake();
+  http_client h(port);
+  h.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})", 0);
+  h.post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", std::nullopt);
+
+  const std::size_t n = std::max<std::size_t>(500, e.calls / 4);
+  std::int64_t id = 1;
+  auto http_run = [&](std::size_t count) {
+    std::vector<std::int64_t> lat;
+    const auto t0 = clk::now();
+    for (std::size_t i = 0; i < count; ++i, ++id) {
+      const auto t = clk::now();
+      clk::time_point done;
+      const auto r = h.post(fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"f__echo","arguments":{{"text":"x"}}}}}})", id), id, &done);
+      lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(done - t).count());
+      if (r.find("\"error\"") != std::string::npos) fail("echo through /mcp failed: " + r);
+    }
+    return stats("http", lat, std::chrono::duration<double>(clk::now() - t0).count());
+  };
+  auto socket_run = [&](std::size_t count) { return run_calls("socket", {&sock}, 1, "f__echo", id, count, R"({"text":"x"})"); };
+  http_run(200);
+  socket_run(200);
+  figures hb, sb;
+  for (int r = 0; r < e.reps; ++r) {
+    figures hf = http_run(n), sf = socket_run(n);
+    if (r == 0 || hf.p50_us < hb.p50_us) hb = hf;
+    if (r == 0 || sf.p50_us < sb.p50_us) sb = sf;
+  }
+  d.proc.stop();
+  row("endpoint", "tools/call echo through /mcp vs the socket: p50", us(hb.p50_us), us(sb.p50_us),
+      fmt::format("+{:.1f} µs", hb.p50_us - sb.p50_us));
+  row("endpoint", "the same: p99", us(hb.p99_us), us(sb.p99_us), fmt::format("+{:.1f} µs", hb.p99_us - sb.p99_us));
+  row("endpoint", "the same: calls/s (1 in flight)", per_s(hb.calls_per_s), per_s(sb.calls_per_s),
+      fmt::format("{:.0f} % of the socket", 100 * hb.calls_per_s / sb.calls_per_s));
+}
+
 [[noreturn]] void usage(int code) {
   fmt::print(code ? stderr : stdout,
-             "usage: bench_suite --mcpmuxd PATH --fake PATH [--row calls|scale|payload|clients|http|all]\n"
+             "usage: bench_suite --mcpmuxd PATH --fake PATH [--row calls|scale|payload|clients|http|endpoint|all]\n"
              "                   [--calls N (20000)] [--reps N (3)] [--node-entry server-everything/dist/index.js]\n"
              "Prints one table row per figure (mcpmux, direct, comparison) and 'target:' lines.\n");
   std::exit(code);
@@ -875,6 +922,7 @@ int main(int argc, char** argv) {
     if (which == "payload" || which == "all") row_payload(e);
     if (which == "clients" || which == "all") row_clients(e);
     if (which == "http" || which == "all") row_http(e);
+    if (which == "endpoint" || which == "all") row_endpoint(e);
   } catch (const std::exception& ex) {
     std::fflush(stdout);
     fmt::print(stderr, "bench_suite ({}): {}\n", which, ex.what());
