@@ -844,5 +844,23 @@ TEST_F(operations, ConnectSpawnStartsExactlyOneDaemon) {
       << "the spawned daemon did not stop";
 }
 
+// Under systemd (JOURNAL_STREAM set) lines carry syslog priorities and no timestamps, so
+// journald shows levels; elsewhere they are human-readable with a timestamp.
+TEST_F(operations, JournalLinesCarryPrioritiesAndNoTimestamps) {
+  daemon_options opt;
+  opt.env["JOURNAL_STREAM"] = "8:12345";
+  auto& d = start(fake_server_table("alpha", {}), opt);
+  ASSERT_TRUE(d.started());
+  d.stop();
+  const auto log = d.log();
+  EXPECT_NE(log.find("<6>mcpmuxd: mcpmuxd "), std::string::npos) << log;  // info: listening on ...
+  EXPECT_NE(log.find("<7>"), std::string::npos) << log;                   // debug lines
+  for (const auto& line : read_lines(d.log_path())) {
+    if (!line.empty()) {
+      EXPECT_EQ(line.front(), '<') << "a journal line without a priority: " << line;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mcpmux::test
