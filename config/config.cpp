@@ -3,9 +3,9 @@
 #include "config/config.hpp"
 #include "config/import.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <arpa/inet.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -739,11 +739,11 @@ class validator {
         s.roots = roots(v, key);
       } else {
         fail(v, key,
-             unknown_message("key", kn,
-                             {"type", "command", "args", "env", "cwd", "url", "headers",
-                              "timeout_ms", "enabled", "prefix", "roots", "retry_calls",
-                              "ping_interval_ms", "ca_file", "token_command",
-                              "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
+             unknown_message(
+                 "key", kn,
+                 {"type", "command", "args", "env", "cwd", "url", "headers", "timeout_ms",
+                  "enabled", "prefix", "roots", "retry_calls", "ping_interval_ms", "ca_file",
+                  "token_command", "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
       }
     }
     if (type_known && stdio && !t.contains("command"))

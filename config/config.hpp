@@ -1,4 +1,5 @@
-// Configuration model of mcpmuxd: plain structs with defaults, TOML loading, validation, ${VAR} expansion.
+// Configuration model of mcpmuxd: plain structs with defaults, TOML loading, validation, ${VAR}
+// expansion.
 #pragma once
 
 #include <chrono>
@@ -22,25 +23,25 @@ std::string_view to_string(server_type t);
 
 /// Everything a `[servers.NAME]` table sets. All strings are already `${VAR}`-expanded.
 struct server_settings {
-  std::string name;                           ///< the table key; unique
-  server_type type = server_type::stdio;      ///< `type`, default "stdio"
-  std::string command;                        ///< stdio: program (looked up in PATH)
-  std::vector<std::string> args;              ///< stdio: arguments
-  std::map<std::string, std::string> env;     ///< stdio: merged over the daemon's environment
-  std::string cwd;                            ///< stdio: working directory; empty = daemon's
-  std::string url;                            ///< http/sse: endpoint URL
-  std::map<std::string, std::string> headers; ///< http/sse: extra request headers
-  std::string ca_file;                        ///< http/sse: extra CA bundle (private CAs)
-  std::string token_command;                  ///< http/sse: prints a bearer token (run via /bin/sh -c)
-  std::optional<std::chrono::milliseconds> timeout; ///< `timeout_ms`; unset = daemon's; 0 = none
-  bool enabled = true;                        ///< `enabled`; false = configured but not started
-  std::optional<std::string> prefix;          ///< `prefix`; unset = the server name; "" = no prefix
-  std::vector<std::string> roots;             ///< `roots` answered to roots/list; empty = cwd as file:// URI
-  bool retry_calls = true;                    ///< resend a call once after a reconnect (tools that may run twice)
-  std::chrono::milliseconds ping_interval{0}; ///< liveness pings; 0 = off; two misses → reconnect
-  bool reset_timeout_on_progress = true;      ///< progress from the server restarts a call's timeout
-  std::chrono::milliseconds max_timeout{600000}; ///< cap on a call extended by progress; 0 = none
-  bool per_client = false;                    ///< `isolation = "per-client"`: one upstream per client session
+  std::string name;                            ///< the table key; unique
+  server_type type = server_type::stdio;       ///< `type`, default "stdio"
+  std::string command;                         ///< stdio: program (looked up in PATH)
+  std::vector<std::string> args;               ///< stdio: arguments
+  std::map<std::string, std::string> env;      ///< stdio: merged over the daemon's environment
+  std::string cwd;                             ///< stdio: working directory; empty = daemon's
+  std::string url;                             ///< http/sse: endpoint URL
+  std::map<std::string, std::string> headers;  ///< http/sse: extra request headers
+  std::string ca_file;                         ///< http/sse: extra CA bundle (private CAs)
+  std::string token_command;  ///< http/sse: prints a bearer token (run via /bin/sh -c)
+  std::optional<std::chrono::milliseconds> timeout;  ///< `timeout_ms`; unset = daemon's; 0 = none
+  bool enabled = true;                ///< `enabled`; false = configured but not started
+  std::optional<std::string> prefix;  ///< `prefix`; unset = the server name; "" = no prefix
+  std::vector<std::string> roots;  ///< `roots` answered to roots/list; empty = cwd as file:// URI
+  bool retry_calls = true;  ///< resend a call once after a reconnect (tools that may run twice)
+  std::chrono::milliseconds ping_interval{0};  ///< liveness pings; 0 = off; two misses → reconnect
+  bool reset_timeout_on_progress = true;  ///< progress from the server restarts a call's timeout
+  std::chrono::milliseconds max_timeout{600000};  ///< cap on a call extended by progress; 0 = none
+  bool per_client = false;  ///< `isolation = "per-client"`: one upstream per client session
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
@@ -61,16 +62,16 @@ struct server_config : server_settings {
 /// The `[daemon]` table.
 struct daemon_config {
   std::chrono::milliseconds timeout{30000};  ///< `timeout_ms` per request; 0 = no timeout
-  std::string tool_separator = "__";        ///< between prefix and tool name
-  std::size_t max_tool_name = 64;           ///< longer exposed names are shortened with a hash
-  std::string log_level = "info";           ///< trace, debug, info, warn, error, off
-  std::string socket;                       ///< `socket`; empty = $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock
+  std::string tool_separator = "__";         ///< between prefix and tool name
+  std::size_t max_tool_name = 64;            ///< longer exposed names are shortened with a hash
+  std::string log_level = "info";            ///< trace, debug, info, warn, error, off
+  std::string socket;  ///< `socket`; empty = $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock
   std::size_t max_message_bytes = 16u << 20;       ///< longest accepted JSON-RPC line, both sides
   std::size_t max_client_queue_bytes = 64u << 20;  ///< unsent bytes per client before it is dropped
   std::size_t max_instructions_bytes = 16u << 10;  ///< cap on the joined `instructions` string
   std::chrono::milliseconds reconnect_max{30000};  ///< cap of the reconnect backoff
-  std::chrono::milliseconds startup_wait{250};     ///< how long an early tools/list waits for servers
-  std::size_t page_size = 1000;                     ///< items per page of every list served
+  std::chrono::milliseconds startup_wait{250};  ///< how long an early tools/list waits for servers
+  std::size_t page_size = 1000;                 ///< items per page of every list served
   /// `include`: MCP client configs (Claude, Cursor, Windsurf, VS Code JSON) whose servers are
   /// added at load; `~/` and `${VAR}` already expanded; relative paths are relative to the config
   /// file's directory (resolved by load_config_file).
@@ -79,7 +80,8 @@ struct daemon_config {
   /// (plus /status and /metrics); empty = off.
   std::string http;
   bool http_allow_remote = false;  ///< `http_allow_remote`: permit a non-loopback `http` address
-  std::string http_token_file;     ///< `http_token_file`: bearer token the endpoint requires; "" = none
+  std::string
+      http_token_file;  ///< `http_token_file`: bearer token the endpoint requires; "" = none
 };
 
 /// A whole configuration. `servers` is sorted by name.
@@ -92,7 +94,7 @@ struct config {
 /// One problem found while loading; printed as `file:line: key: message`.
 struct config_error {
   std::string file;
-  int line = 0;  ///< 0 when unknown
+  int line = 0;     ///< 0 when unknown
   std::string key;  ///< dotted path, e.g. `servers.files.timeout_ms`
   std::string message;
   std::string to_string() const;
@@ -101,8 +103,8 @@ struct config_error {
 /// Outcome of loading: a config when `errors` is empty.
 struct config_result {
   std::optional<config> value;
-  std::vector<config_error> errors;    ///< fatal problems; value is empty when any
-  std::vector<std::string> warnings;   ///< e.g. an undefined ${VAR}, expanded to ""
+  std::vector<config_error> errors;   ///< fatal problems; value is empty when any
+  std::vector<std::string> warnings;  ///< e.g. an undefined ${VAR}, expanded to ""
 };
 
 /// Environment lookup used by expansion; the default reads the process environment.
@@ -111,7 +113,8 @@ std::optional<std::string> process_env(std::string_view name);
 
 /// Expands `${VAR}` and `${VAR:-default}`; `$$` is a literal `$`. Undefined variables without a
 /// default expand to "" and their names are appended to `undefined`.
-std::string expand_vars(std::string_view in, env_lookup lookup, std::vector<std::string>* undefined);
+std::string expand_vars(std::string_view in, env_lookup lookup,
+                        std::vector<std::string>* undefined);
 
 /// Parses TOML text (name used in messages) and validates it. No I/O beyond the text given.
 config_result parse_config(std::string_view text, std::string_view source_name,

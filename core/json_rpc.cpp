@@ -48,7 +48,9 @@ const json::object& message::params() const {
   return p && p->is_object() ? p->get_object() : empty_object;
 }
 
-bool valid_id(const json::value& v) { return v.is_string() || v.is_int64() || v.is_uint64(); }
+bool valid_id(const json::value& v) {
+  return v.is_string() || v.is_int64() || v.is_uint64();
+}
 
 std::variant<message, rpc_error> classify(json::value v) {
   if (v.is_array()) return invalid("Invalid Request: JSON-RPC batches are not supported");
@@ -71,10 +73,12 @@ std::variant<message, rpc_error> classify(json::value v) {
     return message{message_kind::request, std::move(obj)};
   }
   if (!idp) return invalid("Invalid Request: neither a request, a notification nor a response", id);
-  if (!valid_id(*idp) && !idp->is_null()) return invalid("Invalid Request: \"id\" must be a string or an integer");
+  if (!valid_id(*idp) && !idp->is_null())
+    return invalid("Invalid Request: \"id\" must be a string or an integer");
   const bool has_result = obj.contains("result");
   const auto* e = obj.if_contains("error");
-  if (has_result && e) return invalid("Invalid Request: a response has \"result\" or \"error\", not both", id);
+  if (has_result && e)
+    return invalid("Invalid Request: a response has \"result\" or \"error\", not both", id);
   if (has_result) return message{message_kind::response, std::move(obj)};
   if (e) {
     const auto* eo = e->if_object();
@@ -106,7 +110,8 @@ namespace {
 // not JSON: such a message is refused here, once, rather than passed on broken.
 bool all_finite(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::double_: return std::isfinite(v.get_double());
+    case json::kind::double_:
+      return std::isfinite(v.get_double());
     case json::kind::array:
       for (const auto& e : v.get_array())
         if (!all_finite(e)) return false;
@@ -115,7 +120,8 @@ bool all_finite(const json::value& v) {
       for (const auto& kv : v.get_object())
         if (!all_finite(kv.value())) return false;
       return true;
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -128,7 +134,8 @@ std::variant<message, rpc_error> message_parser::parse(std::string_view line) {
   p.write(line.data(), line.size(), ec);
   if (ec) return rpc_error{rpc_code::parse_error, "Parse error: " + ec.message(), nullptr};
   auto v = p.release();
-  if (!all_finite(v)) return rpc_error{rpc_code::parse_error, "Parse error: number out of range", nullptr};
+  if (!all_finite(v))
+    return rpc_error{rpc_code::parse_error, "Parse error: number out of range", nullptr};
   return classify(std::move(v));
 }
 
@@ -141,7 +148,8 @@ std::string make_result(const json::value& id, const json::value& result) {
   return out;
 }
 
-std::string make_error(const json::value& id, int code, std::string_view msg, const json::value* data) {
+std::string make_error(const json::value& id, int code, std::string_view msg,
+                       const json::value* data) {
   json::object err;
   err["code"] = code;
   err["message"] = msg;
@@ -154,7 +162,8 @@ std::string make_error(const json::value& id, int code, std::string_view msg, co
   return out;
 }
 
-std::string make_request(const json::value& id, std::string_view method, const json::value& params) {
+std::string make_request(const json::value& id, std::string_view method,
+                         const json::value& params) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
   append_json(out, id);
   out += R"(,"method":)";

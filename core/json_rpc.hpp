@@ -31,7 +31,7 @@ struct message {
   message_kind kind;
   json::object body;  ///< the whole message object
 
-  const json::value& id() const;  ///< null value for notifications
+  const json::value& id() const;    ///< null value for notifications
   std::string_view method() const;  ///< "" for responses
   /// `params` as an object; an empty object when absent.
   const json::object& params() const;
@@ -41,7 +41,7 @@ struct message {
 struct rpc_error {
   int code = rpc_code::internal_error;
   std::string message;
-  json::value id;  ///< the offending message's id when it could be read, else null
+  json::value id;              ///< the offending message's id when it could be read, else null
   json::value data = nullptr;  ///< optional `error.data`
 };
 

@@ -8,11 +8,16 @@ namespace mcpmux {
 
 std::string_view to_string(upstream_state s) {
   switch (s) {
-    case upstream_state::connecting: return "connecting";
-    case upstream_state::ready: return "ready";
-    case upstream_state::backoff: return "backoff";
-    case upstream_state::stopped: return "stopped";
-    case upstream_state::disabled: return "disabled";
+    case upstream_state::connecting:
+      return "connecting";
+    case upstream_state::ready:
+      return "ready";
+    case upstream_state::backoff:
+      return "backoff";
+    case upstream_state::stopped:
+      return "stopped";
+    case upstream_state::disabled:
+      return "disabled";
   }
   return "?";
 }

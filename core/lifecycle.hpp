@@ -22,10 +22,11 @@ std::string_view to_string(upstream_state s);
 
 /// Reconnect policy: exponential backoff with jitter, never giving up.
 struct backoff_policy {
-  std::chrono::milliseconds initial{500};       ///< first delay
-  std::chrono::milliseconds max{30000};         ///< cap on the delay
-  double jitter = 0.2;                          ///< ± fraction applied to every delay
-  std::chrono::milliseconds stable_after{60000}; ///< ready this long → next failure starts at `initial`
+  std::chrono::milliseconds initial{500};  ///< first delay
+  std::chrono::milliseconds max{30000};    ///< cap on the delay
+  double jitter = 0.2;                     ///< ± fraction applied to every delay
+  std::chrono::milliseconds stable_after{
+      60000};  ///< ready this long → next failure starts at `initial`
 };
 
 /// The lifecycle. The owner performs the returned action and reports what happened.

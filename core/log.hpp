@@ -1,4 +1,5 @@
-// A small logging facade: the core logs through it; the daemon wires it to spdlog, tests capture it.
+// A small logging facade: the core logs through it; the daemon wires it to spdlog, tests capture
+// it.
 #pragma once
 
 #include <fmt/format.h>
@@ -22,7 +23,9 @@ using log_sink = std::function<void(log_level, std::string_view, std::string_vie
 void set_log_sink(log_sink sink);
 void set_log_level(log_level l);
 log_level current_log_level();
-inline bool log_enabled(log_level l) { return l >= current_log_level() && l != log_level::off; }
+inline bool log_enabled(log_level l) {
+  return l >= current_log_level() && l != log_level::off;
+}
 
 namespace detail {
 void emit(log_level l, std::string_view logger, std::string_view msg);
@@ -39,15 +42,25 @@ class logger {
     if (log_enabled(l)) detail::emit(l, name_, fmt::format(f, std::forward<A>(a)...));
   }
   template <class... A>
-  void trace(fmt::format_string<A...> f, A&&... a) const { log(log_level::trace, f, std::forward<A>(a)...); }
+  void trace(fmt::format_string<A...> f, A&&... a) const {
+    log(log_level::trace, f, std::forward<A>(a)...);
+  }
   template <class... A>
-  void debug(fmt::format_string<A...> f, A&&... a) const { log(log_level::debug, f, std::forward<A>(a)...); }
+  void debug(fmt::format_string<A...> f, A&&... a) const {
+    log(log_level::debug, f, std::forward<A>(a)...);
+  }
   template <class... A>
-  void info(fmt::format_string<A...> f, A&&... a) const { log(log_level::info, f, std::forward<A>(a)...); }
+  void info(fmt::format_string<A...> f, A&&... a) const {
+    log(log_level::info, f, std::forward<A>(a)...);
+  }
   template <class... A>
-  void warn(fmt::format_string<A...> f, A&&... a) const { log(log_level::warn, f, std::forward<A>(a)...); }
+  void warn(fmt::format_string<A...> f, A&&... a) const {
+    log(log_level::warn, f, std::forward<A>(a)...);
+  }
   template <class... A>
-  void error(fmt::format_string<A...> f, A&&... a) const { log(log_level::error, f, std::forward<A>(a)...); }
+  void error(fmt::format_string<A...> f, A&&... a) const {
+    log(log_level::error, f, std::forward<A>(a)...);
+  }
 
  private:
   std::string name_;

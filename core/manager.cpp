@@ -18,7 +18,8 @@ namespace {
 namespace asio = boost::asio;
 
 std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+      .count();
 }
 
 std::string first_line(const json::object& tool) {
@@ -32,7 +33,9 @@ json::value nullable(const std::optional<std::uint32_t>& v) {
   return v ? json::value(*v) : json::value(nullptr);
 }
 
-rpc_error bad_params(std::string msg) { return {rpc_code::invalid_params, std::move(msg), nullptr}; }
+rpc_error bad_params(std::string msg) {
+  return {rpc_code::invalid_params, std::move(msg), nullptr};
+}
 
 }  // namespace
 
@@ -44,7 +47,10 @@ struct manager::startup_gate {
 };
 
 manager::manager(asio::io_context& io, config cfg, daemon_info info)
-    : io_(io), cfg_(std::move(cfg)), info_(std::move(info)), gate_(std::make_unique<startup_gate>(io)) {
+    : io_(io),
+      cfg_(std::move(cfg)),
+      info_(std::move(info)),
+      gate_(std::make_unique<startup_gate>(io)) {
   for (const auto& s : cfg_.servers)
     upstreams_.emplace(s.name, std::make_shared<upstream>(io_, s, cfg_.daemon, *this));
 }
@@ -60,20 +66,20 @@ void manager::start() {
   std::vector<std::weak_ptr<upstream>> order;
   for (auto& [name, up] : upstreams_) order.push_back(up);
   auto next = std::make_shared<std::function<void(std::size_t)>>();
-  *next = [this, order = std::move(order), next_w = std::weak_ptr(next), alive = std::weak_ptr<bool>(alive_)](
-              std::size_t i) {
+  *next = [this, order = std::move(order), next_w = std::weak_ptr(next),
+           alive = std::weak_ptr<bool>(alive_)](std::size_t i) {
     if (alive.expired() || i >= order.size()) return;
     if (auto up = order[i].lock()) up->start();
-    if (auto n = next_w.lock())
-      asio::post(io_, [n, i] { (*n)(i + 1); });
+    if (auto n = next_w.lock()) asio::post(io_, [n, i] { (*n)(i + 1); });
   };
   asio::post(io_, [next] { (*next)(0); });
   rebuild();
   gate_->timer.expires_after(cfg_.daemon.startup_wait);
-  gate_->timer.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (ec || alive.expired()) return;
-    release_waiters();
-  });
+  gate_->timer.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+        if (ec || alive.expired()) return;
+        release_waiters();
+      });
 }
 
 bool manager::settled() const {
@@ -109,7 +115,6 @@ std::shared_ptr<upstream> manager::find_upstream(std::string_view server) const 
   return it == upstreams_.end() ? nullptr : it->second;
 }
 
-
 std::string manager::instructions() const {
   std::string out;
   for (const auto& [name, up] : upstreams_) {
@@ -127,7 +132,9 @@ std::string manager::instructions() const {
   return out;
 }
 
-void manager::attach(std::shared_ptr<session> s, std::uint64_t id) { sessions_.emplace(id, std::move(s)); }
+void manager::attach(std::shared_ptr<session> s, std::uint64_t id) {
+  sessions_.emplace(id, std::move(s));
+}
 
 // A new connection knows nothing of the old one's subscriptions: subscribe again.
 void manager::on_upstream_ready(const std::string& server, upstream& up) {
@@ -140,7 +147,8 @@ void manager::on_upstream_ready(const std::string& server, upstream& up) {
 void manager::on_upstream_log(const std::string& server, const std::string& line) {
   auto it = log_followers_.find(server);
   if (it == log_followers_.end()) return;
-  const auto text = make_notification("notifications/mcpmux/log", json::object{{"server", server}, {"line", line}});
+  const auto text = make_notification("notifications/mcpmux/log",
+                                      json::object{{"server", server}, {"line", line}});
   for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
     if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
 }
@@ -171,7 +179,9 @@ void manager::close_sessions() {
   for (auto& [id, s] : all) s->close();
 }
 
-void manager::on_upstream_changed(const std::string&) { schedule_rebuild(); }
+void manager::on_upstream_changed(const std::string&) {
+  schedule_rebuild();
+}
 
 void manager::on_upstream_notification(const std::string& server, const message& msg) {
   const auto method = msg.method();
@@ -222,14 +232,16 @@ void manager::rebuild() {
   std::array<bool, collection_count> changed{};
   changed[static_cast<std::size_t>(collection::tools)] = rebuild_named(collection::tools);
   changed[static_cast<std::size_t>(collection::prompts)] = rebuild_named(collection::prompts);
-  changed[static_cast<std::size_t>(collection::resources)] = rebuild_uris(collection::resources, "uri");
+  changed[static_cast<std::size_t>(collection::resources)] =
+      rebuild_uris(collection::resources, "uri");
   changed[static_cast<std::size_t>(collection::resource_templates)] =
       rebuild_uris(collection::resource_templates, "uriTemplate");
   if (!gate_->open && settled()) release_waiters();
   if (info_.on_change) info_.on_change();
   for (std::size_t i = 0; i < collection_count; ++i) {
     if (!changed[i]) continue;
-    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)), cat_[i].items.size());
+    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)),
+               cat_[i].items.size());
     // Listeners may unregister while being told; iterate over a copy.
     auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
     for (auto* l : ls)
@@ -245,18 +257,21 @@ bool manager::rebuild_named(collection c) {
     // A server that is down keeps its last good lists; a stopped or disabled one does not.
     if (up->state() == upstream_state::stopped || up->state() == upstream_state::disabled) continue;
     for (const auto& t : up->list(c)) {
-      inputs.push_back({name, up->config().effective_prefix(), std::string(t.at("name").get_string())});
+      inputs.push_back(
+          {name, up->config().effective_prefix(), std::string(t.at("name").get_string())});
       defs.push_back(&t);
     }
   }
   std::vector<naming_collision> collisions;
-  auto named = assign_tool_names(inputs, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name},
-                                 &collisions);
+  auto named = assign_tool_names(
+      inputs, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name}, &collisions);
   // Each collision is reported once, not at every rebuild.
   for (const auto& col : collisions)
-    if (reported_collisions_.insert(std::string(to_string(c)) + "\n" + col.loser + "\n" + col.renamed).second)
-      log_.warn("{} name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"", to_string(c), col.winner,
-                col.loser, col.exposed, col.loser, col.renamed);
+    if (reported_collisions_
+            .insert(std::string(to_string(c)) + "\n" + col.loser + "\n" + col.renamed)
+            .second)
+      log_.warn("{} name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"",
+                to_string(c), col.winner, col.loser, col.exposed, col.loser, col.renamed);
 
   std::vector<std::string> items;
   std::unordered_map<std::string, route> by_key;
@@ -269,7 +284,8 @@ bool manager::rebuild_named(collection c) {
     exposed["name"] = n.exposed;
     items.push_back(json::serialize(exposed));
     by_key.emplace(n.exposed, route{in.server, in.original});
-    if (c == collection::tools) entries.push_back({n.exposed, in.server, in.original, first_line(*defs[n.index])});
+    if (c == collection::tools)
+      entries.push_back({n.exposed, in.server, in.original, first_line(*defs[n.index])});
   }
   if (c == collection::tools) entries_ = std::move(entries);
   return install(c, std::move(items), std::move(by_key));
@@ -288,8 +304,8 @@ bool manager::rebuild_uris(collection c, std::string_view key) {
       if (by_key.count(exposed)) {
         exposed = "mcpmux://" + name + "/" + original;
         if (reported_collisions_.insert(std::string(to_string(c)) + "\n" + exposed).second)
-          log_.warn("{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key, original, name,
-                    name, exposed);
+          log_.warn("{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key,
+                    original, name, name, exposed);
       }
       json::object item = r;
       item[key] = exposed;
@@ -300,7 +316,8 @@ bool manager::rebuild_uris(collection c, std::string_view key) {
   return install(c, std::move(items), std::move(by_key));
 }
 
-bool manager::install(collection c, std::vector<std::string> items, std::unordered_map<std::string, route> by_key) {
+bool manager::install(collection c, std::vector<std::string> items,
+                      std::unordered_map<std::string, route> by_key) {
   auto& cat = cat_[static_cast<std::size_t>(c)];
   if (items == cat.items) {
     cat.by_key = std::move(by_key);  // same list; routes may still have moved between servers
@@ -353,7 +370,8 @@ std::optional<route> manager::route_resource(std::string_view uri) const {
   // A URI made from a template: the template whose literal head matches most of it.
   const route* best = nullptr;
   std::size_t best_len = 0;
-  for (const auto& [tmpl, r] : cat_[static_cast<std::size_t>(collection::resource_templates)].by_key) {
+  for (const auto& [tmpl, r] :
+       cat_[static_cast<std::size_t>(collection::resource_templates)].by_key) {
     const auto head = std::string_view(r.original).substr(0, r.original.find('{'));
     if (head.size() >= best_len && uri.substr(0, head.size()) == head) {
       best = &r;
@@ -399,10 +417,13 @@ std::variant<list_page, rpc_error> manager::page(collection c, std::string_view 
     if (std::sscanf(std::string(cursor).c_str(), "%llu.%llu", &gen, &off) != 2)
       return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
     if (gen != cat.generation)
-      return rpc_error{rpc_code::invalid_params,
-                       "Invalid params: stale cursor; the list changed since, list again from the start", nullptr};
+      return rpc_error{
+          rpc_code::invalid_params,
+          "Invalid params: stale cursor; the list changed since, list again from the start",
+          nullptr};
     offset = static_cast<std::size_t>(off);
-    if (offset > cat.items.size()) return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
+    if (offset > cat.items.size())
+      return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
   }
   if (offset == 0 && cat.items.size() <= size) return list_page{cat.joined, std::nullopt};
   const auto end = std::min(cat.items.size(), offset + size);
@@ -423,7 +444,8 @@ json::object manager::downstream_capabilities() const {
     const auto& caps = up->capabilities();
     if (const auto* r = caps.if_contains("resources")) {
       resources = true;
-      if (const auto* ro = r->if_object(); ro && ro->contains("subscribe") && ro->at("subscribe").is_bool() &&
+      if (const auto* ro = r->if_object(); ro && ro->contains("subscribe") &&
+                                           ro->at("subscribe").is_bool() &&
                                            ro->at("subscribe").get_bool())
         subscribe = true;
     }
@@ -512,18 +534,21 @@ json::object manager::status() const {
     s["state"] = to_string(up->state());
     s["enabled"] = up->config().enabled;
     s["pid"] = up->pid() ? json::value(*up->pid()) : json::value(nullptr);
-    s["uptime_ms"] = up->ready_since() ? json::value(ms_since(*up->ready_since())) : json::value(nullptr);
+    s["uptime_ms"] =
+        up->ready_since() ? json::value(ms_since(*up->ready_since())) : json::value(nullptr);
     s["restarts"] = up->stats().restarts;
     s["tools"] = up->tools().size();
     s["calls"] = up->stats().calls;
     s["errors"] = up->stats().errors;
     s["latency_p50_us"] = nullable(up->stats().percentile(0.50));
     s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
-    s["last_error"] = up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
+    s["last_error"] =
+        up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
     s["attempt"] = up->life().attempt();
-    s["next_try_ms"] = up->state() == upstream_state::backoff
-                           ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
-                           : json::value(nullptr);
+    s["next_try_ms"] =
+        up->state() == upstream_state::backoff
+            ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
+            : json::value(nullptr);
     s["tools_from_cache"] = up->tools_from_cache();
     json::value last_stderr = nullptr;
     for (const auto& line : up->log_lines(1000))
@@ -535,14 +560,17 @@ json::object manager::status() const {
   return out;
 }
 
-std::variant<json::value, rpc_error> manager::control(std::string_view method, const json::object& params,
+std::variant<json::value, rpc_error> manager::control(std::string_view method,
+                                                      const json::object& params,
                                                       std::uint64_t session) {
   if (method == "mcpmux/status") return json::value(status());
   if (method == "mcpmux/tools") {
     json::array tools;
     for (const auto& e : entries_)
-      tools.push_back(json::object{
-          {"name", e.exposed}, {"server", e.server}, {"original", e.original}, {"description", e.description}});
+      tools.push_back(json::object{{"name", e.exposed},
+                                   {"server", e.server},
+                                   {"original", e.original},
+                                   {"description", e.description}});
     return json::value(json::object{{"tools", std::move(tools)}});
   }
   if (method == "mcpmux/logs" || method == "mcpmux/restart") {
@@ -569,7 +597,8 @@ std::variant<json::value, rpc_error> manager::control(std::string_view method, c
 }
 
 std::variant<json::value, rpc_error> manager::reload() {
-  if (!info_.reload_config) return rpc_error{rpc_code::internal_error, "reload is not available", nullptr};
+  if (!info_.reload_config)
+    return rpc_error{rpc_code::internal_error, "reload is not available", nullptr};
   auto loaded = info_.reload_config();
   if (!loaded.value) {
     json::array errors;
@@ -580,8 +609,9 @@ std::variant<json::value, rpc_error> manager::reload() {
     }
     log_.error("reload: invalid configuration, keeping the running one: {}", first);
     if (info_.on_change) info_.on_change();  // the reload is over (systemd: READY=1)
-    return rpc_error{rpc_code::invalid_params, "invalid configuration; keeping the running one: " + first,
-                     nullptr, json::value(json::object{{"errors", std::move(errors)}})};
+    return rpc_error{rpc_code::invalid_params,
+                     "invalid configuration; keeping the running one: " + first, nullptr,
+                     json::value(json::object{{"errors", std::move(errors)}})};
   }
   config next = std::move(*loaded.value);
   json::array added, removed, changed, unchanged, restart_required, warnings;
@@ -596,7 +626,8 @@ std::variant<json::value, rpc_error> manager::reload() {
   if (next.daemon.http != cfg_.daemon.http) restart_required.push_back("daemon.http");
   if (next.daemon.http_allow_remote != cfg_.daemon.http_allow_remote)
     restart_required.push_back("daemon.http_allow_remote");
-  if (next.daemon.http_token_file != cfg_.daemon.http_token_file) restart_required.push_back("daemon.http_token_file");
+  if (next.daemon.http_token_file != cfg_.daemon.http_token_file)
+    restart_required.push_back("daemon.http_token_file");
   if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
 
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;
@@ -625,8 +656,8 @@ std::variant<json::value, rpc_error> manager::reload() {
   cfg_ = std::move(next);
   info_.config_path = source;
   for (auto& [name, up] : upstreams_) up->start();  // no-op for the ones already running
-  log_.info("reloaded {}: {} added, {} removed, {} changed, {} unchanged", source, added.size(), removed.size(),
-            changed.size(), unchanged.size());
+  log_.info("reloaded {}: {} added, {} removed, {} changed, {} unchanged", source, added.size(),
+            removed.size(), changed.size(), unchanged.size());
   schedule_rebuild();
   return json::value(json::object{{"config", source},
                                   {"added", std::move(added)},

@@ -1,12 +1,12 @@
 // The manager: owns every upstream, builds the combined tool catalogue, tells sessions of changes.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <functional>
-#include <array>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -153,11 +153,12 @@ class manager : public upstream_observer {
     std::vector<std::string> items;  ///< serialized exposed items, in list order
     std::string joined = "[]";       ///< all of them as one JSON array
     std::unordered_map<std::string, route> by_key;
-    std::uint64_t generation = 0;    ///< bumped whenever the list changes (cursors carry it)
+    std::uint64_t generation = 0;  ///< bumped whenever the list changes (cursors carry it)
   };
   bool rebuild_named(collection c);
   bool rebuild_uris(collection c, std::string_view key);
-  bool install(collection c, std::vector<std::string> items, std::unordered_map<std::string, route> by_key);
+  bool install(collection c, std::vector<std::string> items,
+               std::unordered_map<std::string, route> by_key);
   void forward_log_message(const std::string& server, const message& msg);
   void push_log_level();
 

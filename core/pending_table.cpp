@@ -4,7 +4,8 @@
 namespace mcpmux {
 
 std::int64_t pending_table::add(std::string method, steady_clock::time_point now,
-                                std::optional<steady_clock::duration> timeout, response_handler handler) {
+                                std::optional<steady_clock::duration> timeout,
+                                response_handler handler) {
   const auto id = next_id_++;
   const auto deadline = timeout ? now + *timeout : steady_clock::time_point::max();
   entries_.emplace(id, entry{std::move(method), now, deadline, std::move(handler)});
@@ -24,7 +25,8 @@ std::optional<pending_table::entry> pending_table::take(std::int64_t id) {
 bool pending_table::set_deadline(std::int64_t id, steady_clock::time_point deadline) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return false;
-  if (it->second.deadline != steady_clock::time_point::max()) deadlines_.erase({it->second.deadline, id});
+  if (it->second.deadline != steady_clock::time_point::max())
+    deadlines_.erase({it->second.deadline, id});
   it->second.deadline = deadline;
   if (deadline != steady_clock::time_point::max()) deadlines_.emplace(deadline, id);
   return true;

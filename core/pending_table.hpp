@@ -1,10 +1,10 @@
 // Request correlation, sans-io: ids, handlers and deadlines of requests awaiting an answer.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>

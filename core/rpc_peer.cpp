@@ -45,7 +45,9 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     return !closed_ && !transport_->send(make_notification(method, params));
   }
 
-  bool send_raw(std::string text) override { return !closed_ && !transport_->send(std::move(text)); }
+  bool send_raw(std::string text) override {
+    return !closed_ && !transport_->send(std::move(text));
+  }
 
   void cancel(std::int64_t id, std::string_view reason) override {
     if (!pending_.take(id)) return;
@@ -103,7 +105,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   void on_oversize(std::size_t bytes) override {
     if (handlers_.on_bad_message)
-      handlers_.on_bad_message({}, "message of " + std::to_string(bytes) + " bytes exceeds max_message_bytes; discarded");
+      handlers_.on_bad_message({}, "message of " + std::to_string(bytes) +
+                                       " bytes exceeds max_message_bytes; discarded");
   }
 
   void on_closed(std::error_code ec, std::string reason) override {

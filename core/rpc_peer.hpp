@@ -1,4 +1,5 @@
-// JSON-RPC over one transport: request correlation with deadlines, notifications, incoming dispatch.
+// JSON-RPC over one transport: request correlation with deadlines, notifications, incoming
+// dispatch.
 #pragma once
 
 #include <chrono>

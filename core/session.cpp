@@ -9,7 +9,9 @@
 namespace mcpmux {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 
 std::string_view negotiate(std::string_view requested) {
   for (auto v : supported_protocol_versions)
@@ -19,10 +21,13 @@ std::string_view negotiate(std::string_view requested) {
 
 std::string_view list_changed_method(collection c) {
   switch (c) {
-    case collection::tools: return "notifications/tools/list_changed";
-    case collection::prompts: return "notifications/prompts/list_changed";
+    case collection::tools:
+      return "notifications/tools/list_changed";
+    case collection::prompts:
+      return "notifications/prompts/list_changed";
     case collection::resources:
-    case collection::resource_templates: return "notifications/resources/list_changed";
+    case collection::resource_templates:
+      return "notifications/resources/list_changed";
   }
   return {};
 }
@@ -40,7 +45,8 @@ std::string relay(const json::value& id, message& reply) {
 
 }  // namespace
 
-std::shared_ptr<session> session::start(manager& m, std::shared_ptr<transport> t, std::uint64_t id) {
+std::shared_ptr<session> session::start(manager& m, std::shared_ptr<transport> t,
+                                        std::uint64_t id) {
   auto s = std::make_shared<session>(m, std::move(t), id);
   m.attach(s, id);
   m.add_listener(s.get());
@@ -57,7 +63,9 @@ session::~session() {
   transport_->close();
 }
 
-void session::close() { end("daemon stopping"); }
+void session::close() {
+  end("daemon stopping");
+}
 
 // The one way a session ends: its calls are cancelled upstream and late answers dropped.
 void session::end(std::string_view why) {
@@ -79,7 +87,8 @@ void session::send(std::string text) {
   if (ended_) return;
   if (auto ec = transport_->send(std::move(text))) {
     if (ec == errc::queue_full)
-      log_.warn("client is not reading ({} bytes queued); disconnecting it", transport_->queued_bytes());
+      log_.warn("client is not reading ({} bytes queued); disconnecting it",
+                transport_->queued_bytes());
     end(ec.message());
   }
 }
@@ -110,12 +119,15 @@ void session::on_message(std::string_view text) {
 void session::on_oversize(std::size_t bytes) {
   log_.warn("message of {} bytes exceeds max_message_bytes; closing the connection", bytes);
   reply_error(nullptr, rpc_code::invalid_request,
-              "Invalid Request: message of " + std::to_string(bytes) + " bytes or more exceeds the limit of " +
+              "Invalid Request: message of " + std::to_string(bytes) +
+                  " bytes or more exceeds the limit of " +
                   std::to_string(manager_.current_config().daemon.max_message_bytes) + " bytes");
   end("oversize message");
 }
 
-void session::on_closed(std::error_code, std::string reason) { end(reason); }
+void session::on_closed(std::error_code, std::string reason) {
+  end(reason);
+}
 
 void session::on_list_changed(collection c) {
   if (initialized_) send(make_notification(list_changed_method(c), nullptr));
@@ -129,11 +141,13 @@ bool session::client_supports(std::string_view capability) const {
   return !ended_ && client_capabilities_.contains(capability);
 }
 
-void session::ask_client(std::string_view method, const json::value& params, response_handler done) {
+void session::ask_client(std::string_view method, const json::value& params,
+                         response_handler done) {
   if (ended_) return done({errc::cancelled, std::nullopt});
   // No deadline of our own: the server's request to us is bounded by the server, and the
   // session's end fails whatever is still open.
-  const auto id = asked_.add(std::string(method), steady_clock::now(), std::nullopt, std::move(done));
+  const auto id =
+      asked_.add(std::string(method), steady_clock::now(), std::nullopt, std::move(done));
   send(make_request(json::value(id), method, params));
 }
 
@@ -152,7 +166,8 @@ void session::handle_request(message& msg) {
   const auto& id = msg.id();
   if (starts_with(method, "mcpmux/")) {
     auto out = manager_.control(method, msg.params(), id_);
-    if (auto* err = std::get_if<rpc_error>(&out)) return send(make_error(id, err->code, err->message, &err->data));
+    if (auto* err = std::get_if<rpc_error>(&out))
+      return send(make_error(id, err->code, err->message, &err->data));
     return send(make_result(id, std::get<json::value>(out)));
   }
   if (method == "initialize") return initialize(msg);
@@ -168,7 +183,8 @@ void session::handle_request(message& msg) {
   if (method == "tools/list") return serve_list(id, collection::tools, msg.params());
   if (method == "prompts/list") return serve_list(id, collection::prompts, msg.params());
   if (method == "resources/list") return serve_list(id, collection::resources, msg.params());
-  if (method == "resources/templates/list") return serve_list(id, collection::resource_templates, msg.params());
+  if (method == "resources/templates/list")
+    return serve_list(id, collection::resource_templates, msg.params());
   if (method == "tools/call" || method == "prompts/get") {
     const auto c = method == "tools/call" ? collection::tools : collection::prompts;
     const auto what = c == collection::tools ? "tool" : "prompt";
@@ -178,26 +194,32 @@ void session::handle_request(message& msg) {
                          fmt::format("Invalid params: {} needs a string \"name\"", method));
     const auto* r = manager_.find(c, name);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
-    if (!up) return reply_error(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+    if (!up)
+      return reply_error(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
     msg.body["params"].as_object()["name"] = r->original;
     return forward(msg, up);
   }
   if (method == "resources/read") {
     const auto* uri = msg.params().if_contains("uri");
     if (!uri || !uri->is_string())
-      return reply_error(id, rpc_code::invalid_params, "Invalid params: resources/read needs a string \"uri\"");
+      return reply_error(id, rpc_code::invalid_params,
+                         "Invalid params: resources/read needs a string \"uri\"");
     auto r = manager_.route_resource(uri->get_string());
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
-      return reply_error(id, rpc_code::invalid_params, "Unknown resource: " + std::string(uri->get_string()));
+      return reply_error(id, rpc_code::invalid_params,
+                         "Unknown resource: " + std::string(uri->get_string()));
     // Read through an alias: the contents name the URI the client knows.
     std::function<void(json::object&)> rewrite;
     if (r->original != uri->get_string())
-      rewrite = [alias = std::string(uri->get_string()), original = r->original](json::object& result) {
+      rewrite = [alias = std::string(uri->get_string()),
+                 original = r->original](json::object& result) {
         if (auto* contents = result.if_contains("contents"); contents && contents->is_array())
           for (auto& c : contents->get_array())
             if (auto* co = c.if_object())
-              if (auto* u = co->if_contains("uri"); u && u->is_string() && u->get_string() == original) *u = alias;
+              if (auto* u = co->if_contains("uri");
+                  u && u->is_string() && u->get_string() == original)
+                *u = alias;
       };
     msg.body["params"].as_object()["uri"] = r->original;
     return forward(msg, up, std::move(rewrite));
@@ -209,8 +231,9 @@ void session::handle_request(message& msg) {
     auto r = ref && ref->is_object() ? manager_.route_completion(ref->get_object()) : std::nullopt;
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
-      return reply_error(id, rpc_code::invalid_params,
-                         "Invalid params: completion/complete refers to no known prompt or resource template");
+      return reply_error(
+          id, rpc_code::invalid_params,
+          "Invalid params: completion/complete refers to no known prompt or resource template");
     auto& out_ref = msg.body["params"].as_object()["ref"].as_object();
     out_ref[out_ref.contains("name") ? "name" : "uri"] = r->original;
     return forward(msg, up);
@@ -222,13 +245,15 @@ void session::handle_request(message& msg) {
 void session::initialize(const message& msg) {
   const auto& params = msg.params();
   std::string_view requested;
-  if (const auto* v = params.if_contains("protocolVersion"); v && v->is_string()) requested = v->get_string();
+  if (const auto* v = params.if_contains("protocolVersion"); v && v->is_string())
+    requested = v->get_string();
   protocol_version_ = negotiate(requested);
   if (const auto* caps = params.if_contains("capabilities"); caps && caps->is_object())
     client_capabilities_ = caps->get_object();
   std::string client = "unknown client";
   if (const auto* info = params.if_contains("clientInfo"); info && info->is_object())
-    if (const auto* n = info->get_object().if_contains("name"); n && n->is_string()) client = n->get_string();
+    if (const auto* n = info->get_object().if_contains("name"); n && n->is_string())
+      client = n->get_string();
   log_.info("initialize from {} (protocol {})", client, protocol_version_);
   initialized_ = true;
   // Capabilities depend on what the servers offer: early in the daemon's life, wait (briefly)
@@ -240,7 +265,8 @@ void session::initialize(const message& msg) {
     result["protocolVersion"] = self->protocol_version_;
     result["capabilities"] = self->manager_.downstream_capabilities();
     result["serverInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
-    if (auto ins = self->manager_.instructions(); !ins.empty()) result["instructions"] = std::move(ins);
+    if (auto ins = self->manager_.instructions(); !ins.empty())
+      result["instructions"] = std::move(ins);
     self->send(make_result(id, result));
   });
 }
@@ -248,7 +274,8 @@ void session::initialize(const message& msg) {
 void session::serve_list(const json::value& id, collection c, const json::object& params) {
   std::string cursor;
   if (const auto* cur = params.if_contains("cursor")) {
-    if (!cur->is_string()) return reply_error(id, rpc_code::invalid_params, "Invalid params: cursor must be a string");
+    if (!cur->is_string())
+      return reply_error(id, rpc_code::invalid_params, "Invalid params: cursor must be a string");
     cursor = cur->get_string();
   }
   // Early in the daemon's life the list waits (briefly) for servers still starting.
@@ -256,7 +283,8 @@ void session::serve_list(const json::value& id, collection c, const json::object
     auto self = weak.lock();
     if (!self || self->ended_) return;
     auto page = self->manager_.page(c, cursor);
-    if (auto* err = std::get_if<rpc_error>(&page)) return self->reply_error(id, err->code, err->message);
+    if (auto* err = std::get_if<rpc_error>(&page))
+      return self->reply_error(id, err->code, err->message);
     auto& p = std::get<list_page>(page);
     std::string out = R"({"jsonrpc":"2.0","id":)";
     out += json::serialize(id);
@@ -298,10 +326,12 @@ void session::subscription(message& msg, bool subscribe) {
   const auto& id = msg.id();
   const auto* uri = msg.params().if_contains("uri");
   if (!uri || !uri->is_string())
-    return reply_error(id, rpc_code::invalid_params, "Invalid params: a string \"uri\" is required");
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: a string \"uri\" is required");
   auto r = manager_.route_resource(uri->get_string());
   if (!r || !manager_.find_upstream(r->server))
-    return reply_error(id, rpc_code::invalid_params, "Unknown resource: " + std::string(uri->get_string()));
+    return reply_error(id, rpc_code::invalid_params,
+                       "Unknown resource: " + std::string(uri->get_string()));
   if (subscribe)
     manager_.subscribe(id_, *r);
   else
@@ -312,9 +342,10 @@ void session::subscription(message& msg, bool subscribe) {
 void session::set_level(const message& msg) {
   const auto* level = msg.params().if_contains("level");
   if (!level || !level->is_string() || log_severity(level->get_string()) < 0)
-    return reply_error(msg.id(), rpc_code::invalid_params,
-                       "Invalid params: level must be one of debug, info, notice, warning, error, critical, "
-                       "alert, emergency");
+    return reply_error(
+        msg.id(), rpc_code::invalid_params,
+        "Invalid params: level must be one of debug, info, notice, warning, error, critical, "
+        "alert, emergency");
   manager_.set_session_log_level(id_, std::string(level->get_string()));
   send(make_result(msg.id(), json::object{}));
 }
@@ -327,7 +358,8 @@ void session::handle_notification(const message& msg) {
     auto it = calls_.find(json::serialize(*rid));
     if (it == calls_.end()) return;
     std::string reason = "cancelled by client";
-    if (const auto* r = msg.params().if_contains("reason"); r && r->is_string()) reason = r->get_string();
+    if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
+      reason = r->get_string();
     if (auto up = it->second.up.lock()) up->cancel(it->second.token, reason);
     calls_.erase(it);
     return;

@@ -18,8 +18,8 @@
 namespace mcpmux {
 
 /// Protocol versions a client may ask for; the last one is the latest.
-inline constexpr std::string_view supported_protocol_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
-                                                                    "2025-11-25"};
+inline constexpr std::string_view supported_protocol_versions[] = {"2024-11-05", "2025-03-26",
+                                                                   "2025-06-18", "2025-11-25"};
 
 class session : public transport_events,
                 public catalogue_listener,
@@ -46,7 +46,8 @@ class session : public transport_events,
   // call_owner
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
-  void ask_client(std::string_view method, const json::value& params, response_handler done) override;
+  void ask_client(std::string_view method, const json::value& params,
+                  response_handler done) override;
 
  private:
   void handle_request(message& msg);

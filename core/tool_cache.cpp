@@ -21,7 +21,9 @@ namespace {
 constexpr int cache_format = 1;
 constexpr std::size_t max_cache_file = 64u << 20;
 
-std::string entry_path(const std::string& dir, const server_config& s) { return dir + "/tools-" + s.name + ".json"; }
+std::string entry_path(const std::string& dir, const server_config& s) {
+  return dir + "/tools-" + s.name + ".json";
+}
 
 }  // namespace
 
@@ -49,7 +51,8 @@ std::string server_config_hash(const server_config& s) {
   return out;
 }
 
-std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir, const server_config& s,
+std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir,
+                                                           const server_config& s,
                                                            std::string* warning) {
   const auto path = entry_path(dir, s);
   std::error_code ec;
@@ -72,8 +75,8 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
   const auto* fmt = obj->if_contains("format");
   const auto* hash = obj->if_contains("config_hash");
   const auto* tools = obj->if_contains("tools");
-  if (!fmt || !fmt->is_int64() || fmt->get_int64() != cache_format || !hash || !hash->is_string() || !tools ||
-      !tools->is_array()) {
+  if (!fmt || !fmt->is_int64() || fmt->get_int64() != cache_format || !hash || !hash->is_string() ||
+      !tools || !tools->is_array()) {
     *warning = path + ": tool cache entry of an unknown shape; ignored";
     return std::nullopt;
   }
@@ -91,8 +94,8 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
   return out;
 }
 
-bool store_cached_tools(const std::string& dir, const server_config& s, const std::vector<json::object>& tools,
-                        std::string* error) {
+bool store_cached_tools(const std::string& dir, const server_config& s,
+                        const std::vector<json::object>& tools, std::string* error) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   ::chmod(dir.c_str(), 0700);

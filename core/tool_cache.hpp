@@ -15,11 +15,12 @@ std::string server_config_hash(const server_config& s);
 
 /// Cached tools of `s` in `dir`, when the entry exists and matches the config hash. A corrupt or
 /// unreadable entry yields nullopt and a `warning`.
-std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir, const server_config& s,
+std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir,
+                                                           const server_config& s,
                                                            std::string* warning);
 
 /// Writes the entry atomically (temp file + rename); false and `error` on failure.
-bool store_cached_tools(const std::string& dir, const server_config& s, const std::vector<json::object>& tools,
-                        std::string* error);
+bool store_cached_tools(const std::string& dir, const server_config& s,
+                        const std::vector<json::object>& tools, std::string* error);
 
 }  // namespace mcpmux

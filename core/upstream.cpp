@@ -1,4 +1,5 @@
-// Upstream: spawn, MCP handshake, tool listing, call forwarding and failure reporting for one server.
+// Upstream: spawn, MCP handshake, tool listing, call forwarding and failure reporting for one
+// server.
 #include "core/upstream.hpp"
 
 #include <algorithm>
@@ -41,7 +42,8 @@ std::string file_uri(const std::string& path) {
   static constexpr char hex[] = "0123456789ABCDEF";
   std::string out = "file://";
   for (unsigned char c : path) {
-    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
+    if (std::isalnum(c) ||
+        std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
       out += static_cast<char>(c);
     else {
       out += '%';
@@ -51,7 +53,6 @@ std::string file_uri(const std::string& path) {
   }
   return out;
 }
-
 
 }  // namespace
 
@@ -146,10 +147,12 @@ void upstream::perform(lifecycle::step st) {
     case lifecycle::action::connect:
       return connect();
     case lifecycle::action::wait:
-      note("reconnecting in " + std::to_string(st.delay.count()) + "ms (attempt " + std::to_string(lc_.attempt()) + ")");
+      note("reconnecting in " + std::to_string(st.delay.count()) + "ms (attempt " +
+           std::to_string(lc_.attempt()) + ")");
       timers_->backoff.expires_after(st.delay);
       timers_->backoff.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-        if (auto self = weak.lock(); self && !ec) self->perform(self->lc_.on_timer(steady_clock::now()));
+        if (auto self = weak.lock(); self && !ec)
+          self->perform(self->lc_.on_timer(steady_clock::now()));
       });
       return;
   }
@@ -172,7 +175,8 @@ void upstream::stop() {
   auto q = std::move(queue_);
   queue_.clear();
   for (auto& [token, c] : q)
-    c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
+    c->done(
+        error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
 }
 
 void upstream::restart() {
@@ -298,7 +302,8 @@ void upstream::connect() {
     timers_->handshake.expires_after(timeout_);
     timers_->handshake.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
       auto self = weak.lock();
-      if (ec || !self || self->generation_ != gen || self->state() != upstream_state::connecting) return;
+      if (ec || !self || self->generation_ != gen || self->state() != upstream_state::connecting)
+        return;
       self->fail("Connection to MCP server \"" + self->cfg_.name + "\" timed out after " +
                  std::to_string(self->timeout_.count()) + "ms");
     });
@@ -313,14 +318,15 @@ void upstream::connect() {
   caps["elicitation"] = json::object{};
   params["capabilities"] = std::move(caps);
   params["clientInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
-  peer_->request("initialize", params, std::nullopt, [weak = weak_from_this(), gen](rpc_outcome out) {
-    auto self = weak.lock();
-    if (!self || self->generation_ != gen) return;
-    if (out.ec) return;  // closed or stopped: reported through on_closed / stop
-    if (out.reply->kind == message_kind::error_response)
-      return self->fail("initialize failed: " + json::serialize(out.reply->body["error"]));
-    self->on_initialized(std::move(*out.reply));
-  });
+  peer_->request(
+      "initialize", params, std::nullopt, [weak = weak_from_this(), gen](rpc_outcome out) {
+        auto self = weak.lock();
+        if (!self || self->generation_ != gen) return;
+        if (out.ec) return;  // closed or stopped: reported through on_closed / stop
+        if (out.reply->kind == message_kind::error_response)
+          return self->fail("initialize failed: " + json::serialize(out.reply->body["error"]));
+        self->on_initialized(std::move(*out.reply));
+      });
 }
 
 namespace {
@@ -341,7 +347,9 @@ constexpr collection_info collections[collection_count] = {
 
 }  // namespace
 
-std::string_view to_string(collection c) { return collections[static_cast<std::size_t>(c)].key; }
+std::string_view to_string(collection c) {
+  return collections[static_cast<std::size_t>(c)].key;
+}
 
 bool upstream::offers(collection c) const {
   return capabilities_.contains(collections[static_cast<std::size_t>(c)].capability);
@@ -350,8 +358,7 @@ bool upstream::offers(collection c) const {
 void upstream::on_initialized(message reply) {
   auto* result = reply.body["result"].if_object();
   const auto* version = result ? result->if_contains("protocolVersion") : nullptr;
-  if (!version || !version->is_string())
-    return fail("initialize result has no protocolVersion");
+  if (!version || !version->is_string()) return fail("initialize result has no protocolVersion");
   const std::string_view v = version->get_string();
   if (v < oldest_protocol_version)
     return fail("unsupported protocol version \"" + std::string(v) + "\"");
@@ -362,22 +369,24 @@ void upstream::on_initialized(message reply) {
     instructions_ = ins->get_string();
   std::string server_name;
   if (const auto* info = result->if_contains("serverInfo"); info && info->is_object())
-    if (const auto* n = info->get_object().if_contains("name"); n && n->is_string()) server_name = n->get_string();
+    if (const auto* n = info->get_object().if_contains("name"); n && n->is_string())
+      server_name = n->get_string();
   log_.info("initialized: {} protocol {}", server_name.empty() ? "(unnamed)" : server_name, v);
   // The seeds' order: a transport's background listener starts between the initialize answer
   // and notifications/initialized, waiting at most 1 s (less for small timeouts).
   auto wait = std::chrono::milliseconds(1000);
   if (timeout_.count() > 0) wait = std::min(wait, timeout_ / 2);
   if (timeout_.count() == 0) wait = std::chrono::milliseconds(0);
-  peer_->channel().on_initialized(std::string(v), wait, [weak = weak_from_this(), gen = generation_] {
-    auto self = weak.lock();
-    if (!self || self->generation_ != gen || !self->peer_) return;
-    self->peer_->notify("notifications/initialized", json::object{});
-    if (!self->log_level_.empty() && self->capabilities_.contains("logging"))
-      self->peer_->request("logging/setLevel", json::object{{"level", self->log_level_}}, self->timeout_opt(),
-                           [](rpc_outcome) {});
-    self->fetch_all(0);
-  });
+  peer_->channel().on_initialized(
+      std::string(v), wait, [weak = weak_from_this(), gen = generation_] {
+        auto self = weak.lock();
+        if (!self || self->generation_ != gen || !self->peer_) return;
+        self->peer_->notify("notifications/initialized", json::object{});
+        if (!self->log_level_.empty() && self->capabilities_.contains("logging"))
+          self->peer_->request("logging/setLevel", json::object{{"level", self->log_level_}},
+                               self->timeout_opt(), [](rpc_outcome) {});
+        self->fetch_all(0);
+      });
 }
 
 // Lists every collection the server offers, one after the other, then becomes ready.
@@ -407,11 +416,13 @@ void upstream::fetch(collection c, std::function<void()> then) {
       if (!self || self->generation_ != gen || out.ec) return;
       const auto& info = collections[static_cast<std::size_t>(c)];
       if (out.reply->kind == message_kind::error_response)
-        return self->fail(std::string(info.method) + " failed: " + json::serialize(out.reply->body["error"]));
+        return self->fail(std::string(info.method) +
+                          " failed: " + json::serialize(out.reply->body["error"]));
       auto* result = out.reply->body["result"].if_object();
       auto* items = result ? result->if_contains(info.key) : nullptr;
       if (!items || !items->is_array())
-        return self->fail(std::string(info.method) + " result has no " + std::string(info.key) + " array");
+        return self->fail(std::string(info.method) + " result has no " + std::string(info.key) +
+                          " array");
       for (auto& t : items->get_array()) {
         auto* obj = t.if_object();
         const auto* n = obj ? obj->if_contains(info.identity) : nullptr;
@@ -422,7 +433,8 @@ void upstream::fetch(collection c, std::function<void()> then) {
         }
         // A server that lists an item twice (a broken paginator) gets its first definition kept.
         if (!ids->insert(std::string(n->get_string())).second) {
-          self->log_.warn("skipped a second {} \"{}\" in {}", info.identity, clip(n->get_string(), 64), info.method);
+          self->log_.warn("skipped a second {} \"{}\" in {}", info.identity,
+                          clip(n->get_string(), 64), info.method);
           continue;
         }
         acc.push_back(std::move(*obj));
@@ -431,8 +443,8 @@ void upstream::fetch(collection c, std::function<void()> then) {
       if (next && next->is_string() && !next->get_string().empty()) {
         std::string cur(next->get_string());
         if (cursors->count(cur) || cursors->size() >= max_tool_pages) {
-          self->log_.warn("{} repeated cursor \"{}\"; stopping after {} items", info.method, clip(cur, 64),
-                          acc.size());
+          self->log_.warn("{} repeated cursor \"{}\"; stopping after {} items", info.method,
+                          clip(cur, 64), acc.size());
         } else {
           cursors->insert(cur);
           json::object p;
@@ -481,24 +493,27 @@ void upstream::store_cache() {
 void upstream::schedule_ping() {
   if (cfg_.ping_interval.count() == 0) return;
   timers_->ping.expires_after(cfg_.ping_interval);
-  timers_->ping.async_wait([weak = weak_from_this(), gen = generation_](boost::system::error_code ec) {
-    auto self = weak.lock();
-    if (ec || !self || self->generation_ != gen || !self->peer_) return;
-    auto wait = self->timeout_.count() > 0 ? std::min(self->timeout_, self->cfg_.ping_interval) : self->cfg_.ping_interval;
-    self->peer_->request("ping", json::object{}, wait, [weak, gen](rpc_outcome out) {
-      auto s = weak.lock();
-      if (!s || s->generation_ != gen) return;
-      if (out.ec == errc::timeout) {
-        if (++s->missed_pings_ >= 2) return s->fail("no answer to 2 pings in a row (server hung?)");
-        s->log_.warn("missed a ping ({} in a row)", s->missed_pings_);
-      } else if (!out.ec) {
-        s->missed_pings_ = 0;
-      } else {
-        return;
-      }
-      s->schedule_ping();
-    });
-  });
+  timers_->ping.async_wait(
+      [weak = weak_from_this(), gen = generation_](boost::system::error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self || self->generation_ != gen || !self->peer_) return;
+        auto wait = self->timeout_.count() > 0 ? std::min(self->timeout_, self->cfg_.ping_interval)
+                                               : self->cfg_.ping_interval;
+        self->peer_->request("ping", json::object{}, wait, [weak, gen](rpc_outcome out) {
+          auto s = weak.lock();
+          if (!s || s->generation_ != gen) return;
+          if (out.ec == errc::timeout) {
+            if (++s->missed_pings_ >= 2)
+              return s->fail("no answer to 2 pings in a row (server hung?)");
+            s->log_.warn("missed a ping ({} in a row)", s->missed_pings_);
+          } else if (!out.ec) {
+            s->missed_pings_ = 0;
+          } else {
+            return;
+          }
+          s->schedule_ping();
+        });
+      });
 }
 
 void upstream::fail(std::string why) {
@@ -538,15 +553,17 @@ void upstream::handle_request(const message& msg) {
     // narrow their access to the roots they get, so an unasked-for root must not widen it.
     json::array roots;
     if (cfg_.roots.empty()) {
-      if (!cfg_.cwd.empty()) roots.push_back(json::object{{"uri", file_uri(cfg_.cwd)}, {"name", cfg_.cwd}});
+      if (!cfg_.cwd.empty())
+        roots.push_back(json::object{{"uri", file_uri(cfg_.cwd)}, {"name", cfg_.cwd}});
     } else {
       for (const auto& r : cfg_.roots) roots.push_back(json::object{{"uri", r}});
     }
     peer_->send_raw(make_result(msg.id(), json::object{{"roots", std::move(roots)}}));
   } else {
     log_.debug("answered unsupported server request {} with -32601", method);
-    peer_->send_raw(make_error(msg.id(), rpc_code::method_not_found,
-                               "Method not found: mcpmux does not handle \"" + std::string(method) + "\""));
+    peer_->send_raw(
+        make_error(msg.id(), rpc_code::method_not_found,
+                   "Method not found: mcpmux does not handle \"" + std::string(method) + "\""));
   }
 }
 
@@ -557,37 +574,43 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
   std::shared_ptr<call_owner> owner;
   steady_clock::time_point latest{};
   for (const auto& [token, f] : sent_)
-    if (auto o = f.call->owner.lock(); o && f.call->started >= latest && o->client_supports(capability)) {
+    if (auto o = f.call->owner.lock();
+        o && f.call->started >= latest && o->client_supports(capability)) {
       owner = std::move(o);
       latest = f.call->started;
     }
   const json::value server_id = msg.id();
   if (!owner) {
-    log_.info("no client can answer {} (none with a call in flight declared {})", msg.method(), capability);
-    peer_->send_raw(make_error(server_id, rpc_code::method_not_found,
-                               "Method not found: no connected client with a call in flight to this server "
-                               "declared the \"" + std::string(capability) + "\" capability"));
+    log_.info("no client can answer {} (none with a call in flight declared {})", msg.method(),
+              capability);
+    peer_->send_raw(
+        make_error(server_id, rpc_code::method_not_found,
+                   "Method not found: no connected client with a call in flight to this server "
+                   "declared the \"" +
+                       std::string(capability) + "\" capability"));
     return;
   }
-  owner->ask_client(msg.method(), msg.body.contains("params") ? msg.body.at("params") : json::value(nullptr),
-                    [weak = weak_from_this(), gen = generation_, server_id](rpc_outcome out) {
-                      auto self = weak.lock();
-                      if (!self || self->generation_ != gen || !self->peer_) return;  // answer to a dead connection
-                      if (out.ec) {
-                        self->peer_->send_raw(make_error(server_id, rpc_code::internal_error,
-                                                         "the client did not answer: " + out.ec.message()));
-                        return;
-                      }
-                      auto& body = out.reply->body;
-                      if (out.reply->kind == message_kind::response)
-                        return void(self->peer_->send_raw(make_result(server_id, body["result"])));
-                      std::string text = R"({"jsonrpc":"2.0","id":)";
-                      text += json::serialize(server_id);
-                      text += R"(,"error":)";
-                      text += json::serialize(body["error"]);
-                      text += '}';
-                      self->peer_->send_raw(std::move(text));
-                    });
+  owner->ask_client(
+      msg.method(), msg.body.contains("params") ? msg.body.at("params") : json::value(nullptr),
+      [weak = weak_from_this(), gen = generation_, server_id](rpc_outcome out) {
+        auto self = weak.lock();
+        if (!self || self->generation_ != gen || !self->peer_)
+          return;  // answer to a dead connection
+        if (out.ec) {
+          self->peer_->send_raw(make_error(server_id, rpc_code::internal_error,
+                                           "the client did not answer: " + out.ec.message()));
+          return;
+        }
+        auto& body = out.reply->body;
+        if (out.reply->kind == message_kind::response)
+          return void(self->peer_->send_raw(make_result(server_id, body["result"])));
+        std::string text = R"({"jsonrpc":"2.0","id":)";
+        text += json::serialize(server_id);
+        text += R"(,"error":)";
+        text += json::serialize(body["error"]);
+        text += '}';
+        self->peer_->send_raw(std::move(text));
+      });
 }
 
 void upstream::on_progress(const message& msg) {
@@ -621,8 +644,11 @@ void upstream::notify(std::string_view method, const json::value& params) {
 void upstream::set_log_level(std::string level) {
   if (level == log_level_) return;
   log_level_ = std::move(level);
-  if (log_level_.empty() || !peer_ || state() != upstream_state::ready || !capabilities_.contains("logging")) return;
-  peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(), [](rpc_outcome) {});
+  if (log_level_.empty() || !peer_ || state() != upstream_state::ready ||
+      !capabilities_.contains("logging"))
+    return;
+  peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(),
+                 [](rpc_outcome) {});
 }
 
 void upstream::handle_notification(const message& msg) {
@@ -651,8 +677,9 @@ void upstream::relist(collection c) {
 std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,
                              std::weak_ptr<call_owner> owner) {
   const auto token = next_token_++;
-  auto c = std::make_shared<queued_call>(
-      queued_call{std::string(method), std::move(params), std::move(done), steady_clock::now(), owner, std::nullopt});
+  auto c = std::make_shared<queued_call>(queued_call{std::string(method), std::move(params),
+                                                     std::move(done), steady_clock::now(), owner,
+                                                     std::nullopt});
   // A client's progress token is replaced by one unique on this upstream; progress comes back
   // to that client only, under its own token.
   if (auto* p = c->params.if_object()) {
@@ -679,8 +706,8 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
     case upstream_state::stopped:
     case upstream_state::disabled:
       stats_.record(std::chrono::microseconds(0), true);
-      c->done(error_reply(rpc_code::connection_closed,
-                          "MCP server \"" + cfg_.name + "\" is " + std::string(to_string(state()))));
+      c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is " +
+                                                           std::string(to_string(state()))));
   }
   return token;
 }
@@ -692,7 +719,8 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
   }
   auto remaining = timeout_opt();
   if (remaining) {
-    auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c->started);
+    auto spent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c->started);
     remaining = std::max(std::chrono::milliseconds(1), *remaining - spent);
   }
   auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
@@ -707,7 +735,8 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     if (out.ec == errc::transport_closed && self->cfg_.retry_calls && !c->retried &&
         self->state() != upstream_state::stopped) {
       c->retried = true;
-      self->log_.info("{} failed with a dropped connection; resending once after the reconnect", c->method);
+      self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
+                      c->method);
       self->requeue(token, c);
       if (self->state() == upstream_state::ready && self->peer_)
         self->flush_queue();
@@ -716,14 +745,15 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
       return;
     }
     release_progress();
-    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
     self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
     if (!out.ec) return c->done(std::move(out));
     const auto& server = self->cfg_.name;
     if (out.ec == errc::timeout)
-      return c->done(error_reply(rpc_code::request_timeout, "MCP server \"" + server + "\" did not answer " +
-                                                                 c->method + " within " +
-                                                                 std::to_string(self->timeout_.count()) + "ms"));
+      return c->done(error_reply(rpc_code::request_timeout,
+                                 "MCP server \"" + server + "\" did not answer " + c->method +
+                                     " within " + std::to_string(self->timeout_.count()) + "ms"));
     std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
     c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
@@ -738,7 +768,8 @@ void upstream::cancel(std::uint64_t token, std::string_view reason) {
     sent_.erase(it);
     return;
   }
-  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
+  auto it =
+      std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
   if (it != queue_.end()) {
     if (it->second->progress) progress_.erase(*it->second->progress);
     queue_.erase(it);
@@ -768,8 +799,8 @@ void upstream::expire_queue() {
     auto c = std::move(queue_.front().second);
     queue_.pop_front();
     stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c->started), true);
-    std::string why = "MCP server \"" + cfg_.name + "\" is not ready after " + std::to_string(timeout_.count()) +
-                      "ms (" + std::string(to_string(state()));
+    std::string why = "MCP server \"" + cfg_.name + "\" is not ready after " +
+                      std::to_string(timeout_.count()) + "ms (" + std::string(to_string(state()));
     if (state() == upstream_state::backoff) why += ", attempt " + std::to_string(lc_.attempt());
     why += ")";
     if (!last_error_.empty()) why += ": " + last_error_;

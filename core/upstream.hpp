@@ -66,7 +66,8 @@ class call_owner {
   /// True when the client declared the capability ("sampling", "elicitation", "roots").
   virtual bool client_supports(std::string_view capability) const = 0;
   /// Sends a request to the client; `done` gets its answer exactly once.
-  virtual void ask_client(std::string_view method, const json::value& params, response_handler done) = 0;
+  virtual void ask_client(std::string_view method, const json::value& params,
+                          response_handler done) = 0;
 };
 
 /// The lists an MCP server can offer.
@@ -98,7 +99,9 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// connection).
   const std::vector<json::object>& tools() const { return lists_[0]; }
   /// The last good list of a collection (empty when the server does not offer it).
-  const std::vector<json::object>& list(collection c) const { return lists_[static_cast<std::size_t>(c)]; }
+  const std::vector<json::object>& list(collection c) const {
+    return lists_[static_cast<std::size_t>(c)];
+  }
   /// The server's capabilities from its last initialize answer.
   const json::object& capabilities() const { return capabilities_; }
   bool offers(collection c) const;
@@ -181,7 +184,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
     steady_clock::time_point started;
     std::weak_ptr<call_owner> owner;
     std::optional<std::int64_t> progress;  ///< the token this upstream was given, if any
-    bool retried = false;  ///< already resent once after a dropped connection
+    bool retried = false;                  ///< already resent once after a dropped connection
   };
   struct in_flight {
     std::int64_t wire_id;

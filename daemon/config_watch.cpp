@@ -19,14 +19,19 @@ class watch_impl final : public config_watch, public std::enable_shared_from_thi
  public:
   watch_impl(asio::io_context& io, int fd, std::string name, std::chrono::milliseconds debounce,
              std::function<void()> on_change)
-      : fd_(io, fd), timer_(io), name_(std::move(name)), debounce_(debounce), on_change_(std::move(on_change)) {}
+      : fd_(io, fd),
+        timer_(io),
+        name_(std::move(name)),
+        debounce_(debounce),
+        on_change_(std::move(on_change)) {}
 
   void read() {
-    fd_.async_read_some(asio::buffer(buf_), [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
-      if (ec) return;
-      self->scan(n);
-      self->read();
-    });
+    fd_.async_read_some(asio::buffer(buf_),
+                        [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                          if (ec) return;
+                          self->scan(n);
+                          self->read();
+                        });
   }
 
   void close() override {
@@ -62,17 +67,20 @@ class watch_impl final : public config_watch, public std::enable_shared_from_thi
 }  // namespace
 
 std::shared_ptr<config_watch> watch_config(asio::io_context& io, const std::string& path,
-                                           std::chrono::milliseconds debounce, std::function<void()> on_change) {
+                                           std::chrono::milliseconds debounce,
+                                           std::function<void()> on_change) {
   const std::filesystem::path p(path);
   const auto dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) return nullptr;
-  if (::inotify_add_watch(fd, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM) <
+  if (::inotify_add_watch(fd, dir.c_str(),
+                          IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM) <
       0) {
     ::close(fd);
     return nullptr;
   }
-  auto w = std::make_shared<watch_impl>(io, fd, p.filename().string(), debounce, std::move(on_change));
+  auto w =
+      std::make_shared<watch_impl>(io, fd, p.filename().string(), debounce, std::move(on_change));
   w->read();
   return w;
 }

@@ -23,6 +23,7 @@ class config_watch {
 /// watched (it does not exist, or inotify is unavailable): the daemon then reloads only on
 /// SIGHUP and `mcpmux reload`.
 std::shared_ptr<config_watch> watch_config(boost::asio::io_context& io, const std::string& path,
-                                           std::chrono::milliseconds debounce, std::function<void()> on_change);
+                                           std::chrono::milliseconds debounce,
+                                           std::function<void()> on_change);
 
 }  // namespace mcpmux

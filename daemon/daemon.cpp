@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/json/serialize.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <cstdlib>
 
@@ -34,12 +34,18 @@ constexpr auto shutdown_budget = std::chrono::milliseconds(4500);
 
 spdlog::level::level_enum to_spdlog(log_level l) {
   switch (l) {
-    case log_level::trace: return spdlog::level::trace;
-    case log_level::debug: return spdlog::level::debug;
-    case log_level::info: return spdlog::level::info;
-    case log_level::warn: return spdlog::level::warn;
-    case log_level::error: return spdlog::level::err;
-    case log_level::off: return spdlog::level::off;
+    case log_level::trace:
+      return spdlog::level::trace;
+    case log_level::debug:
+      return spdlog::level::debug;
+    case log_level::info:
+      return spdlog::level::info;
+    case log_level::warn:
+      return spdlog::level::warn;
+    case log_level::error:
+      return spdlog::level::err;
+    case log_level::off:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
@@ -48,10 +54,14 @@ spdlog::level::level_enum to_spdlog(log_level l) {
 int priority(log_level l) {
   switch (l) {
     case log_level::trace:
-    case log_level::debug: return 7;
-    case log_level::info: return 6;
-    case log_level::warn: return 4;
-    default: return 3;
+    case log_level::debug:
+      return 7;
+    case log_level::info:
+      return 6;
+    case log_level::warn:
+      return 4;
+    default:
+      return 3;
   }
 }
 
@@ -110,7 +120,8 @@ int run_daemon(const daemon_options& opt) {
 
   const std::string socket_path = resolve_socket_path(opt.socket_path, &cfg.daemon);
   // The file to watch: the one loaded, or where a user would create one.
-  const std::string watched = cfg.source == "<default>" ? resolve_config_path(opt.config_path) : cfg.source;
+  const std::string watched =
+      cfg.source == "<default>" ? resolve_config_path(opt.config_path) : cfg.source;
   bool reloading = false;
   std::string last_status;
   manager* mgr_ptr = nullptr;
@@ -173,7 +184,8 @@ int run_daemon(const daemon_options& opt) {
     }
   }
   log.info("mcpmuxd {} listening on {}{} ({} servers from {})", MCPMUX_VERSION, socket_path,
-           inherited ? " (socket activation)" : "", mgr.current_config().servers.size(), mgr.current_config().source);
+           inherited ? " (socket activation)" : "", mgr.current_config().servers.size(),
+           mgr.current_config().source);
   mgr.start();
   // Cached tools were loaded with the upstreams: clients can be served from here on.
   auto [ready, total] = mgr.ready_count();
@@ -184,7 +196,8 @@ int run_daemon(const daemon_options& opt) {
     log.info("reloading the configuration ({})", why);
     mgr.reload();  // logs its outcome
   };
-  auto watch = watch_config(io, watched, std::chrono::milliseconds(200), [&] { reload("file changed"); });
+  auto watch =
+      watch_config(io, watched, std::chrono::milliseconds(200), [&] { reload("file changed"); });
   if (watch) log.debug("watching {} for changes", watched);
 
   asio::signal_set hup(io, SIGHUP);

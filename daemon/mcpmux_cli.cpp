@@ -1,6 +1,5 @@
 // mcpmux: the command-line client of mcpmuxd (stdio bridge, status, tools, call, logs, control).
 
-#include "daemon/mcpmux_import.hpp"
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +11,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "daemon/mcpmux_import.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1672,7 +1672,8 @@ int run(std::span<const std::string> args) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc >= 2 && std::string_view(argv[1]) == "import") return mcpmux::run_import(argc - 2, argv + 2);
+    if (argc >= 2 && std::string_view(argv[1]) == "import")
+      return mcpmux::run_import(argc - 2, argv + 2);
     std::vector<std::string> args(argv + 1, argv + argc);
     return run(args);
   } catch (const std::exception& e) {

@@ -42,12 +42,17 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--config") opt.config_path = value("--config");
-    else if (a == "--socket") opt.socket_path = value("--socket");
-    else if (a == "--log-level") opt.log_level = value("--log-level");
-    else if (a == "--check-config") check = true;
+    if (a == "--config")
+      opt.config_path = value("--config");
+    else if (a == "--socket")
+      opt.socket_path = value("--socket");
+    else if (a == "--log-level")
+      opt.log_level = value("--log-level");
+    else if (a == "--check-config")
+      check = true;
     else if (a == "--print-default-config") {
-      std::fwrite(mcpmux::default_config_text().data(), 1, mcpmux::default_config_text().size(), stdout);
+      std::fwrite(mcpmux::default_config_text().data(), 1, mcpmux::default_config_text().size(),
+                  stdout);
       return 0;
     } else if (a == "--version") {
       std::printf("mcpmuxd %s\n", MCPMUX_VERSION);

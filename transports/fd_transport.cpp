@@ -83,12 +83,14 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   // Waits for readability, then reads into one buffer shared by every transport of the thread:
   // an idle connection holds no read buffer at all.
   void read_more() {
-    rd_.async_wait(descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
-      if (ec) return self->on_read(ec, 0);
-      std::size_t n = self->rd_.read_some(asio::buffer(shared_buffer()), ec);
-      if (ec == asio::error::would_block || ec == asio::error::try_again) return self->read_more();
-      self->on_read(ec, n);
-    });
+    rd_.async_wait(descriptor::wait_read,
+                   [self = shared_from_this()](boost::system::error_code ec) {
+                     if (ec) return self->on_read(ec, 0);
+                     std::size_t n = self->rd_.read_some(asio::buffer(shared_buffer()), ec);
+                     if (ec == asio::error::would_block || ec == asio::error::try_again)
+                       return self->read_more();
+                     self->on_read(ec, n);
+                   });
   }
 
   static std::array<char, read_chunk>& shared_buffer() {
@@ -131,9 +133,10 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     gather_.clear();
     in_flight_ = std::min(queue_.size(), max_gather);
     for (std::size_t i = 0; i < in_flight_; ++i) gather_.push_back(asio::buffer(queue_[i]));
-    asio::async_write(wr(), gather_, [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-      self->on_written(ec);
-    });
+    asio::async_write(wr(), gather_,
+                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                        self->on_written(ec);
+                      });
   }
 
   void on_written(boost::system::error_code ec) {
@@ -147,7 +150,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       write_failed_ = true;
       queue_.clear();
       queued_ = 0;
-      if (ec != asio::error::operation_aborted) fail(errc::transport_closed, "write failed: " + ec.message());
+      if (ec != asio::error::operation_aborted)
+        fail(errc::transport_closed, "write failed: " + ec.message());
       if (closing_) close_all();
       return;
     }
@@ -217,7 +221,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 }  // namespace
 
 std::shared_ptr<transport> make_fd_transport(asio::io_context& io, int read_fd, int write_fd,
-                                             fd_transport_options options, std::function<void()> on_drained) {
+                                             fd_transport_options options,
+                                             std::function<void()> on_drained) {
   return std::make_shared<fd_transport>(io, read_fd, write_fd, options, std::move(on_drained));
 }
 

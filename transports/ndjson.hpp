@@ -30,7 +30,9 @@ class ndjson_framer {
   static std::string_view trim_cr(std::string_view s) {
     return !s.empty() && s.back() == '\r' ? s.substr(0, s.size() - 1) : s;
   }
-  static bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
+  static bool blank(std::string_view s) {
+    return s.find_first_not_of(" \t\r") == std::string_view::npos;
+  }
 
   static constexpr std::size_t keep_capacity = 64 * 1024;
   std::size_t max_line_;

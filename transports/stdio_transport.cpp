@@ -108,12 +108,7 @@ class stdio_transport final : public transport,
  public:
   stdio_transport(asio::io_context& io, int pid, int pidfd, int stdin_w, int stdout_r, int stderr_r,
                   const stdio_options& opt)
-      : io_(io),
-        pid_(pid),
-        opt_(opt),
-        err_(io, stderr_r),
-        exit_wait_(io, pidfd),
-        timer_(io) {
+      : io_(io), pid_(pid), opt_(opt), err_(io, stderr_r), exit_wait_(io, pidfd), timer_(io) {
     fd_transport_options fo;
     fo.limits = opt.limits;
     fo.flush_timeout = opt.stdin_grace;
@@ -186,15 +181,15 @@ class stdio_transport final : public transport,
   }
 
   void read_stderr() {
-    err_.async_read_some(asio::buffer(err_buf_), [self = shared_from_this()](boost::system::error_code ec,
-                                                                            std::size_t n) {
-      self->on_stderr_bytes(std::string_view(self->err_buf_.data(), n));
-      if (ec) {
-        if (!self->err_line_.empty()) self->emit_stderr_line();
-        return;
-      }
-      self->read_stderr();
-    });
+    err_.async_read_some(asio::buffer(err_buf_),
+                         [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                           self->on_stderr_bytes(std::string_view(self->err_buf_.data(), n));
+                           if (ec) {
+                             if (!self->err_line_.empty()) self->emit_stderr_line();
+                             return;
+                           }
+                           self->read_stderr();
+                         });
   }
 
   void on_stderr_bytes(std::string_view data) {
@@ -216,10 +211,11 @@ class stdio_transport final : public transport,
   }
 
   void wait_exit() {
-    exit_wait_.async_wait(descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
-      if (ec == asio::error::operation_aborted) return;
-      self->reap();
-    });
+    exit_wait_.async_wait(descriptor::wait_read,
+                          [self = shared_from_this()](boost::system::error_code ec) {
+                            if (ec == asio::error::operation_aborted) return;
+                            self->reap();
+                          });
   }
 
   void reap() {
@@ -246,7 +242,8 @@ class stdio_transport final : public transport,
   void report_closed() {
     auto* ev = std::exchange(events_, nullptr);
     if (!ev) return;
-    std::string reason = exited_ ? describe_wait_status(status_) : stdout_reason_ + " (process still running)";
+    std::string reason =
+        exited_ ? describe_wait_status(status_) : stdout_reason_ + " (process still running)";
     ev->on_closed(errc::transport_closed, std::move(reason));
   }
 
@@ -270,7 +267,9 @@ class stdio_transport final : public transport,
 
 }  // namespace
 
-std::size_t live_children() { return g_live_children; }
+std::size_t live_children() {
+  return g_live_children;
+}
 
 std::string describe_wait_status(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -328,7 +327,8 @@ stdio_spawn_result spawn_stdio(asio::io_context& io, const stdio_options& opt) {
   ::close(in.take_r());
   ::close(outp.take_w());
   ::close(err.take_w());
-  out.channel = std::make_shared<stdio_transport>(io, pid, pidfd, in.take_w(), outp.take_r(), err.take_r(), opt);
+  out.channel = std::make_shared<stdio_transport>(io, pid, pidfd, in.take_w(), outp.take_r(),
+                                                  err.take_r(), opt);
   out.pid = pid;
   return out;
 }

@@ -20,7 +20,7 @@ namespace mcpmux {
 
 /// What to run and how to stop it.
 struct stdio_options {
-  std::string command;                     ///< looked up in PATH (of the merged environment)
+  std::string command;  ///< looked up in PATH (of the merged environment)
   std::vector<std::string> args;
   std::map<std::string, std::string> env;  ///< merged over the daemon's environment
   std::string cwd;                         ///< empty = the daemon's

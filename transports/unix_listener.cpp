@@ -62,7 +62,8 @@ bool live_socket(const std::string& path) {
   return live;
 }
 
-class listener_impl final : public unix_listener, public std::enable_shared_from_this<listener_impl> {
+class listener_impl final : public unix_listener,
+                            public std::enable_shared_from_this<listener_impl> {
  public:
   listener_impl(asio::io_context& io, std::function<void(int)> on_accept)
       : acceptor_(io), retry_(io), on_accept_(std::move(on_accept)) {}
@@ -105,20 +106,21 @@ class listener_impl final : public unix_listener, public std::enable_shared_from
   }
 
   void accept() {
-    acceptor_.async_accept([self = shared_from_this()](boost::system::error_code ec, stream::socket s) {
-      if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
-      if (ec) {
-        // Out of descriptors, most likely: wait a little instead of spinning.
-        log().warn("accept failed: {}", ec.message());
-        self->retry_.expires_after(std::chrono::milliseconds(100));
-        self->retry_.async_wait([self](boost::system::error_code e) {
-          if (!e) self->accept();
+    acceptor_.async_accept(
+        [self = shared_from_this()](boost::system::error_code ec, stream::socket s) {
+          if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+          if (ec) {
+            // Out of descriptors, most likely: wait a little instead of spinning.
+            log().warn("accept failed: {}", ec.message());
+            self->retry_.expires_after(std::chrono::milliseconds(100));
+            self->retry_.async_wait([self](boost::system::error_code e) {
+              if (!e) self->accept();
+            });
+            return;
+          }
+          self->admit(std::move(s));
+          self->accept();
         });
-        return;
-      }
-      self->admit(std::move(s));
-      self->accept();
-    });
   }
 
   void close() override {
@@ -133,7 +135,8 @@ class listener_impl final : public unix_listener, public std::enable_shared_from
   void admit(stream::socket s) {
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid()) {
+    if (::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        cred.uid != ::getuid()) {
       log().warn("refused a connection from uid {} (pid {})", cred.uid, cred.pid);
       return;
     }
@@ -149,8 +152,9 @@ class listener_impl final : public unix_listener, public std::enable_shared_from
 
 }  // namespace
 
-std::shared_ptr<unix_listener> listen_unix(asio::io_context& io, const std::string& path, int inherited_fd,
-                                           std::function<void(int)> on_accept, std::string* error) {
+std::shared_ptr<unix_listener> listen_unix(asio::io_context& io, const std::string& path,
+                                           int inherited_fd, std::function<void(int)> on_accept,
+                                           std::string* error) {
   auto l = std::make_shared<listener_impl>(io, std::move(on_accept));
   if (!l->open(path, inherited_fd, error)) return nullptr;
   l->accept();

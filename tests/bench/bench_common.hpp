@@ -347,8 +347,8 @@ struct figures {
   std::string name;
   std::size_t calls = 0;
   double p50_us = 0, p99_us = 0, mean_us = 0, calls_per_s = 0;
-  double client_cpu_us = 0;             ///< this program's CPU per call
-  std::optional<double> daemon_cpu_us;  ///< daemon CPU per call (mux rows only)
+  double client_cpu_us = 0;               ///< this program's CPU per call
+  std::optional<double> daemon_cpu_us;    ///< daemon CPU per call (mux rows only)
   std::optional<double> upstream_cpu_us;  ///< the fake upstream's CPU per call
 };
 
@@ -477,9 +477,9 @@ std::string toml_string(std::string_view s) {
 }
 
 // Writes a config with `names` servers running the fake and starts mcpmuxd on `dir`/`stem`.sock.
-[[maybe_unused]] void start_daemon(daemon_handle& d, const std::string& mcpmuxd, const std::string& fake,
-                  const fs::path& dir, const std::string& stem,
-                  const std::vector<std::string>& names) {
+[[maybe_unused]] void start_daemon(daemon_handle& d, const std::string& mcpmuxd,
+                                   const std::string& fake, const fs::path& dir,
+                                   const std::string& stem, const std::vector<std::string>& names) {
   const auto cfg = dir / (stem + ".toml");
   {
     std::ofstream f(cfg);
@@ -523,7 +523,8 @@ void wait_ready(daemon_handle& d, std::size_t servers, const fs::path& log, int 
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  fail(fmt::format("servers not ready within {} s; last status: ", seconds) + last + "\nmcpmuxd log:\n" + file_tail(log));
+  fail(fmt::format("servers not ready within {} s; last status: ", seconds) + last +
+       "\nmcpmuxd log:\n" + file_tail(log));
 }
 
 }  // namespace

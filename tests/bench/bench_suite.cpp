@@ -25,10 +25,18 @@ void target(std::string_view what, std::string_view limit, std::string_view valu
   std::fflush(stdout);
 }
 
-std::string us(double v) { return fmt::format("{:.1f} µs", v); }
-std::string ms(double v) { return fmt::format("{:.1f} ms", v); }
-std::string mib(double kib) { return fmt::format("{:.1f} MiB", kib / 1024.0); }
-std::string per_s(double v) { return fmt::format("{:.0f}/s", v); }
+std::string us(double v) {
+  return fmt::format("{:.1f} µs", v);
+}
+std::string ms(double v) {
+  return fmt::format("{:.1f} ms", v);
+}
+std::string mib(double kib) {
+  return fmt::format("{:.1f} MiB", kib / 1024.0);
+}
+std::string per_s(double v) {
+  return fmt::format("{:.0f}/s", v);
+}
 
 double since_ms(clk::time_point t0) {
   return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
@@ -154,7 +162,8 @@ void row_calls(const bench_env& e) {
 
   // The upstream fake's pid, for its CPU per call.
   const auto st = conns[0].call(mid++, "mcpmux/status", json::object{});
-  const auto up_pid = static_cast<pid_t>(st.at("servers").as_array().at(0).at("pid").to_number<std::int64_t>());
+  const auto up_pid =
+      static_cast<pid_t>(st.at("servers").as_array().at(0).at("pid").to_number<std::int64_t>());
   const double dn = static_cast<double>(n);
   auto run_direct = [&](std::size_t depth) {
     const double fb = cpu_ns_seconds(fake.pid());
@@ -223,13 +232,18 @@ void row_calls(const bench_env& e) {
       dbest[c.in_flight] = db;
     const double ratio = mb.calls_per_s / db.calls_per_s;
     row("through", fmt::format("{:>2} in flight, {:>2} client(s): calls/s", c.in_flight, c.clients),
-        per_s(mb.calls_per_s), per_s(db.calls_per_s), fmt::format("{:.0f} % of direct", ratio * 100));
-    row("through", fmt::format("{:>2} in flight, {:>2} client(s): p50 / p99", c.in_flight, c.clients),
+        per_s(mb.calls_per_s), per_s(db.calls_per_s),
+        fmt::format("{:.0f} % of direct", ratio * 100));
+    row("through",
+        fmt::format("{:>2} in flight, {:>2} client(s): p50 / p99", c.in_flight, c.clients),
         fmt::format("{:.0f}/{:.0f} µs", mb.p50_us, mb.p99_us),
         fmt::format("{:.0f}/{:.0f} µs", db.p50_us, db.p99_us));
-    row("through", fmt::format("{:>2} in flight, {:>2} client(s): CPU µs/call cl/mux/fake", c.in_flight, c.clients),
+    row("through",
+        fmt::format("{:>2} in flight, {:>2} client(s): CPU µs/call cl/mux/fake", c.in_flight,
+                    c.clients),
         cpu_split(mb), cpu_split(db),
-        fmt::format("sum {:.1f} vs {:.1f}", mb.client_cpu_us + *mb.daemon_cpu_us + *mb.upstream_cpu_us,
+        fmt::format("sum {:.1f} vs {:.1f}",
+                    mb.client_cpu_us + *mb.daemon_cpu_us + *mb.upstream_cpu_us,
                     db.client_cpu_us + *db.upstream_cpu_us));
     if (c.in_flight == 16) {
       ratio16 = std::min(ratio16, ratio);
@@ -237,8 +251,8 @@ void row_calls(const bench_env& e) {
     }
     cpu_max = std::max(cpu_max, *mb.daemon_cpu_us);
   }
-  target("calls: overhead per call at p50 (sequential)", "<= 30 µs", fmt::format("{:.1f} µs", over50),
-         over50 <= 30);
+  target("calls: overhead per call at p50 (sequential)", "<= 30 µs",
+         fmt::format("{:.1f} µs", over50), over50 <= 30);
   target("calls: throughput at 16 in flight (worst of 1/4/16 clients)", ">= 90 %",
          fmt::format("{:.0f} %", ratio16 * 100), ratio16 >= 0.90);
   target("calls: mcpmuxd CPU per call at 16 in flight (worst)", "<= 15 µs",
@@ -260,8 +274,9 @@ struct list_answer {
 
 // tools/list (one page) by a raw request; returns the count, bytes and next cursor.
 list_answer list_page(line_conn& c, std::int64_t id, const std::string& cursor) {
-  std::string req = fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/list","params":{{{}}}}})",
-                                id, cursor.empty() ? "" : "\"cursor\":" + json::serialize(json::value(cursor)));
+  std::string req =
+      fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/list","params":{{{}}}}})", id,
+                  cursor.empty() ? "" : "\"cursor\":" + json::serialize(json::value(cursor)));
   c.write_all(req + "\n");
   for (;;) {
     const auto line = c.read_line();
@@ -321,7 +336,8 @@ void row_scale(const bench_env& e) {
     for (int i = 0; i < servers; ++i) {
       kids.push_back(std::make_unique<child>());
       kids.back()->spawn(argv, true, "", "/dev/null");
-      cs.push_back(std::make_unique<line_conn>(kids.back()->from_child(), kids.back()->to_child(), false));
+      cs.push_back(
+          std::make_unique<line_conn>(kids.back()->from_child(), kids.back()->to_child(), false));
     }
     const std::string init =
         R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})"
@@ -454,8 +470,10 @@ void row_scale(const bench_env& e) {
       fmt::format("{:.1f}/{:.1f} MiB", rss_kib / 1024.0, hwm_kib / 1024.0), "-");
   row("scale", "mcpmuxd idle RSS, 10 servers (VmRSS/VmHWM)",
       fmt::format("{:.1f}/{:.1f} MiB", idle_rss / 1024.0, idle_hwm / 1024.0), "-");
-  target("scale: cached tools served after start", "<= 20 ms", ms(first_list_ms), first_list_ms <= 20);
-  target("scale: RSS with 100 servers × 100 tools", "<= 64 MiB", mib(rss_kib), rss_kib <= 64 * 1024);
+  target("scale: cached tools served after start", "<= 20 ms", ms(first_list_ms),
+         first_list_ms <= 20);
+  target("scale: RSS with 100 servers × 100 tools", "<= 64 MiB", mib(rss_kib),
+         rss_kib <= 64 * 1024);
   target("scale: idle RSS with 10 servers", "<= 8 MiB", mib(idle_rss), idle_rss <= 8 * 1024);
 }
 
@@ -493,7 +511,8 @@ void row_payload(const bench_env& e) {
     long hwm_kib = 0;
     std::size_t reply_bytes = 0;
   };
-  auto measure = [&](std::string_view tool_direct, std::string_view tool_mux, const std::string& args) {
+  auto measure = [&](std::string_view tool_direct, std::string_view tool_mux,
+                     const std::string& args) {
     res r;
     std::vector<double> mt, dt;
     for (int i = 0; i < reps; ++i) {
@@ -516,7 +535,8 @@ void row_payload(const bench_env& e) {
   d.proc.stop();
 
   row("payload", "echo 10 MiB text (reply ~20 MiB): time", ms(big_result.mux_ms),
-      ms(big_result.direct_ms), fmt::format("+{:.1f} ms", big_result.mux_ms - big_result.direct_ms));
+      ms(big_result.direct_ms),
+      fmt::format("+{:.1f} ms", big_result.mux_ms - big_result.direct_ms));
   row("payload", "echo 10 MiB: mcpmuxd peak RSS (VmHWM)", mib(big_result.hwm_kib), "-",
       fmt::format("{:.1f}× payload", big_result.hwm_kib / 1024.0 / 10.0));
   row("payload", "10 MiB argument, small reply: time", ms(big_arg.mux_ms), ms(big_arg.direct_ms),
@@ -600,7 +620,8 @@ void row_clients(const bench_env& e) {
       fmt::format("{:.1f}/{:.1f} MiB", rss0 / 1024.0, rss500 / 1024.0), "-",
       fmt::format("{:.1f} KiB/session", per_session_kib));
   row("clients", "50 of 500 active (1 in flight each): calls/s", per_s(mb.calls_per_s),
-      per_s(db.calls_per_s), fmt::format("{:.0f} % of direct", 100 * mb.calls_per_s / db.calls_per_s));
+      per_s(db.calls_per_s),
+      fmt::format("{:.0f} % of direct", 100 * mb.calls_per_s / db.calls_per_s));
   row("clients", "50 active: p50 / p99 latency",
       fmt::format("{:.0f}/{:.0f} µs", mb.p50_us, mb.p99_us),
       fmt::format("{:.0f}/{:.0f} µs", db.p50_us, db.p99_us), "direct: 50 in flight");
@@ -641,7 +662,8 @@ class http_client {
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n"
         "Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         port_, body.size());
-    if (!session_.empty()) req += "Mcp-Session-Id: " + session_ + "\r\nMCP-Protocol-Version: 2025-11-25\r\n";
+    if (!session_.empty())
+      req += "Mcp-Session-Id: " + session_ + "\r\nMCP-Protocol-Version: 2025-11-25\r\n";
     req += "\r\n" + body;
     reconnect_if_closed();  // the server closes idle keep-alive connections (Node: after 5 s)
     write_all(req);
@@ -779,19 +801,24 @@ void row_http(const bench_env& e) {
       h = std::make_unique<http_client>(port);
       break;
     } catch (const std::exception&) {
-      if (clk::now() > until || !node.alive()) fail("server-everything did not listen:\n" + file_tail(e.tmp / "node.log"));
+      if (clk::now() > until || !node.alive())
+        fail("server-everything did not listen:\n" + file_tail(e.tmp / "node.log"));
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
   // The same protocol version as mcpmux negotiates upstream (its latest): server-everything
   // answers 2025-11-25 sessions about 1 ms slower per call than 2025-06-18 ones.
-  h->post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})", 0);
+  h->post(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})",
+      0);
   h->post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", std::nullopt);
 
   daemon_handle d;
-  start_mux(d, e, "http",
-            daemon_section() + fmt::format("\n[servers.e]\ntype = \"http\"\nurl = \"http://127.0.0.1:{}/mcp\"\n", port),
-            e.tmp / "cache-http");
+  start_mux(
+      d, e, "http",
+      daemon_section() +
+          fmt::format("\n[servers.e]\ntype = \"http\"\nurl = \"http://127.0.0.1:{}/mcp\"\n", port),
+      e.tmp / "cache-http");
   wait_ready(d, 1, e.tmp / "http.log");
   auto c = line_conn::connect_unix(d.socket);
   c.mcp_handshake();
@@ -804,7 +831,11 @@ void row_http(const bench_env& e) {
     for (std::size_t i = 0; i < count; ++i, ++id) {
       const auto t = clk::now();
       clk::time_point done;
-      const auto r = h->post(fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"x"}}}}}})", id), id, &done);
+      const auto r = h->post(
+          fmt::format(
+              R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"x"}}}}}})",
+              id),
+          id, &done);
       lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(done - t).count());
       if (r.find("\"error\"") != std::string::npos) fail("direct echo failed: " + r);
     }
@@ -840,14 +871,17 @@ void row_http(const bench_env& e) {
 void row_endpoint(const bench_env& e) {
   const int port = free_port();
   daemon_handle d;
-  start_mux(d, e, "endpoint",
-            daemon_section(fmt::format("http = \"127.0.0.1:{}\"", port)) + stdio_server("f", e.fake),
-            e.tmp / "cache-endpoint");
+  start_mux(
+      d, e, "endpoint",
+      daemon_section(fmt::format("http = \"127.0.0.1:{}\"", port)) + stdio_server("f", e.fake),
+      e.tmp / "cache-endpoint");
   wait_ready(d, 1, e.tmp / "endpoint.log");
   auto sock = line_conn::connect_unix(d.socket);
   sock.mcp_handshake();
   http_client h(port);
-  h.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})", 0);
+  h.post(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})",
+      0);
   h.post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", std::nullopt);
 
   const std::size_t n = std::max<std::size_t>(500, e.calls / 4);
@@ -858,13 +892,19 @@ void row_endpoint(const bench_env& e) {
     for (std::size_t i = 0; i < count; ++i, ++id) {
       const auto t = clk::now();
       clk::time_point done;
-      const auto r = h.post(fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"f__echo","arguments":{{"text":"x"}}}}}})", id), id, &done);
+      const auto r = h.post(
+          fmt::format(
+              R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"f__echo","arguments":{{"text":"x"}}}}}})",
+              id),
+          id, &done);
       lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(done - t).count());
       if (r.find("\"error\"") != std::string::npos) fail("echo through /mcp failed: " + r);
     }
     return stats("http", lat, std::chrono::duration<double>(clk::now() - t0).count());
   };
-  auto socket_run = [&](std::size_t count) { return run_calls("socket", {&sock}, 1, "f__echo", id, count, R"({"text":"x"})"); };
+  auto socket_run = [&](std::size_t count) {
+    return run_calls("socket", {&sock}, 1, "f__echo", id, count, R"({"text":"x"})");
+  };
   http_run(200);
   socket_run(200);
   figures hb, sb;
@@ -876,15 +916,18 @@ void row_endpoint(const bench_env& e) {
   d.proc.stop();
   row("endpoint", "tools/call echo through /mcp vs the socket: p50", us(hb.p50_us), us(sb.p50_us),
       fmt::format("+{:.1f} µs", hb.p50_us - sb.p50_us));
-  row("endpoint", "the same: p99", us(hb.p99_us), us(sb.p99_us), fmt::format("+{:.1f} µs", hb.p99_us - sb.p99_us));
+  row("endpoint", "the same: p99", us(hb.p99_us), us(sb.p99_us),
+      fmt::format("+{:.1f} µs", hb.p99_us - sb.p99_us));
   row("endpoint", "the same: calls/s (1 in flight)", per_s(hb.calls_per_s), per_s(sb.calls_per_s),
       fmt::format("{:.0f} % of the socket", 100 * hb.calls_per_s / sb.calls_per_s));
 }
 
 [[noreturn]] void usage(int code) {
   fmt::print(code ? stderr : stdout,
-             "usage: bench_suite --mcpmuxd PATH --fake PATH [--row calls|scale|payload|clients|http|endpoint|all]\n"
-             "                   [--calls N (20000)] [--reps N (3)] [--node-entry server-everything/dist/index.js]\n"
+             "usage: bench_suite --mcpmuxd PATH --fake PATH [--row "
+             "calls|scale|payload|clients|http|endpoint|all]\n"
+             "                   [--calls N (20000)] [--reps N (3)] [--node-entry "
+             "server-everything/dist/index.js]\n"
              "Prints one table row per figure (mcpmux, direct, comparison) and 'target:' lines.\n");
   std::exit(code);
 }
@@ -900,13 +943,20 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") usage(0);
     if (i + 1 >= argc) usage(2);
     const std::string v = argv[++i];
-    if (a == "--mcpmuxd") e.mcpmuxd = fs::absolute(v).string();
-    else if (a == "--fake") e.fake = fs::absolute(v).string();
-    else if (a == "--node-entry") e.node_entry = fs::absolute(v).string();
-    else if (a == "--row") which = v;
-    else if (a == "--calls") e.calls = std::strtoul(v.c_str(), nullptr, 10);
-    else if (a == "--reps") e.reps = std::max(1, std::atoi(v.c_str()));
-    else usage(2);
+    if (a == "--mcpmuxd")
+      e.mcpmuxd = fs::absolute(v).string();
+    else if (a == "--fake")
+      e.fake = fs::absolute(v).string();
+    else if (a == "--node-entry")
+      e.node_entry = fs::absolute(v).string();
+    else if (a == "--row")
+      which = v;
+    else if (a == "--calls")
+      e.calls = std::strtoul(v.c_str(), nullptr, 10);
+    else if (a == "--reps")
+      e.reps = std::max(1, std::atoi(v.c_str()));
+    else
+      usage(2);
   }
   if (e.mcpmuxd.empty() || e.fake.empty() || e.calls < 100) usage(2);
   // 500 clients need descriptors on both ends; the daemon inherits the limit.

@@ -17,10 +17,12 @@ namespace {
 
 using namespace mcpmux;
 
-using named = std::tuple<std::string, std::string, std::string, std::string>;  // server, prefix, tool, exposed
+using named = std::tuple<std::string, std::string, std::string,
+                         std::string>;  // server, prefix, tool, exposed
 
 bool allowed(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
 }
 
 // The name an input wants when nothing competes, computed from the public helpers.
@@ -42,8 +44,8 @@ std::vector<named> check(const std::vector<naming_input>& inputs, const naming_r
     const auto& o = out[k];
     FUZZ_CHECK(o.index < inputs.size() && !seen[o.index], "index %zu missing or repeated", o.index);
     seen[o.index] = true;
-    FUZZ_CHECK(!o.exposed.empty() && o.exposed.size() <= limit, "name \"%s\" of %zu chars, limit %zu",
-               o.exposed.c_str(), o.exposed.size(), limit);
+    FUZZ_CHECK(!o.exposed.empty() && o.exposed.size() <= limit,
+               "name \"%s\" of %zu chars, limit %zu", o.exposed.c_str(), o.exposed.size(), limit);
     FUZZ_CHECK(std::all_of(o.exposed.begin(), o.exposed.end(), allowed), "bad character in \"%s\"",
                o.exposed.c_str());
     FUZZ_CHECK(names.insert(o.exposed).second, "name \"%s\" given twice", o.exposed.c_str());
@@ -62,13 +64,16 @@ std::vector<named> check(const std::vector<naming_input>& inputs, const naming_r
   for (std::size_t i : order) {
     const std::string want = desired(inputs[i], rules);
     if (claimed.insert(want).second)
-      FUZZ_CHECK(by_index[i] == want, "input %zu (%s/%s) got \"%s\", wanted the free name \"%s\"", i,
-                 inputs[i].server.c_str(), inputs[i].original.c_str(), by_index[i].c_str(), want.c_str());
+      FUZZ_CHECK(by_index[i] == want, "input %zu (%s/%s) got \"%s\", wanted the free name \"%s\"",
+                 i, inputs[i].server.c_str(), inputs[i].original.c_str(), by_index[i].c_str(),
+                 want.c_str());
   }
   for (const auto& c : collisions)
-    FUZZ_CHECK(names.count(c.renamed) == 1 && names.count(c.exposed) == 1, "collision names unknown names");
-  FUZZ_CHECK(collisions.size() == inputs.size() - claimed.size(), "%zu collisions for %zu renamed inputs",
-             collisions.size(), inputs.size() - claimed.size());
+    FUZZ_CHECK(names.count(c.renamed) == 1 && names.count(c.exposed) == 1,
+               "collision names unknown names");
+  FUZZ_CHECK(collisions.size() == inputs.size() - claimed.size(),
+             "%zu collisions for %zu renamed inputs", collisions.size(),
+             inputs.size() - claimed.size());
 
   std::vector<named> result;
   for (std::size_t i = 0; i < inputs.size(); ++i)
@@ -87,7 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // A small pool of strings makes equal servers, prefixes and tools (and so collisions) common.
   std::vector<std::string> pool;
   auto pick = [&](std::size_t max_len) {
-    if (!pool.empty() && fdp.ConsumeBool()) return pool[fdp.ConsumeIntegralInRange<std::size_t>(0, pool.size() - 1)];
+    if (!pool.empty() && fdp.ConsumeBool())
+      return pool[fdp.ConsumeIntegralInRange<std::size_t>(0, pool.size() - 1)];
     pool.push_back(fdp.ConsumeRandomLengthString(max_len));
     return pool.back();
   };

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -47,7 +47,9 @@ framed reference(std::string_view in) {
   return out;
 }
 
-const json::value& id_of(const message& m) { return m.id(); }
+const json::value& id_of(const message& m) {
+  return m.id();
+}
 
 // Known issue (reported, not yet fixed): Boost.JSON 1.81 parses 1e400 as an infinite double and
 // serializes it as `Infinity`, which is not JSON, so a reply or forwarded request carrying one
@@ -74,16 +76,17 @@ bool skip_known_issue(const json::object& body) {
 }
 
 // Parses `text` (built by us) and checks that it is a message of `kind` with id `id`.
-const message& reparse(message_parser& p, std::variant<message, rpc_error>& slot, const std::string& text,
-                       message_kind kind, const json::value& id) {
+const message& reparse(message_parser& p, std::variant<message, rpc_error>& slot,
+                       const std::string& text, message_kind kind, const json::value& id) {
   slot = p.parse(text);
   const auto* err = std::get_if<rpc_error>(&slot);
-  FUZZ_CHECK(!err, "built message does not parse (%s): %s", err ? err->message.c_str() : "", text.c_str());
+  FUZZ_CHECK(!err, "built message does not parse (%s): %s", err ? err->message.c_str() : "",
+             text.c_str());
   const auto& m = std::get<message>(slot);
   FUZZ_CHECK(m.kind == kind, "built message has kind %d, wanted %d: %s", static_cast<int>(m.kind),
              static_cast<int>(kind), text.c_str());
-  FUZZ_CHECK(id_of(m) == id, "built message has id %s, wanted %s", json::serialize(id_of(m)).c_str(),
-             json::serialize(id).c_str());
+  FUZZ_CHECK(id_of(m) == id, "built message has id %s, wanted %s",
+             json::serialize(id_of(m)).c_str(), json::serialize(id).c_str());
   return m;
 }
 
@@ -94,22 +97,28 @@ void check_message(message_parser& again, const message& m) {
   switch (m.kind) {
     case message_kind::request:
     case message_kind::notification: {
-      FUZZ_CHECK(m.body.contains("method") && m.body.at("method").is_string(), "request without a string method");
+      FUZZ_CHECK(m.body.contains("method") && m.body.at("method").is_string(),
+                 "request without a string method");
       if (m.kind == message_kind::request) FUZZ_CHECK(valid_id(id), "request with an invalid id");
-      if (m.kind == message_kind::notification) FUZZ_CHECK(!m.body.contains("id"), "notification with an id");
+      if (m.kind == message_kind::notification)
+        FUZZ_CHECK(!m.body.contains("id"), "notification with an id");
       // Replies answer under the request's id; a request we forward carries the same params.
-      const json::value params = m.body.contains("params") ? m.body.at("params") : json::value(nullptr);
+      const json::value params =
+          m.body.contains("params") ? m.body.at("params") : json::value(nullptr);
       const json::value reply_id = m.kind == message_kind::request ? id : json::value(7);
       reparse(again, slot, make_result(reply_id, params), message_kind::response, reply_id);
       const json::value data = json::string(m.method());
-      const auto& e = reparse(again, slot, make_error(reply_id, rpc_code::method_not_found, m.method(), &data),
-                              message_kind::error_response, reply_id);
-      FUZZ_CHECK(e.body.at("error").at("message").as_string() == m.method(), "error message changed");
-      const auto& r = reparse(again, slot, make_request(reply_id, m.method(), params), message_kind::request, reply_id);
+      const auto& e =
+          reparse(again, slot, make_error(reply_id, rpc_code::method_not_found, m.method(), &data),
+                  message_kind::error_response, reply_id);
+      FUZZ_CHECK(e.body.at("error").at("message").as_string() == m.method(),
+                 "error message changed");
+      const auto& r = reparse(again, slot, make_request(reply_id, m.method(), params),
+                              message_kind::request, reply_id);
       FUZZ_CHECK(r.method() == m.method(), "method changed in make_request");
       FUZZ_CHECK(r.params() == m.params(), "params changed in make_request");
-      const auto& n = reparse(again, slot, make_notification(m.method(), params), message_kind::notification,
-                              json::value(nullptr));
+      const auto& n = reparse(again, slot, make_notification(m.method(), params),
+                              message_kind::notification, json::value(nullptr));
       FUZZ_CHECK(n.method() == m.method(), "method changed in make_notification");
       break;
     }
@@ -120,7 +129,8 @@ void check_message(message_parser& again, const message& m) {
     case message_kind::error_response: {
       const auto& err = m.body.at("error").as_object();
       const auto& c = err.at("code");
-      const int code = c.is_int64() ? static_cast<int>(c.get_int64()) : static_cast<int>(c.get_uint64());
+      const int code =
+          c.is_int64() ? static_cast<int>(c.get_int64()) : static_cast<int>(c.get_uint64());
       reparse(again, slot, make_error(id, code, err.at("message").as_string()),
               message_kind::error_response, id);
       break;
@@ -150,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(err->code == rpc_code::parse_error || err->code == rpc_code::invalid_request,
                  "unexpected code %d", err->code);
       std::variant<message, rpc_error> slot;
-      reparse(again, slot, make_error(err->id, err->code, err->message), message_kind::error_response, err->id);
+      reparse(again, slot, make_error(err->id, err->code, err->message),
+              message_kind::error_response, err->id);
       return;
     }
     check_message(again, std::get<message>(parsed));
@@ -166,7 +177,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(framer.pending() <= max_line, "pending %zu over the cap", framer.pending());
 
   const framed want = reference(in);
-  FUZZ_CHECK(got == want, "framing differs from the reference (split at %zu): %zu/%zu lines, %zu/%zu oversize",
+  FUZZ_CHECK(got == want,
+             "framing differs from the reference (split at %zu): %zu/%zu lines, %zu/%zu oversize",
              split, got.lines.size(), want.lines.size(), got.oversize.size(), want.oversize.size());
   return 0;
 }

@@ -60,16 +60,19 @@ expectation expect(message_parser& p, std::string_view line) {
 }
 
 void check_reply(message_parser& p, const std::string& text, const expectation& want) {
-  FUZZ_CHECK(text.find('\n') == std::string::npos, "reply contains a raw newline: %s", text.c_str());
+  FUZZ_CHECK(text.find('\n') == std::string::npos, "reply contains a raw newline: %s",
+             text.c_str());
   auto parsed = p.parse(text);
   auto* err = std::get_if<rpc_error>(&parsed);
-  FUZZ_CHECK(!err, "reply is not valid JSON-RPC (%s): %s", err ? err->message.c_str() : "", text.c_str());
+  FUZZ_CHECK(!err, "reply is not valid JSON-RPC (%s): %s", err ? err->message.c_str() : "",
+             text.c_str());
   const auto& m = std::get<message>(parsed);
   FUZZ_CHECK(m.kind == message_kind::response || m.kind == message_kind::error_response,
              "answer is not a response: %s", text.c_str());
   FUZZ_CHECK(m.id() == want.id, "answer has id %s, wanted %s", json::serialize(m.id()).c_str(),
              json::serialize(want.id).c_str());
-  if (want.error_only) FUZZ_CHECK(m.kind == message_kind::error_response, "rejected line answered with a result");
+  if (want.error_only)
+    FUZZ_CHECK(m.kind == message_kind::error_response, "rejected line answered with a result");
 }
 
 }  // namespace
@@ -104,8 +107,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     io.restart();
     io.poll();
     const std::size_t sent = t->sent_.size() - before;
-    FUZZ_CHECK(sent == (want.answer ? 1u : 0u), "%zu messages sent for a line that needs %d: %.*s", sent,
-               want.answer ? 1 : 0, static_cast<int>(line.size() > 300 ? 300 : line.size()), line.data());
+    FUZZ_CHECK(sent == (want.answer ? 1u : 0u), "%zu messages sent for a line that needs %d: %.*s",
+               sent, want.answer ? 1 : 0, static_cast<int>(line.size() > 300 ? 300 : line.size()),
+               line.data());
     if (want.answer) {
       ++requests;
       ++answers;

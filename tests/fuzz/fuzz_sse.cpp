@@ -33,7 +33,8 @@ outcome run(std::string_view in, std::size_t cap, const std::vector<std::size_t>
   sse_parser p(cap);
   outcome out;
   const sse_parser::event_handler on_event = [&](sse_event& ev) {
-    FUZZ_CHECK(ev.data.size() <= cap, "event data of %zu bytes over the cap %zu", ev.data.size(), cap);
+    FUZZ_CHECK(ev.data.size() <= cap, "event data of %zu bytes over the cap %zu", ev.data.size(),
+               cap);
     FUZZ_CHECK(ev.data.find('\r') == std::string::npos, "CR in event data");
     FUZZ_CHECK(ev.event.find_first_of("\r\n") == std::string::npos, "line break in event type");
     FUZZ_CHECK(ev.id.find_first_of("\r\n") == std::string::npos, "line break in event id");
@@ -76,6 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::size_t> bytes(in.size() > 0 ? in.size() - 1 : 0);
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = i + 1;
   const outcome single = run(in, cap, bytes);
-  FUZZ_CHECK(single == whole, "byte at a time: %zu events vs %zu at once", single.log.size(), whole.log.size());
+  FUZZ_CHECK(single == whole, "byte at a time: %zu events vs %zu at once", single.log.size(),
+             whole.log.size());
   return 0;
 }

@@ -67,11 +67,11 @@ json::value echo_call(const json::value& id, std::string_view text) {
 /// One bad input and what mcpmux must answer.
 struct bad_case {
   std::string name;
-  std::string line;        ///< sent followed by "\n"
-  bool initialize_first;   ///< on an initialized session, or a fresh one
-  std::int64_t code;       ///< expected error code; kResult or kNoAnswer
-  json::value id;          ///< expected id of the answer (when there is one)
-  std::string message;     ///< a substring of error.message ("" = not checked)
+  std::string line;       ///< sent followed by "\n"
+  bool initialize_first;  ///< on an initialized session, or a fresh one
+  std::int64_t code;      ///< expected error code; kResult or kNoAnswer
+  json::value id;         ///< expected id of the answer (when there is one)
+  std::string message;    ///< a substring of error.message ("" = not checked)
 };
 
 std::vector<bad_case> protocol_cases() {
@@ -86,11 +86,11 @@ std::vector<bad_case> protocol_cases() {
       {"JSON null", "null", false, -32600, null_id, "must be an object"},
       {"object without jsonrpc", R"({"hello":1})", false, -32600, null_id, "jsonrpc"},
       {"jsonrpc 1.0", R"({"jsonrpc":"1.0","id":1,"method":"ping"})", false, -32600, 1, "jsonrpc"},
-      {"method not a string", R"({"jsonrpc":"2.0","id":3,"method":5})", false, -32600, 3,
-       "method"},
+      {"method not a string", R"({"jsonrpc":"2.0","id":3,"method":5})", false, -32600, 3, "method"},
       {"params not an object", R"({"jsonrpc":"2.0","id":3,"method":"ping","params":"x"})", false,
        -32600, 3, "params"},
-      {"batch of two", R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}])",
+      {"batch of two",
+       R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}])",
        false, -32600, null_id, "batch"},
       {"empty batch", "[]", false, -32600, null_id, "batch"},
       {"empty line", "", false, kNoAnswer, null_id, ""},
@@ -120,7 +120,8 @@ std::vector<bad_case> protocol_cases() {
       {"100k levels of [", std::string(100000, '['), false, -32700, null_id, "too deep"},
       {"100k levels of [ ]", std::string(100000, '[') + std::string(100000, ']'), false, -32700,
        null_id, "too deep"},
-      {"100k nested objects", [] {
+      {"100k nested objects",
+       [] {
          std::string s;
          for (int i = 0; i < 100000; ++i) s += R"({"a":)";
          s += "1";
@@ -132,20 +133,25 @@ std::vector<bad_case> protocol_cases() {
            std::string(100, '[') + std::string(100, ']') + "}}}",
        true, kResult, 4, ""},
       // Invalid UTF-8 and NUL bytes.
-      {"invalid UTF-8 in a string", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}",
-       false, -32700, null_id, "Parse error"},
-      {"invalid UTF-8 in the method", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"pi\xc3(ng\"}", false,
+      {"invalid UTF-8 in a string",
+       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}", false,
        -32700, null_id, "Parse error"},
-      {"overlong UTF-8 encoding", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xc0\xaf\"}}",
+      {"invalid UTF-8 in the method", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"pi\xc3(ng\"}",
        false, -32700, null_id, "Parse error"},
-      {"lone surrogate escape", R"({"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"\ud800"}})",
-       false, -32700, null_id, "Parse error"},
-      {"NUL byte between tokens", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"\0}"s, false, -32700,
+      {"overlong UTF-8 encoding",
+       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xc0\xaf\"}}", false,
+       -32700, null_id, "Parse error"},
+      {"lone surrogate escape",
+       R"({"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"\ud800"}})", false, -32700,
        null_id, "Parse error"},
-      {"NUL byte inside a string", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"a\0b\"}}"s,
-       false, -32700, null_id, "Parse error"},
-      {"escaped \\u0000 (valid JSON)", R"({"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"a\u0000b"}})",
-       false, kResult, 3, ""},
+      {"NUL byte between tokens", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"\0}"s, false,
+       -32700, null_id, "Parse error"},
+      {"NUL byte inside a string",
+       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"a\0b\"}}"s, false,
+       -32700, null_id, "Parse error"},
+      {"escaped \\u0000 (valid JSON)",
+       R"({"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"a\u0000b"}})", false, kResult, 3,
+       ""},
       // Order and methods.
       {"tools/list before initialize", R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})", false,
        -32600, 3, "initialize"},
@@ -154,13 +160,14 @@ std::vector<bad_case> protocol_cases() {
        false, -32600, 3, "initialize"},
       {"unknown method before initialize", R"({"jsonrpc":"2.0","id":3,"method":"no/such"})", false,
        -32600, 3, "initialize"},
-      {"notification before initialize", R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
-       false, kNoAnswer, null_id, ""},
+      {"notification before initialize",
+       R"({"jsonrpc":"2.0","method":"notifications/initialized"})", false, kNoAnswer, null_id, ""},
       {"unknown method", R"({"jsonrpc":"2.0","id":3,"method":"no/such"})", true, -32601, 3,
        "no/such"},
       {"unknown notification", R"({"jsonrpc":"2.0","method":"no/such"})", true, kNoAnswer, null_id,
        ""},
-      {"unknown tool", R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"zz","arguments":{}}})",
+      {"unknown tool",
+       R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"zz","arguments":{}}})",
        true, -32602, 3, "zz"},
       {"tools/call without name", R"({"jsonrpc":"2.0","id":3,"method":"tools/call"})", true, -32602,
        3, "name"},
@@ -184,8 +191,7 @@ void print_row(const bad_case& c, const std::optional<json::value>& got, bool op
   if (got && error_code(got))
     answer = std::to_string(error_code(got)) + " `" + error_message(got) + "`, id " +
              json::serialize(got->at("id"));
-  std::printf("| %s | %s | %s |\n", c.name.c_str(), answer.c_str(),
-              open ? "stays open" : "closed");
+  std::printf("| %s | %s | %s |\n", c.name.c_str(), answer.c_str(), open ? "stays open" : "closed");
 }
 
 /// A well-behaved client calling a__echo in a loop on its own thread; every answer is checked.
@@ -281,8 +287,8 @@ TEST_F(bad_inputs, every_bad_message_gets_its_answer_and_disturbs_nothing) {
 
   // Nothing else was disturbed.
   good.stop();
-  EXPECT_TRUE(good.failures().empty()) << good.failures().size() << " bad answers, first: "
-                                       << good.failures().front();
+  EXPECT_TRUE(good.failures().empty())
+      << good.failures().size() << " bad answers, first: " << good.failures().front();
   EXPECT_GT(good.ok(), 20) << "the well-behaved client made too little progress";
   EXPECT_TRUE(daemon_->running());
   EXPECT_EQ(upstream_identity(*daemon_), identity) << "the upstream was restarted";
@@ -341,9 +347,8 @@ TEST_F(bad_inputs, oversize_lines_are_refused_and_close_only_that_connection) {
   };
   const std::string pad(kMaxMessage + 1024, 'x');
   const std::vector<oversize_case> cases = {
-      {"oversize valid request", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" +
-                                     pad + "\"}}\n",
-       false},
+      {"oversize valid request",
+       R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" + pad + "\"}}\n", false},
       {"oversize garbage line", pad + "\n", false},
       // The bytes past the cap are discarded (memory stays bounded), but today the error and the
       // close wait for the newline: see the DISABLED_ test below.
@@ -400,14 +405,16 @@ TEST_F(bad_inputs, a_client_that_never_reads_is_dropped_and_one_that_leaves_mid_
       if (!deaf.send(echo_call(1000 + i, text), 3s)) break;
     EXPECT_TRUE(daemon_->wait_for_log("not reading", 15s)) << "sent " << sent;
     EXPECT_TRUE(deaf.wait_eof(15s)) << "the deaf client was not disconnected";
-    std::printf("| client that never reads | disconnected (%d calls sent, each answer ~512 KiB; "
-                "max_client_queue_bytes %zu KiB) |\n",
-                sent, kMaxQueue / 1024);
+    std::printf(
+        "| client that never reads | disconnected (%d calls sent, each answer ~512 KiB; "
+        "max_client_queue_bytes %zu KiB) |\n",
+        sent, kMaxQueue / 1024);
   }
   // Leaves mid-call: the call is cancelled upstream; the late answer goes nowhere.
   for (int i = 0; i < 5; ++i) {
     client gone = connect_initialized();
-    ASSERT_TRUE(gone.send(request(7, "tools/call", {{"name", "a__slow"}, {"arguments", {{"ms", 300}}}})));
+    ASSERT_TRUE(
+        gone.send(request(7, "tools/call", {{"name", "a__slow"}, {"arguments", {{"ms", 300}}}})));
     ASSERT_TRUE(gone.send(echo_call(8, "half")));
     std::this_thread::sleep_for(50ms);
     if (i % 2) ::shutdown(gone.raw(), SHUT_WR);  // half-close first, then close
@@ -416,8 +423,8 @@ TEST_F(bad_inputs, a_client_that_never_reads_is_dropped_and_one_that_leaves_mid_
   std::this_thread::sleep_for(600ms);  // the slow calls would have finished by now
 
   good.stop();
-  EXPECT_TRUE(good.failures().empty()) << good.failures().size() << " bad answers, first: "
-                                       << good.failures().front();
+  EXPECT_TRUE(good.failures().empty())
+      << good.failures().size() << " bad answers, first: " << good.failures().front();
   EXPECT_GT(good.ok(), 10);
   EXPECT_TRUE(daemon_->running());
   EXPECT_EQ(upstream_identity(*daemon_), identity) << "the upstream was restarted";
@@ -438,35 +445,46 @@ TEST_F(bad_inputs, check_config_reports_every_kind_of_error) {
   };
   const std::vector<config_case> cases = {
       {"syntax error", "[daemon\ntimeout_ms = 1\n", {R"(syntax\.toml:1: .*expected ']')"}},
-      {"syntax error in a value", "[daemon]\ntimeout_ms = = 1\n",
-       {R"(syntax\.toml:2: .*value)"}},
-      {"unknown key", "[daemon]\ntimout_ms = 1\n",
+      {"syntax error in a value", "[daemon]\ntimeout_ms = = 1\n", {R"(syntax\.toml:2: .*value)"}},
+      {"unknown key",
+       "[daemon]\ntimout_ms = 1\n",
        {R"(unknown key\.toml:2: daemon\.timout_ms: unknown key; did you mean "timeout_ms"\?)"}},
-      {"unknown server key", "[servers.x]\ncommand = " + fake + "\ncomand2 = 1\n",
+      {"unknown server key",
+       "[servers.x]\ncommand = " + fake + "\ncomand2 = 1\n",
        {R"(:3: servers\.x\.comand2: unknown key)"}},
-      {"wrong type", "[daemon]\ntimeout_ms = \"soon\"\n",
+      {"wrong type",
+       "[daemon]\ntimeout_ms = \"soon\"\n",
        {R"(:2: daemon\.timeout_ms: expected an integer, got a string)"}},
-      {"wrong type (args)", "[servers.x]\ncommand = " + fake + "\nargs = \"--x\"\n",
+      {"wrong type (args)",
+       "[servers.x]\ncommand = " + fake + "\nargs = \"--x\"\n",
        {R"(:3: servers\.x\.args: expected an array of strings, got a string)"}},
       {"bad values",
        "[daemon]\ntimeout_ms = -5\nmax_tool_name = 3\ntool_separator = \"!!\"\nlog_level = "
        "\"loud\"\n",
-       {R"(:2: daemon\.timeout_ms: must be >= 0)", R"(:3: daemon\.max_tool_name: must be between 16 and 1024)",
+       {R"(:2: daemon\.timeout_ms: must be >= 0)",
+        R"(:3: daemon\.max_tool_name: must be between 16 and 1024)",
         R"(:4: daemon\.tool_separator: must be 1 to 8 characters)",
         R"(:5: daemon\.log_level: must be one of)"}},
-      {"missing command", "[servers.x]\nargs = [\"a\"]\n",
+      {"missing command",
+       "[servers.x]\nargs = [\"a\"]\n",
        {R"(:1: servers\.x\.command: is required for stdio servers)"}},
-      {"bad server name", "[servers.\"bad name!\"]\ncommand = " + fake + "\n",
+      {"bad server name",
+       "[servers.\"bad name!\"]\ncommand = " + fake + "\n",
        {R"(:1: servers\."bad name!": server name must be 1 to 64 characters)"}},
-      {"bad URL", "[servers.r]\ntype = \"http\"\nurl = \"not a url\"\n",
+      {"bad URL",
+       "[servers.r]\ntype = \"http\"\nurl = \"not a url\"\n",
        {R"(:3: servers\.r\.url: must start with http:// or https://)"}},
-      {"bad URL scheme", "[servers.r]\ntype = \"sse\"\nurl = \"ftp://example.com/x\"\n",
+      {"bad URL scheme",
+       "[servers.r]\ntype = \"sse\"\nurl = \"ftp://example.com/x\"\n",
        {R"(:3: servers\.r\.url: must start with http:// or https://)"}},
-      {"bad type", "[servers.r]\ntype = \"pigeon\"\nurl = \"http://x/\"\n",
+      {"bad type",
+       "[servers.r]\ntype = \"pigeon\"\nurl = \"http://x/\"\n",
        {R"(:2: servers\.r\.type: must be "stdio", "http" or "sse")"}},
-      {"unterminated ${ in env", "[servers.x]\ncommand = " + fake + "\nenv = { A = \"${HOME\" }\n",
+      {"unterminated ${ in env",
+       "[servers.x]\ncommand = " + fake + "\nenv = { A = \"${HOME\" }\n",
        {R"(:3: servers\.x\.env\.A: unterminated "\$\{")"}},
-      {"unterminated ${ in command", "[servers.x]\ncommand = \"${FOO\"\n",
+      {"unterminated ${ in command",
+       "[servers.x]\ncommand = \"${FOO\"\n",
        {R"(:2: servers\.x\.command: unterminated "\$\{")"}},
       {"invalid UTF-8", "\xff\xfe\n", {R"(:1: .*utf-8)"}},
       {"every kind at once",

@@ -47,7 +47,8 @@ TEST_F(isolation, per_client_servers_get_one_process_per_session) {
 
   // Client 1's process crashes: client 2's call goes on in its own process, unaffected.
   auto crashed = c1.call("b__crash", json::object{{"code", 5}});
-  EXPECT_TRUE(crashed && crashed->as_object().contains("error")) << (crashed ? json::serialize(*crashed) : "");
+  EXPECT_TRUE(crashed && crashed->as_object().contains("error"))
+      << (crashed ? json::serialize(*crashed) : "");
   EXPECT_EQ(text_of(c2.call("b__echo", json::object{{"text", "still"}})), "still");
 
   // Client 1 leaves: its process goes away; client 2's stays.

@@ -372,7 +372,8 @@ TEST(JsonRpcParse, NumbersOutOfRangeAreRefusedNotPassedOnAsInfinity) {
     ASSERT_TRUE(std::holds_alternative<rpc_error>(r)) << line;
     EXPECT_EQ(std::get<rpc_error>(r).code, rpc_code::parse_error);
   }
-  EXPECT_TRUE(std::holds_alternative<message>(p.parse(R"({"jsonrpc":"2.0","id":1,"result":{"x":1e308}})")));
+  EXPECT_TRUE(
+      std::holds_alternative<message>(p.parse(R"({"jsonrpc":"2.0","id":1,"result":{"x":1e308}})")));
 }
 
 }  // namespace
