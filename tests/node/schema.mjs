@@ -84,9 +84,10 @@ export function assertReport(report, mustCheck = []) {
 
 function readLines(file) {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '');
+  // Only complete lines: a capture may be read while its writer is in the middle of one.
+  const lines = readFileSync(file, 'utf8').split('\n');
+  lines.pop();  // after the last newline: empty, or a line still being written
+  return lines.filter((l) => l.trim() !== '');
 }
 
 function parse(report, line) {
