@@ -22,71 +22,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, fakeServer, resultText, within, sleep, mcpmux } from './harness.mjs';
 import { check, Report, assertReport, readMessages } from './schema.mjs';
+import {
+  SERVER_RESULT,
+  SERVER_NOTIFICATION,
+  SERVER_REQUEST,
+  CLIENT_REQUEST,
+  CLIENT_NOTIFICATION,
+  CLIENT_RESULT,
+} from './schema.mjs';
 
 const PAGE = 5;
 const FULL = ['--resources', '2', '--templates', '--prompts', '2', '--subscribe', '--completions', '--logging'];
 
 // ------------------------------------------------------------------------------------------
-// Schema validation of captures, covering every method this test uses (schema.mjs's tables
-// lack resources/subscribe, resources/unsubscribe and, upstream, resources/templates/list).
-
-const SERVER_RESULT = {
-  initialize: 'InitializeResult',
-  ping: 'EmptyResult',
-  'tools/list': 'ListToolsResult',
-  'tools/call': 'CallToolResult',
-  'resources/list': 'ListResourcesResult',
-  'resources/templates/list': 'ListResourceTemplatesResult',
-  'resources/read': 'ReadResourceResult',
-  'resources/subscribe': 'EmptyResult',
-  'resources/unsubscribe': 'EmptyResult',
-  'prompts/list': 'ListPromptsResult',
-  'prompts/get': 'GetPromptResult',
-  'completion/complete': 'CompleteResult',
-  'logging/setLevel': 'EmptyResult',
-};
-const SERVER_NOTIFICATION = {
-  'notifications/tools/list_changed': 'ToolListChangedNotification',
-  'notifications/resources/list_changed': 'ResourceListChangedNotification',
-  'notifications/resources/updated': 'ResourceUpdatedNotification',
-  'notifications/prompts/list_changed': 'PromptListChangedNotification',
-  'notifications/progress': 'ProgressNotification',
-  'notifications/message': 'LoggingMessageNotification',
-  'notifications/cancelled': 'CancelledNotification',
-};
-const SERVER_REQUEST = {
-  ping: 'PingRequest',
-  'roots/list': 'ListRootsRequest',
-  'sampling/createMessage': 'CreateMessageRequest',
-  'elicitation/create': 'ElicitRequest',
-};
-const CLIENT_REQUEST = {
-  initialize: 'InitializeRequest',
-  ping: 'PingRequest',
-  'tools/list': 'ListToolsRequest',
-  'tools/call': 'CallToolRequest',
-  'resources/list': 'ListResourcesRequest',
-  'resources/templates/list': 'ListResourceTemplatesRequest',
-  'resources/read': 'ReadResourceRequest',
-  'resources/subscribe': 'SubscribeRequest',
-  'resources/unsubscribe': 'UnsubscribeRequest',
-  'prompts/list': 'ListPromptsRequest',
-  'prompts/get': 'GetPromptRequest',
-  'logging/setLevel': 'SetLevelRequest',
-  'completion/complete': 'CompleteRequest',
-};
-const CLIENT_NOTIFICATION = {
-  'notifications/initialized': 'InitializedNotification',
-  'notifications/cancelled': 'CancelledNotification',
-  'notifications/progress': 'ProgressNotification',
-  'notifications/roots/list_changed': 'RootsListChangedNotification',
-};
-const CLIENT_RESULT = {
-  ping: 'EmptyResult',
-  'roots/list': 'ListRootsResult',
-  'sampling/createMessage': 'CreateMessageResult',
-  'elicitation/create': 'ElicitResult',
-};
+// Schema validation of captures, with schema.mjs's method → definition tables.
 
 /**
  * Validates the messages in `file` that one side sent. `asked` maps the ids of the requests the

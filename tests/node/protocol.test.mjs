@@ -34,72 +34,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, NODE, EVERYTHING_JS, TAP_BRIDGE, resultText, sleep } from './harness.mjs';
 import { Report, assertReport, readMessages } from './schema.mjs';
+import {
+  SERVER_RESULT,
+  SERVER_NOTIFICATION,
+  SERVER_REQUEST,
+  CLIENT_REQUEST,
+  CLIENT_NOTIFICATION,
+  CLIENT_RESULT,
+} from './schema.mjs';
 
 const DOCS = path.join(path.dirname(EVERYTHING_JS), 'docs');
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 // ------------------------------------------------------------------------------------------
-// Schema validation covering every method used here (schema.mjs's tables lack
-// resources/subscribe, resources/unsubscribe and, client->server, resources/templates/list).
-
-const SERVER_RESULT = {
-  initialize: 'InitializeResult',
-  ping: 'EmptyResult',
-  'tools/list': 'ListToolsResult',
-  'tools/call': 'CallToolResult',
-  'resources/list': 'ListResourcesResult',
-  'resources/templates/list': 'ListResourceTemplatesResult',
-  'resources/read': 'ReadResourceResult',
-  'resources/subscribe': 'EmptyResult',
-  'resources/unsubscribe': 'EmptyResult',
-  'prompts/list': 'ListPromptsResult',
-  'prompts/get': 'GetPromptResult',
-  'completion/complete': 'CompleteResult',
-  'logging/setLevel': 'EmptyResult',
-};
-const SERVER_NOTIFICATION = {
-  'notifications/tools/list_changed': 'ToolListChangedNotification',
-  'notifications/resources/list_changed': 'ResourceListChangedNotification',
-  'notifications/resources/updated': 'ResourceUpdatedNotification',
-  'notifications/prompts/list_changed': 'PromptListChangedNotification',
-  'notifications/progress': 'ProgressNotification',
-  'notifications/message': 'LoggingMessageNotification',
-  'notifications/cancelled': 'CancelledNotification',
-  'notifications/tasks/status': 'TaskStatusNotification',
-};
-const SERVER_REQUEST = {
-  ping: 'PingRequest',
-  'roots/list': 'ListRootsRequest',
-  'sampling/createMessage': 'CreateMessageRequest',
-  'elicitation/create': 'ElicitRequest',
-};
-const CLIENT_REQUEST = {
-  initialize: 'InitializeRequest',
-  ping: 'PingRequest',
-  'tools/list': 'ListToolsRequest',
-  'tools/call': 'CallToolRequest',
-  'resources/list': 'ListResourcesRequest',
-  'resources/templates/list': 'ListResourceTemplatesRequest',
-  'resources/read': 'ReadResourceRequest',
-  'resources/subscribe': 'SubscribeRequest',
-  'resources/unsubscribe': 'UnsubscribeRequest',
-  'prompts/list': 'ListPromptsRequest',
-  'prompts/get': 'GetPromptRequest',
-  'logging/setLevel': 'SetLevelRequest',
-  'completion/complete': 'CompleteRequest',
-};
-const CLIENT_NOTIFICATION = {
-  'notifications/initialized': 'InitializedNotification',
-  'notifications/cancelled': 'CancelledNotification',
-  'notifications/progress': 'ProgressNotification',
-  'notifications/roots/list_changed': 'RootsListChangedNotification',
-};
-const CLIENT_RESULT = {
-  ping: 'EmptyResult',
-  'roots/list': 'ListRootsResult',
-  'sampling/createMessage': 'CreateMessageResult',
-  'elicitation/create': 'ElicitResult',
-};
+// Schema validation of captures, with schema.mjs's method → definition tables.
 
 /** Requests in `file`: id -> method. */
 function requestsIn(file) {

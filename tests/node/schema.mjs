@@ -107,7 +107,7 @@ function parse(report, line) {
 const idKey = (id) => JSON.stringify(id);
 
 // Result definitions of the answers a server gives to client requests.
-const SERVER_RESULT = {
+export const SERVER_RESULT = {
   initialize: 'InitializeResult',
   'tools/list': 'ListToolsResult',
   'tools/call': 'CallToolResult',
@@ -119,9 +119,11 @@ const SERVER_RESULT = {
   'prompts/get': 'GetPromptResult',
   'completion/complete': 'CompleteResult',
   'logging/setLevel': 'EmptyResult',
+  'resources/subscribe': 'EmptyResult',
+  'resources/unsubscribe': 'EmptyResult',
 };
 // Notifications a server may send to a client.
-const SERVER_NOTIFICATION = {
+export const SERVER_NOTIFICATION = {
   'notifications/tools/list_changed': 'ToolListChangedNotification',
   'notifications/resources/list_changed': 'ResourceListChangedNotification',
   'notifications/resources/updated': 'ResourceUpdatedNotification',
@@ -133,14 +135,14 @@ const SERVER_NOTIFICATION = {
   'notifications/elicitation/complete': 'ElicitationCompleteNotification',
 };
 // Requests a server may send to a client.
-const SERVER_REQUEST = {
+export const SERVER_REQUEST = {
   ping: 'PingRequest',
   'roots/list': 'ListRootsRequest',
   'sampling/createMessage': 'CreateMessageRequest',
   'elicitation/create': 'ElicitRequest',
 };
 // Requests and notifications a client may send to a server.
-const CLIENT_REQUEST = {
+export const CLIENT_REQUEST = {
   initialize: 'InitializeRequest',
   ping: 'PingRequest',
   'tools/list': 'ListToolsRequest',
@@ -151,15 +153,18 @@ const CLIENT_REQUEST = {
   'prompts/get': 'GetPromptRequest',
   'logging/setLevel': 'SetLevelRequest',
   'completion/complete': 'CompleteRequest',
+  'resources/templates/list': 'ListResourceTemplatesRequest',
+  'resources/subscribe': 'SubscribeRequest',
+  'resources/unsubscribe': 'UnsubscribeRequest',
 };
-const CLIENT_NOTIFICATION = {
+export const CLIENT_NOTIFICATION = {
   'notifications/initialized': 'InitializedNotification',
   'notifications/cancelled': 'CancelledNotification',
   'notifications/progress': 'ProgressNotification',
   'notifications/roots/list_changed': 'RootsListChangedNotification',
 };
 // Results a client gives to server requests.
-const CLIENT_RESULT = {
+export const CLIENT_RESULT = {
   ping: 'EmptyResult',
   'roots/list': 'ListRootsResult',
   'sampling/createMessage': 'CreateMessageResult',
