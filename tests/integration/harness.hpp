@@ -37,6 +37,15 @@ std::string read_file(const std::string& path);
 /// Lines of a file, without their newlines.
 std::vector<std::string> read_lines(const std::string& path);
 
+/// Member `key` of a message, or null.
+const json::value* member(const std::optional<json::value>& v, std::string_view key);
+/// `error.code` of a response (0 when it is not an error response).
+std::int64_t error_code(const std::optional<json::value>& v);
+/// `error.message` of a response ("" when none).
+std::string error_message(const std::optional<json::value>& v);
+/// `text` parsed, or null when it is not JSON.
+json::value parse_or_null(std::string_view text);
+
 /// A TOML basic string literal for `s` (quoted and escaped).
 std::string toml_quote(std::string_view s);
 

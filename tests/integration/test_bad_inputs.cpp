@@ -39,22 +39,6 @@ std::string dump(const std::optional<json::value>& v, std::size_t max = 300) {
   return s.size() > max ? s.substr(0, max) + "…(" + std::to_string(s.size()) + " bytes)" : s;
 }
 
-std::int64_t error_code(const std::optional<json::value>& v) {
-  if (!v || !v->is_object()) return 0;
-  const auto* e = v->as_object().if_contains("error");
-  if (e == nullptr || !e->is_object()) return 0;
-  const auto* c = e->as_object().if_contains("code");
-  return c != nullptr && c->is_int64() ? c->as_int64() : 0;
-}
-
-std::string error_message(const std::optional<json::value>& v) {
-  if (!v || !v->is_object()) return {};
-  const auto* e = v->as_object().if_contains("error");
-  if (e == nullptr || !e->is_object()) return {};
-  const auto* m = e->as_object().if_contains("message");
-  return m != nullptr && m->is_string() ? std::string(m->as_string()) : std::string();
-}
-
 json::value request(const json::value& id, std::string_view method,
                     json::value params = json::object{}) {
   return json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};

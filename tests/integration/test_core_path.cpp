@@ -19,32 +19,6 @@ std::string dump(const std::optional<json::value>& v) {
   return v ? json::serialize(*v) : std::string("<no message>");
 }
 
-const json::value* member(const std::optional<json::value>& v, std::string_view key) {
-  if (!v || !v->is_object()) return nullptr;
-  return v->as_object().if_contains(key);
-}
-
-// The error code of a response, or 0 when it is not an error response.
-std::int64_t error_code(const std::optional<json::value>& v) {
-  const auto* e = member(v, "error");
-  if (e == nullptr || !e->is_object()) return 0;
-  const auto* c = e->as_object().if_contains("code");
-  return c != nullptr && c->is_int64() ? c->as_int64() : 0;
-}
-
-std::string error_message(const std::optional<json::value>& v) {
-  const auto* e = member(v, "error");
-  if (e == nullptr || !e->is_object()) return {};
-  const auto* m = e->as_object().if_contains("message");
-  return m != nullptr && m->is_string() ? std::string(m->as_string()) : std::string();
-}
-
-json::value parse_or_null(std::string_view text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return ec ? json::value(nullptr) : v;
-}
-
 // Every line the fake server logged with --log, parsed.
 std::vector<json::value> logged(const std::string& path) {
   std::vector<json::value> out;

@@ -64,12 +64,6 @@ class operations : public daemon_test {
   }
 };
 
-json::value parse_or_null(std::string_view text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return ec ? json::value(nullptr) : v;
-}
-
 std::string describe(const run_result& r) {
   return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
          "\nstdout:\n" + r.out + "stderr:\n" + r.err;
