@@ -68,7 +68,7 @@ void manager::start() {
   auto next = std::make_shared<std::function<void(std::size_t)>>();
   *next = [this, order = std::move(order), next_w = std::weak_ptr(next),
            alive = std::weak_ptr<bool>(alive_)](std::size_t i) {
-    if (alive.expired() || i >= order.size()) return;
+    if (alive.expired() || stopped_ || i >= order.size()) return;
     if (auto up = order[i].lock()) up->start();
     if (auto n = next_w.lock()) asio::post(io_, [n, i] { (*n)(i + 1); });
   };
@@ -105,6 +105,7 @@ void manager::release_waiters() {
 }
 
 void manager::stop() {
+  stopped_ = true;  // servers not started yet stay unstarted
   for (auto& [key, up] : per_client_) up->stop();
   per_client_.clear();
   for (auto& [name, up] : upstreams_) up->stop();

@@ -169,6 +169,7 @@ class manager : public upstream_observer {
   /// Per-client upstreams by (server, session).
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
   bool rebuild_posted_ = false;
+  bool stopped_ = false;  ///< stop() was called (shutdown)
   std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
