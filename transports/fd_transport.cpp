@@ -27,13 +27,11 @@ constexpr std::size_t max_gather = 64;  // messages per writev
 
 class fd_transport final : public transport, public std::enable_shared_from_this<fd_transport> {
  public:
-  fd_transport(asio::io_context& io, int read_fd, int write_fd, fd_transport_options opt,
-               std::function<void()> on_drained)
+  fd_transport(asio::io_context& io, int read_fd, int write_fd, fd_transport_options opt)
       : rd_(io, read_fd),
         opt_(opt),
         framer_(opt.limits.max_message_bytes),
-        linger_(io),
-        on_drained_(std::move(on_drained)) {
+        linger_(io) {
     if (write_fd != read_fd) wr_own_.emplace(io, write_fd);
     rd_.non_blocking(true);
   }
@@ -192,7 +190,6 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       boost::system::error_code ignored;
       linger_.cancel();
       rd_.close(ignored);
-      if (auto cb = std::exchange(on_drained_, nullptr)) cb();
     }
   }
 
@@ -205,7 +202,6 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   fd_transport_options opt_;
   ndjson_framer framer_;
   asio::steady_timer linger_;
-  std::function<void()> on_drained_;
   transport_events* events_ = nullptr;
   std::deque<std::string> queue_;
   std::vector<asio::const_buffer> gather_;
@@ -221,9 +217,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 }  // namespace
 
 std::shared_ptr<transport> make_fd_transport(asio::io_context& io, int read_fd, int write_fd,
-                                             fd_transport_options options,
-                                             std::function<void()> on_drained) {
-  return std::make_shared<fd_transport>(io, read_fd, write_fd, options, std::move(on_drained));
+                                             fd_transport_options options) {
+  return std::make_shared<fd_transport>(io, read_fd, write_fd, options);
 }
 
 }  // namespace mcpmux

@@ -23,9 +23,7 @@ struct fd_transport_options {
 };
 
 /// Creates a transport over `read_fd` and `write_fd` (equal for a socket), taking ownership.
-/// `on_drained` (optional) runs once after close() when both descriptors are closed.
 std::shared_ptr<transport> make_fd_transport(boost::asio::io_context& io, int read_fd, int write_fd,
-                                             fd_transport_options options,
-                                             std::function<void()> on_drained = {});
+                                             fd_transport_options options);
 
 }  // namespace mcpmux
