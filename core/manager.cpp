@@ -256,7 +256,7 @@ bool manager::rebuild_named(collection c) {
   std::vector<const json::object*> defs;
   for (const auto& [name, up] : upstreams_) {
     // A server that is down keeps its last good lists; a stopped or disabled one does not.
-    if (up->state() == upstream_state::stopped || up->state() == upstream_state::disabled) continue;
+    if (!up->listed()) continue;
     for (const auto& t : up->list(c)) {
       inputs.push_back(
           {name, up->config().effective_prefix(), std::string(t.at("name").get_string())});
@@ -298,7 +298,7 @@ bool manager::rebuild_uris(collection c, std::string_view key) {
   std::vector<std::string> items;
   std::unordered_map<std::string, route> by_key;
   for (const auto& [name, up] : upstreams_) {
-    if (up->state() == upstream_state::stopped || up->state() == upstream_state::disabled) continue;
+    if (!up->listed()) continue;
     for (const auto& r : up->list(c)) {
       std::string original(r.at(key).get_string());
       std::string exposed = original;

@@ -114,6 +114,12 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// an early tools/list need not wait for it any longer.
   bool settled() const;
   bool tools_from_cache() const { return tools_from_cache_; }
+  /// True when its lists belong in the combined catalogue: running, reconnecting, or enabled and
+  /// about to start (cached tools are served before the start); not stopped or disabled.
+  bool listed() const {
+    if (!started_) return cfg_.enabled;
+    return state() != upstream_state::stopped && state() != upstream_state::disabled;
+  }
   /// Recent stderr lines and lifecycle events, oldest first.
   std::vector<std::string> log_lines(std::size_t n) const;
   std::optional<int> pid() const { return pid_ > 0 ? std::optional<int>(pid_) : std::nullopt; }
