@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
+#include <tuple>
 
 #include "core/naming.hpp"
 #include "core/session.hpp"
@@ -230,6 +231,19 @@ void manager::schedule_rebuild() {
 }
 
 void manager::rebuild() {
+  // Most changes are of state only (a server connecting, ready, backing off): when no list and
+  // no server's place in the catalogue changed, naming and serializing are skipped.
+  std::vector<std::tuple<std::string, bool, std::uint64_t>> signature;
+  signature.reserve(upstreams_.size());
+  for (const auto& [name, up] : upstreams_)
+    signature.emplace_back(name, up->listed(), up->lists_version());
+  signature.emplace_back(cfg_.daemon.tool_separator, false, cfg_.daemon.max_tool_name);
+  if (signature == catalogue_signature_) {
+    if (!gate_->open && settled()) release_waiters();
+    if (info_.on_change) info_.on_change();
+    return;
+  }
+  catalogue_signature_ = std::move(signature);
   std::array<bool, collection_count> changed{};
   changed[static_cast<std::size_t>(collection::tools)] = rebuild_named(collection::tools);
   changed[static_cast<std::size_t>(collection::prompts)] = rebuild_named(collection::prompts);

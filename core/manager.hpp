@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -170,6 +171,8 @@ class manager : public upstream_observer {
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
   bool rebuild_posted_ = false;
   bool stopped_ = false;  ///< stop() was called (shutdown)
+  /// What the catalogue was last built from: (server, listed, lists version) and naming rules.
+  std::vector<std::tuple<std::string, bool, std::uint64_t>> catalogue_signature_;
   std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;

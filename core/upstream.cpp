@@ -85,6 +85,13 @@ struct upstream::timer_holder {
 
 namespace {
 
+// Versions are unique across upstream objects, so a server replaced by reload never looks
+// unchanged to the manager.
+std::uint64_t new_lists_version() {
+  static std::uint64_t last = 0;
+  return ++last;
+}
+
 double random01() {
   static std::minstd_rand gen(std::random_device{}());
   return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
@@ -107,7 +114,8 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
       log_("upstream " + cfg_.name),
       timeout_(effective_timeout(cfg_, daemon_)),
       lc_(policy_for(daemon_), random01),
-      timers_(std::make_unique<timer_holder>(io)) {
+      timers_(std::make_unique<timer_holder>(io)),
+      lists_version_(new_lists_version()) {
   if (!cfg_.enabled) return;
   std::string warning;
   if (auto cached = load_cached_tools(cache_dir(), cfg_, &warning)) {
@@ -466,6 +474,7 @@ void upstream::store_list(collection c, std::vector<json::object> items) {
   auto& list = lists_[static_cast<std::size_t>(c)];
   const bool changed = list != items;
   list = std::move(items);
+  if (changed) lists_version_ = new_lists_version();
   if (c != collection::tools) return;
   if (changed || tools_from_cache_) store_cache();
   tools_from_cache_ = false;

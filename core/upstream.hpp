@@ -114,6 +114,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// an early tools/list need not wait for it any longer.
   bool settled() const;
   bool tools_from_cache() const { return tools_from_cache_; }
+  /// Bumped whenever one of its lists changes (the manager skips rebuilds when nothing did).
+  std::uint64_t lists_version() const { return lists_version_; }
   /// True when its lists belong in the combined catalogue: running, reconnecting, or enabled and
   /// about to start (cached tools are served before the start); not stopped or disabled.
   bool listed() const {
@@ -210,6 +212,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void on_progress(const message& msg);
   struct timer_holder;
   std::unique_ptr<timer_holder> timers_;
+  std::uint64_t lists_version_;
 };
 
 }  // namespace mcpmux

@@ -28,10 +28,7 @@ constexpr std::size_t max_gather = 64;  // messages per writev
 class fd_transport final : public transport, public std::enable_shared_from_this<fd_transport> {
  public:
   fd_transport(asio::io_context& io, int read_fd, int write_fd, fd_transport_options opt)
-      : rd_(io, read_fd),
-        opt_(opt),
-        framer_(opt.limits.max_message_bytes),
-        linger_(io) {
+      : rd_(io, read_fd), opt_(opt), framer_(opt.limits.max_message_bytes), linger_(io) {
     if (write_fd != read_fd) wr_own_.emplace(io, write_fd);
     rd_.non_blocking(true);
   }
