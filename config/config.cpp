@@ -2,6 +2,7 @@
 // paths.
 #include "config/config.hpp"
 #include "config/import.hpp"
+#include "config/names.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -25,6 +26,10 @@
 namespace mcpmux {
 namespace {
 
+using names::is_header_name;
+using names::is_name;
+using names::is_var_name;
+
 // Timeouts are added to steady_clock::now() by the transports; capping them keeps that sum far
 // from overflow while still allowing ~24.8 days, which is "forever" for a request.
 constexpr std::int64_t max_timeout_ms = 2147483647;
@@ -34,17 +39,6 @@ constexpr std::size_t max_config_file_bytes = 4u << 20;
 constexpr std::int64_t kib = 1024;
 constexpr std::int64_t mib = 1024 * kib;
 constexpr std::int64_t gib = 1024 * mib;
-
-bool is_name_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
-// [A-Za-z0-9_-]*: the alphabet of server names, prefixes and separators, so exposed tool names
-// built from them stay within what MCP clients accept.
-bool is_name(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), is_name_char);
-}
 
 // `daemon.http`: HOST:PORT with an IP literal ([...] for IPv6) or localhost; "" when valid.
 // A non-loopback host needs `http_allow_remote` (the endpoint checks this again at bind).
@@ -78,20 +72,6 @@ std::string check_http_address(std::string_view a, bool allow_remote) {
         "machines (set http_allow_remote = true to allow that, with http_token_file)",
         host);
   return {};
-}
-
-bool is_var_name(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return c != '-' && is_name_char(c); });
-}
-
-// RFC 9110 token characters, the only ones allowed in a header field name.
-bool is_header_name(std::string_view s) {
-  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           extra.find(c) != std::string_view::npos;
-  });
 }
 
 // Dotted key path as the user would write it; keys that are not bare TOML keys are quoted so the

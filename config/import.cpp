@@ -1,5 +1,6 @@
 // Reads other MCP clients' `mcpServers` / `servers` JSON into server_config; prints it as TOML.
 #include "config/import.hpp"
+#include "config/names.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,33 +22,16 @@ namespace json = boost::json;
 namespace mcpmux {
 namespace {
 
+using names::is_header_name;
+using names::is_name;
+using names::is_name_char;
+using names::is_var_name;
+
 // ~/.claude.json keeps per-project history next to the server lists and grows well beyond a
 // hand-written config; this cap only guards against a wrong path (a log, /dev/zero).
 constexpr std::size_t max_import_file_bytes = 64u << 20;
 constexpr std::size_t max_server_name = 64;
 constexpr std::int64_t max_timeout_ms = 2147483647;
-
-bool is_name_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
-bool is_bare_key(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), is_name_char);
-}
-
-bool is_var_name(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return c != '-' && is_name_char(c); });
-}
-
-bool is_header_name(std::string_view s) {
-  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           extra.find(c) != std::string_view::npos;
-  });
-}
 
 std::string sv(json::string_view s) {
   return std::string(s.data(), s.size());
@@ -517,7 +501,7 @@ void append_utf8(std::string_view s, std::size_t& i, std::string& out) {
 }
 
 std::string toml_key(std::string_view k) {
-  return is_bare_key(k) ? std::string(k) : toml_quote(k);
+  return (!k.empty() && is_name(k)) ? std::string(k) : toml_quote(k);
 }
 
 std::string toml_string(std::string_view s, toml_strings mode) {
