@@ -21,7 +21,7 @@ import {
   ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, fakeServer, resultText, within, sleep, mcpmux } from './harness.mjs';
-import { check, Report, assertReport, readMessages } from './schema.mjs';
+import { check, Report, assertReport, readMessages, validateMessages } from './schema.mjs';
 import {
   SERVER_RESULT,
   SERVER_NOTIFICATION,
@@ -36,40 +36,6 @@ const FULL = ['--resources', '2', '--templates', '--prompts', '2', '--subscribe'
 
 // ------------------------------------------------------------------------------------------
 // Schema validation of captures, with schema.mjs's method → definition tables.
-
-/**
- * Validates the messages in `file` that one side sent. `asked` maps the ids of the requests the
- * other side sent to their methods (to pick the result definition of each response).
- */
-function validateMessages(file, { requests, notifications, results, asked, who }) {
-  const report = new Report(who);
-  const msgs = readMessages(file);
-  if (msgs.length === 0) report.fail('nothing captured');
-  for (const msg of msgs) {
-    const line = JSON.stringify(msg);
-    report.expect('JSONRPCMessage', msg, line);
-    if (typeof msg.method === 'string') {
-      if ('id' in msg) {
-        report.expect('JSONRPCRequest', msg, line);
-        if (requests[msg.method]) report.expect(requests[msg.method], msg, line);
-        else report.fail(`unexpected request ${msg.method}: ${line}`);
-      } else {
-        report.expect('JSONRPCNotification', msg, line);
-        if (notifications[msg.method]) report.expect(notifications[msg.method], msg, line);
-        else report.fail(`unexpected notification ${msg.method}: ${line}`);
-      }
-    } else if ('error' in msg) {
-      report.expect('JSONRPCErrorResponse', msg, line);
-    } else {
-      report.expect('JSONRPCResultResponse', msg, line);
-      const method = asked.get(JSON.stringify(msg.id));
-      if (!method) report.fail(`response to id ${JSON.stringify(msg.id)} that nothing asked: ${line}`);
-      else if (!results[method]) report.fail(`no result definition for ${method}: ${line}`);
-      else report.expect(results[method], msg.result, line, `result of ${method}`);
-    }
-  }
-  return report;
-}
 
 /** What mcpmux sent one SDK client (the bridge's capture; `.sent` has the client's requests). */
 function validateClientCapture(file) {

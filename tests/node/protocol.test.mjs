@@ -33,7 +33,7 @@ import {
   ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startDaemon, NODE, EVERYTHING_JS, TAP_BRIDGE, resultText, sleep } from './harness.mjs';
-import { Report, assertReport, readMessages } from './schema.mjs';
+import { Report, assertReport, readMessages, validateMessages } from './schema.mjs';
 import {
   SERVER_RESULT,
   SERVER_NOTIFICATION,
@@ -54,37 +54,6 @@ function requestsIn(file) {
   const m = new Map();
   for (const msg of readMessages(file)) if (typeof msg.method === 'string' && 'id' in msg) m.set(JSON.stringify(msg.id), msg.method);
   return m;
-}
-
-/** Validates what one side sent (`file`); `asked` maps the other side's request ids to methods. */
-function validateMessages(file, { requests, notifications, results, asked, who }) {
-  const report = new Report(who);
-  const msgs = readMessages(file);
-  if (msgs.length === 0) report.fail('nothing captured');
-  for (const msg of msgs) {
-    const line = JSON.stringify(msg);
-    report.expect('JSONRPCMessage', msg, line);
-    if (typeof msg.method === 'string') {
-      if ('id' in msg) {
-        report.expect('JSONRPCRequest', msg, line);
-        if (requests[msg.method]) report.expect(requests[msg.method], msg, line);
-        else report.fail(`unexpected request ${msg.method}: ${line}`);
-      } else {
-        report.expect('JSONRPCNotification', msg, line);
-        if (notifications[msg.method]) report.expect(notifications[msg.method], msg, line);
-        else report.fail(`unexpected notification ${msg.method}: ${line}`);
-      }
-    } else if ('error' in msg) {
-      report.expect('JSONRPCErrorResponse', msg, line);
-    } else {
-      report.expect('JSONRPCResultResponse', msg, line);
-      const method = asked.get(JSON.stringify(msg.id));
-      if (!method) report.fail(`response to id ${JSON.stringify(msg.id)} that nothing asked: ${line}`);
-      else if (!results[method]) report.fail(`no result definition for ${method}: ${line}`);
-      else report.expect(results[method], msg.result, line, `result of ${method}`);
-    }
-  }
-  return report;
 }
 
 // ------------------------------------------------------------------------------------------

@@ -268,3 +268,37 @@ export function validateUpstream(logFile, serverRequests = {}) {
 export function readMessages(file) {
   return readLines(file).map((l) => JSON.parse(l));
 }
+
+/**
+ * Validates the messages in `file` that one side sent. `asked` maps the ids of the requests the
+ * other side sent to their methods (to pick the result definition of each response).
+ */
+export function validateMessages(file, { requests, notifications, results, asked, who }) {
+  const report = new Report(who);
+  const msgs = readMessages(file);
+  if (msgs.length === 0) report.fail('nothing captured');
+  for (const msg of msgs) {
+    const line = JSON.stringify(msg);
+    report.expect('JSONRPCMessage', msg, line);
+    if (typeof msg.method === 'string') {
+      if ('id' in msg) {
+        report.expect('JSONRPCRequest', msg, line);
+        if (requests[msg.method]) report.expect(requests[msg.method], msg, line);
+        else report.fail(`unexpected request ${msg.method}: ${line}`);
+      } else {
+        report.expect('JSONRPCNotification', msg, line);
+        if (notifications[msg.method]) report.expect(notifications[msg.method], msg, line);
+        else report.fail(`unexpected notification ${msg.method}: ${line}`);
+      }
+    } else if ('error' in msg) {
+      report.expect('JSONRPCErrorResponse', msg, line);
+    } else {
+      report.expect('JSONRPCResultResponse', msg, line);
+      const method = asked.get(JSON.stringify(msg.id));
+      if (!method) report.fail(`response to id ${JSON.stringify(msg.id)} that nothing asked: ${line}`);
+      else if (!results[method]) report.fail(`no result definition for ${method}: ${line}`);
+      else report.expect(results[method], msg.result, line, `result of ${method}`);
+    }
+  }
+  return report;
+}
