@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
@@ -18,17 +19,28 @@ rpc_error invalid(std::string msg, json::value id = nullptr) {
   return {rpc_code::invalid_request, std::move(msg), std::move(id)};
 }
 
-// Appends serialized JSON of `v` to `out` without an intermediate string (a 10 MiB result
-// is then held twice at most, not three times).
+// Appends serialized JSON of `v` to `out` without an intermediate string. A big value is
+// measured first, so that `out` grows once, to its final size (growing a 10 MiB string step by
+// step would hold it twice at each step).
 void append_json(std::string& out, const json::value& v) {
+  constexpr std::size_t first = 16 * 1024;
   json::serializer sr;
   sr.reset(&v);
-  while (!sr.done()) {
-    const auto old = out.size();
-    out.resize(old + std::max<std::size_t>(4096, old / 2));
-    const auto written = sr.read(out.data() + old, out.size() - old);
-    out.resize(old + written.size());
+  const auto base = out.size();
+  out.resize(base + first);
+  auto filled = sr.read(out.data() + base, first).size();
+  if (sr.done()) return out.resize(base + filled);
+  std::size_t total = 0;
+  {
+    json::serializer counter;
+    counter.reset(&v);
+    static thread_local char scratch[first];
+    while (!counter.done()) total += counter.read(scratch, sizeof scratch).size();
   }
+  out.reserve(base + total + 64);  // and room for what the caller closes the message with
+  out.resize(base + total);
+  while (!sr.done()) filled += sr.read(out.data() + base + filled, total - filled).size();
+  out.resize(base + filled);
 }
 
 }  // namespace
@@ -91,18 +103,155 @@ std::variant<message, rpc_error> classify(json::value v) {
   return invalid("Invalid Request: a response needs \"result\" or \"error\"", id);
 }
 
-struct message_parser::impl {
-  json::parser parser;
-  static json::parse_options options() {
-    json::parse_options o;
-    o.max_depth = 256;  // deep enough for real payloads, shallow enough to bound the stack
-    return o;
+namespace {
+
+// basic_parser events of a whole message, keeping only what a success response needs: the
+// top-level keys, the jsonrpc version and the id's text. Anything else stops the scan (false
+// with `other` set), and the full parser takes over.
+class response_scanner {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  void reset(std::string_view line) {
+    *this = response_scanner();
+    line_ = line;
   }
-  impl() : parser(json::storage_ptr(), options()) {}
+  bool other() const { return other_; }
+  std::optional<response_span> result() const {
+    if (other_ || !has_id_ || !has_result_ || version_ != "2.0") return std::nullopt;
+    return span_;
+  }
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code& ec) { return open(ec); }
+  bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_array_begin(boost::system::error_code& ec) {
+    if (depth_ == 0) return stop(ec);  // a batch
+    return open(ec);
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
+    if (depth_ == 1) key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec) {
+    if (depth_ != 1) return true;
+    key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    if (key_ == "result") {
+      if (has_result_) return stop(ec);
+      has_result_ = true;
+    } else if (key_ == "id" || key_ == "jsonrpc") {
+      if ((key_ == "id" && has_id_) || (key_ == "jsonrpc" && has_version_)) return stop(ec);
+    } else if (key_ == "method" || key_ == "error") {
+      return stop(ec);  // a request, a notification or an error: parsed in full
+    }
+    return true;
+  }
+  bool on_string_part(json::string_view s, std::size_t, boost::system::error_code& ec) {
+    return top_value(ec, [&] {
+      if (key_ == "id") return false;
+      if (key_ == "jsonrpc") version_.append(s.data(), std::min<std::size_t>(s.size(), 8));
+      return true;
+    });
+  }
+  bool on_string(json::string_view s, std::size_t n, boost::system::error_code& ec) {
+    if (!on_string_part(s, n, ec)) return false;
+    if (depth_ == 1 && key_ == "jsonrpc") has_version_ = true;
+    return after_value();
+  }
+  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t i, json::string_view s, boost::system::error_code& ec) {
+    if (depth_ == 1 && key_ == "id") {
+      // The id's bytes in the line (a number split over writes would not be: we write once).
+      if (s.data() < line_.data() || s.data() + s.size() > line_.data() + line_.size())
+        return stop(ec);
+      has_id_ = true;
+      span_ = {i, static_cast<std::size_t>(s.data() - line_.data()), s.size()};
+      return after_value();
+    }
+    return scalar(ec);
+  }
+  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
+    return scalar(ec);
+  }
+  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
+    if (!std::isfinite(d)) return stop(ec);  // refused by parse(), with its reason
+    return scalar(ec);
+  }
+  bool on_bool(bool, boost::system::error_code& ec) { return scalar(ec); }
+  bool on_null(boost::system::error_code& ec) { return scalar(ec); }
+  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  bool stop(boost::system::error_code& ec) {
+    other_ = true;
+    ec = json::error::extra_data;  // any error: the parse ends here
+    return false;
+  }
+  // A value at depth 1 belongs to key_; ids and versions must be the expected scalars.
+  template <class Check>
+  bool top_value(boost::system::error_code& ec, Check&& check) {
+    if (depth_ == 0) return stop(ec);
+    if (depth_ == 1 && !check()) return stop(ec);
+    return true;
+  }
+  bool scalar(boost::system::error_code& ec) {
+    if (!top_value(ec, [&] { return key_ != "id" && key_ != "jsonrpc"; })) return false;
+    return after_value();
+  }
+  bool after_value() {
+    if (depth_ == 1) key_.clear();
+    return true;
+  }
+  bool open(boost::system::error_code& ec) {
+    if (depth_ == 1 && (key_ == "id" || key_ == "jsonrpc")) return stop(ec);
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return after_value();
+  }
+
+  std::string_view line_;
+  std::size_t depth_ = 0;
+  std::string key_;      ///< the current top-level key (first 16 bytes)
+  std::string version_;  ///< "jsonrpc"'s value (first 8 bytes)
+  response_span span_{};
+  bool has_id_ = false, has_result_ = false, has_version_ = false, other_ = false;
+};
+
+json::parse_options parse_limits() {
+  json::parse_options o;
+  o.max_depth = 256;  // deep enough for real payloads, shallow enough to bound the stack
+  return o;
+}
+
+}  // namespace
+
+struct message_parser::impl {
+  static constexpr std::size_t keep_buffers_up_to = 1 << 20;
+  std::optional<json::parser> parser{std::in_place, json::storage_ptr(), parse_limits()};
+  json::basic_parser<response_scanner> scanner{parse_limits()};
 };
 
 message_parser::message_parser() : impl_(std::make_unique<impl>()) {}
 message_parser::~message_parser() = default;
+
+std::optional<response_span> message_parser::scan_response(std::string_view line) {
+  auto& p = impl_->scanner;
+  p.reset();
+  p.handler().reset(line);
+  boost::system::error_code ec;
+  const auto used = p.write_some(false, line.data(), line.size(), ec);
+  if (ec || used != line.size()) return std::nullopt;
+  return p.handler().result();
+}
 
 namespace {
 
@@ -128,15 +277,34 @@ bool all_finite(const json::value& v) {
 }  // namespace
 
 std::variant<message, rpc_error> message_parser::parse(std::string_view line) {
-  auto& p = impl_->parser;
+  auto& p = *impl_->parser;
   p.reset();
   boost::system::error_code ec;
   p.write(line.data(), line.size(), ec);
+  json::value v;
+  if (!ec) v = p.release();
+  // The parser keeps its buffers for the next message, but not a long message's.
+  if (line.size() > impl::keep_buffers_up_to)
+    impl_->parser.emplace(json::storage_ptr(), parse_limits());
   if (ec) return rpc_error{rpc_code::parse_error, "Parse error: " + ec.message(), nullptr};
-  auto v = p.release();
   if (!all_finite(v))
     return rpc_error{rpc_code::parse_error, "Parse error: number out of range", nullptr};
   return classify(std::move(v));
+}
+
+std::string relay_reply(const json::value& id, message& reply) {
+  if (!reply.raw.empty()) {
+    std::string out = std::move(reply.raw);
+    out.replace(reply.raw_id_pos, reply.raw_id_len, json::serialize(id));
+    return out;
+  }
+  if (reply.kind == message_kind::response) return make_result(id, reply.body["result"]);
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  append_json(out, id);
+  out += R"(,"error":)";
+  append_json(out, reply.body["error"]);
+  out += '}';
+  return out;
 }
 
 std::string make_result(const json::value& id, const json::value& result) {

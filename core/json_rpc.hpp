@@ -4,7 +4,9 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -29,7 +31,12 @@ enum class message_kind { request, notification, response, error_response };
 /// A well-formed JSON-RPC 2.0 message.
 struct message {
   message_kind kind;
-  json::object body;  ///< the whole message object
+  json::object body;  ///< the whole message object (empty when `raw` holds it)
+  /// A success response kept as received, not parsed into `body` (see rpc_peer's reply_form):
+  /// its text and where its id is. Relaying it rewrites the id in place; the result is not
+  /// touched, so a 10 MiB result costs one copy, not a DOM and a reserialization.
+  std::string raw{};
+  std::size_t raw_id_pos = 0, raw_id_len = 0;
 
   const json::value& id() const;    ///< null value for notifications
   std::string_view method() const;  ///< "" for responses
@@ -45,6 +52,16 @@ struct rpc_error {
   json::value data = nullptr;  ///< optional `error.data`
 };
 
+/// How a request wants its answer: parsed into message::body, or, when it is a success
+/// response, kept as received in message::raw (to be relayed without a DOM: relay_reply).
+enum class reply_form { parsed, raw };
+
+/// Where a success response ({"jsonrpc":"2.0","id":<integer>,"result":...}) keeps its id.
+struct response_span {
+  std::int64_t id;
+  std::size_t id_pos, id_len;  ///< the id's bytes in the line
+};
+
 /// Parses JSON text and checks the JSON-RPC 2.0 shape. Reuse one parser per connection: it keeps
 /// its buffers between messages.
 class message_parser {
@@ -55,6 +72,10 @@ class message_parser {
   message_parser& operator=(const message_parser&) = delete;
 
   std::variant<message, rpc_error> parse(std::string_view line);
+
+  /// Validates `line` as JSON without building it and, when it is a success response with an
+  /// integer id, says where the id is. nullopt for anything else (parse() then tells what it is).
+  std::optional<response_span> scan_response(std::string_view line);
 
  private:
   struct impl;
@@ -70,6 +91,10 @@ std::string make_error(const json::value& id, int code, std::string_view msg,
                        const json::value* data = nullptr);
 std::string make_request(const json::value& id, std::string_view method, const json::value& params);
 std::string make_notification(std::string_view method, const json::value& params);
+
+/// The serialized answer to `id` carrying `reply`'s result or error unchanged (a raw reply is
+/// consumed: its id is rewritten in place).
+std::string relay_reply(const json::value& id, message& reply);
 
 /// True when `v` is an acceptable request id (string or integer).
 bool valid_id(const json::value& v);

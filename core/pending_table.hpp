@@ -36,11 +36,13 @@ class pending_table {
     steady_clock::time_point started;
     steady_clock::time_point deadline;  ///< time_point::max() = none
     response_handler handler;
+    bool raw_reply = false;  ///< a success response may be delivered unparsed (message::raw)
   };
 
   /// Registers a request; returns its id (1, 2, 3, ...).
   std::int64_t add(std::string method, steady_clock::time_point now,
-                   std::optional<steady_clock::duration> timeout, response_handler handler);
+                   std::optional<steady_clock::duration> timeout, response_handler handler,
+                   bool raw_reply = false);
   /// Removes and returns the entry for `id`, if any (an answer arrived, or the caller gave up).
   std::optional<entry> take(std::int64_t id);
   /// Moves a deadline (progress extends a call); false if unknown.
@@ -53,6 +55,11 @@ class pending_table {
   std::optional<steady_clock::time_point> next_deadline() const;
   std::size_t size() const { return entries_.size(); }
   bool contains(std::int64_t id) const { return entries_.count(id) != 0; }
+  /// True when `id` is pending and may be answered unparsed.
+  bool wants_raw(std::int64_t id) const {
+    auto it = entries_.find(id);
+    return it != entries_.end() && it->second.raw_reply;
+  }
   /// True for an id this table handed out (answered, timed out or cancelled since, perhaps).
   bool issued(std::int64_t id) const { return id > 0 && id < next_id_; }
 

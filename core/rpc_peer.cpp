@@ -24,7 +24,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   std::optional<std::int64_t> request(std::string_view method, const json::value& params,
                                       std::optional<std::chrono::milliseconds> timeout,
-                                      response_handler done) override {
+                                      response_handler done, reply_form form) override {
     if (closed_) {
       done({errc::transport_closed, std::nullopt});
       return std::nullopt;
@@ -32,7 +32,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     const auto now = steady_clock::now();
     std::optional<steady_clock::duration> t;
     if (timeout) t = *timeout;
-    const auto id = pending_.add(std::string(method), now, t, std::move(done));
+    const auto id =
+        pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw);
     if (auto ec = transport_->send(make_request(json::value(id), method, params))) {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt});
       return std::nullopt;
@@ -69,39 +70,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   transport& channel() override { return *transport_; }
 
   // transport_events
-  void on_message(std::string_view text) override {
-    auto parsed = parser_.parse(text);
-    if (auto* err = std::get_if<rpc_error>(&parsed)) {
-      if (handlers_.on_bad_message) handlers_.on_bad_message(text, err->message);
-      return;
-    }
-    auto& msg = std::get<message>(parsed);
-    switch (msg.kind) {
-      case message_kind::response:
-      case message_kind::error_response: {
-        const auto& id = msg.id();
-        // Our ids are integers; anything else (or unknown) is a stray answer: ignored.
-        const auto* n = id.if_int64();
-        auto e = n ? pending_.take(*n) : std::nullopt;
-        if (!e) {
-          if (n && pending_.issued(*n)) {
-            if (handlers_.on_late_answer) handlers_.on_late_answer(*n);
-          } else if (handlers_.on_bad_message) {
-            handlers_.on_bad_message(text, "response to an unknown request id");
-          }
-          return;
-        }
-        e->handler({{}, std::move(msg)});
-        return;
-      }
-      case message_kind::request:
-        if (handlers_.on_request) handlers_.on_request(std::move(msg));
-        return;
-      case message_kind::notification:
-        if (handlers_.on_notification) handlers_.on_notification(std::move(msg));
-        return;
-    }
-  }
+  void on_message(std::string_view text) override { handle(text, nullptr); }
+  void on_message_buffer(std::string&& text) override { handle(text, &text); }
 
   void on_oversize(std::size_t bytes) override {
     if (handlers_.on_bad_message)
@@ -120,6 +90,70 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   }
 
  private:
+  // One message; `owned`, when given, holds `text` and may be taken.
+  void handle(std::string_view text, std::string* owned) {
+    // Most traffic is answers: a success response is matched without building it, and handed
+    // on as text (the transport's own buffer when it offers one) when its request asked so.
+    if (auto span = parser_.scan_response(text); span && pending_.wants_raw(span->id)) {
+      std::string raw;
+      if (owned) {
+        raw = std::move(*owned);
+      } else {
+        raw.reserve(text.size() + 24);  // room for a longer client id, rewritten in place
+        raw.assign(text);
+      }
+      return deliver_raw(*span, std::move(raw));
+    }
+    auto parsed = parser_.parse(text);
+    if (auto* err = std::get_if<rpc_error>(&parsed)) {
+      if (handlers_.on_bad_message) handlers_.on_bad_message(text, err->message);
+      return;
+    }
+    auto& msg = std::get<message>(parsed);
+    switch (msg.kind) {
+      case message_kind::response:
+      case message_kind::error_response: {
+        // Our ids are integers; anything else (or unknown) is a stray answer: ignored.
+        const auto* n = msg.id().if_int64();
+        if (!n) {
+          if (handlers_.on_bad_message)
+            handlers_.on_bad_message(text, "response to an unknown request id");
+          return;
+        }
+        if (auto e = take_answered(*n, text)) e->handler({{}, std::move(msg)});
+        return;
+      }
+      case message_kind::request:
+        if (handlers_.on_request) handlers_.on_request(std::move(msg));
+        return;
+      case message_kind::notification:
+        if (handlers_.on_notification) handlers_.on_notification(std::move(msg));
+        return;
+    }
+  }
+
+  void deliver_raw(const response_span& span, std::string text) {
+    auto e = pending_.take(span.id);
+    message msg{message_kind::response, {}};
+    msg.raw = std::move(text);
+    msg.raw_id_pos = span.id_pos;
+    msg.raw_id_len = span.id_len;
+    e->handler({{}, std::move(msg)});
+  }
+
+  // The request an answer with `id` belongs to; a late or stray answer is reported and dropped.
+  std::optional<pending_table::entry> take_answered(std::int64_t id, std::string_view text) {
+    auto e = pending_.take(id);
+    if (!e) {
+      if (pending_.issued(id)) {
+        if (handlers_.on_late_answer) handlers_.on_late_answer(id);
+      } else if (handlers_.on_bad_message) {
+        handlers_.on_bad_message(text, "response to an unknown request id");
+      }
+    }
+    return e;
+  }
+
   void fail_all(errc why) {
     timer_.cancel();
     armed_.reset();

@@ -45,7 +45,8 @@ class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
   /// peer. Returns the wire id, or nullopt when the send failed (done has then already run).
   virtual std::optional<std::int64_t> request(std::string_view method, const json::value& params,
                                               std::optional<std::chrono::milliseconds> timeout,
-                                              response_handler done) = 0;
+                                              response_handler done,
+                                              reply_form form = reply_form::parsed) = 0;
   /// Sends a notification; false when the transport refused it.
   virtual bool notify(std::string_view method, const json::value& params) = 0;
   /// Sends a serialized message as is (a response to a peer's request).

@@ -32,17 +32,6 @@ std::string_view list_changed_method(collection c) {
   return {};
 }
 
-// The serialized reply to `id` carrying `reply`'s result or error unchanged.
-std::string relay(const json::value& id, message& reply) {
-  if (reply.kind == message_kind::response) return make_result(id, reply.body["result"]);
-  std::string text = R"({"jsonrpc":"2.0","id":)";
-  text += json::serialize(id);
-  text += R"(,"error":)";
-  text += json::serialize(reply.body["error"]);
-  text += '}';
-  return text;
-}
-
 }  // namespace
 
 std::shared_ptr<session> session::start(manager& m, std::shared_ptr<transport> t,
@@ -99,7 +88,20 @@ void session::reply_error(const json::value& id, int code, std::string_view text
 
 void session::on_message(std::string_view text) {
   if (ended_) return;
-  auto parsed = parser_.parse(text);
+  handle(parser_.parse(text), text);
+}
+
+void session::on_message_buffer(std::string&& text) {
+  if (ended_) return;
+  // A long message's text is given back once parsed, before it is handled: a 10 MiB argument is
+  // then held as its DOM and its forwarded copy, not three times.
+  std::string mine = std::move(text);
+  auto parsed = parser_.parse(mine);
+  if (std::holds_alternative<message>(parsed)) std::string().swap(mine);
+  handle(std::move(parsed), mine);
+}
+
+void session::handle(std::variant<message, rpc_error> parsed, std::string_view text) {
   if (auto* err = std::get_if<rpc_error>(&parsed)) {
     log_.debug("rejected a message ({}): {}", err->message, clip(text));
     return reply_error(err->id, err->code, err->message);
@@ -307,18 +309,20 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
   const auto id = msg.id();
   auto key = json::serialize(id);
   servers_used_.insert(up->name());
+  // Without a rewrite the answer is only relayed: it need not be parsed.
+  const auto form = rewrite ? reply_form::parsed : reply_form::raw;
   auto done = [weak = weak_from_this(), id, key, rewrite = std::move(rewrite)](rpc_outcome out) {
     auto self = weak.lock();
     if (!self || self->ended_) return;  // the client is gone: the late answer is dropped
     self->calls_.erase(key);
     if (rewrite && out.reply->kind == message_kind::response)
       if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
-    self->send(relay(id, *out.reply));
+    self->send(relay_reply(id, *out.reply));
   };
   // Recorded before the call: a call that fails at once answers (and erases it) inside call().
   calls_[key] = in_flight{up, 0};
   const auto token = up->call(msg.method(), std::move(msg.body["params"]), std::move(done),
-                              std::weak_ptr<call_owner>(shared_from_this()));
+                              std::weak_ptr<call_owner>(shared_from_this()), form);
   if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
 }
 

@@ -39,6 +39,7 @@ class session : public transport_events,
 
   // transport_events
   void on_message(std::string_view text) override;
+  void on_message_buffer(std::string&& text) override;
   void on_oversize(std::size_t bytes) override;
   void on_closed(std::error_code ec, std::string reason) override;
   // catalogue_listener
@@ -50,6 +51,8 @@ class session : public transport_events,
                   response_handler done) override;
 
  private:
+  /// A parsed client message (`text` for the log when it was refused).
+  void handle(std::variant<message, rpc_error> parsed, std::string_view text);
   void handle_request(message& msg);
   void handle_notification(const message& msg);
   void handle_response(message& msg);

@@ -610,15 +610,7 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
                                            "the client did not answer: " + out.ec.message()));
           return;
         }
-        auto& body = out.reply->body;
-        if (out.reply->kind == message_kind::response)
-          return void(self->peer_->send_raw(make_result(server_id, body["result"])));
-        std::string text = R"({"jsonrpc":"2.0","id":)";
-        text += json::serialize(server_id);
-        text += R"(,"error":)";
-        text += json::serialize(body["error"]);
-        text += '}';
-        self->peer_->send_raw(std::move(text));
+        self->peer_->send_raw(relay_reply(server_id, *out.reply));
       });
 }
 
@@ -684,11 +676,11 @@ void upstream::relist(collection c) {
 }
 
 std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,
-                             std::weak_ptr<call_owner> owner) {
+                             std::weak_ptr<call_owner> owner, reply_form form) {
   const auto token = next_token_++;
   auto c = std::make_shared<queued_call>(queued_call{std::string(method), std::move(params),
                                                      std::move(done), steady_clock::now(), owner,
-                                                     std::nullopt});
+                                                     std::nullopt, false, form});
   // A client's progress token is replaced by one unique on this upstream; progress comes back
   // to that client only, under its own token.
   if (auto* p = c->params.if_object()) {
@@ -766,7 +758,7 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
     c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
-  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped));
+  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
   if (id) sent_[token] = in_flight{*id, std::move(c)};
 }
 

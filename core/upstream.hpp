@@ -131,9 +131,9 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
   /// Forwards a request (e.g. tools/call) with `params` as is. Waits while connecting (bounded by
   /// the timeout); fails fast when failed or stopped. `done` runs exactly once unless cancelled.
-  /// Returns a token for cancel().
+  /// Returns a token for cancel(). `form`: see reply_form (raw when the answer is only relayed).
   std::uint64_t call(std::string_view method, json::value params, response_handler done,
-                     std::weak_ptr<call_owner> owner = {});
+                     std::weak_ptr<call_owner> owner = {}, reply_form form = reply_form::parsed);
   /// Sends a notification to the server when connected (e.g. roots/list_changed).
   void notify(std::string_view method, const json::value& params);
   /// Gives up on a call: the server is sent notifications/cancelled if it had the request.
@@ -193,6 +193,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
     std::weak_ptr<call_owner> owner;
     std::optional<std::int64_t> progress;  ///< the token this upstream was given, if any
     bool retried = false;                  ///< already resent once after a dropped connection
+    reply_form form = reply_form::parsed;
   };
   struct in_flight {
     std::int64_t wire_id;

@@ -47,8 +47,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   std::error_code send(std::string message) override {
     if (closing_ || write_failed_ || !wr().is_open()) return errc::transport_closed;
     if (queued_ + message.size() + 1 > opt_.limits.max_queue_bytes) return errc::queue_full;
-    message += '\n';
-    queued_ += message.size();
+    // The newline goes out as a buffer of its own: appending it could reallocate a big message.
+    queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
     if (!writing_) write_more();
     return {};
@@ -97,8 +97,12 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     if (n > 0 && events_) {
       framer_.feed(
           std::string_view(shared_buffer().data(), n),
-          [this](std::string_view line) {
-            if (events_) events_->on_message(line);
+          [this](std::string_view line, std::string* whole) {
+            if (!events_) return;
+            if (whole)
+              events_->on_message_buffer(std::move(*whole));
+            else
+              events_->on_message(line);
           },
           [this](std::size_t bytes) {
             // Reported already when it went over the cap (below), unless it ended in this read.
@@ -127,7 +131,11 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     writing_ = true;
     gather_.clear();
     in_flight_ = std::min(queue_.size(), max_gather);
-    for (std::size_t i = 0; i < in_flight_; ++i) gather_.push_back(asio::buffer(queue_[i]));
+    static constexpr char newline = '\n';
+    for (std::size_t i = 0; i < in_flight_; ++i) {
+      gather_.push_back(asio::buffer(queue_[i]));
+      gather_.push_back(asio::buffer(&newline, 1));
+    }
     asio::async_write(wr(), gather_,
                       [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
                         self->on_written(ec);
@@ -137,7 +145,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   void on_written(boost::system::error_code ec) {
     writing_ = false;
     for (std::size_t i = 0; i < in_flight_; ++i) {
-      queued_ -= queue_.front().size();
+      queued_ -= queue_.front().size() + 1;
       queue_.pop_front();
     }
     in_flight_ = 0;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace mcpmux {
 
@@ -15,6 +16,9 @@ class ndjson_framer {
 
   /// Feeds bytes; calls `on_line(std::string_view)` per complete line and
   /// `on_oversize(std::size_t bytes)` per discarded line. Views are valid during the call only.
+  /// An `on_line(std::string_view, std::string* whole)` is also given, for a line assembled
+  /// across reads, the buffer holding exactly that line, which it may move from (no copy of a
+  /// big message); `whole` is null for a line still in the caller's data.
   template <class OnLine, class OnOversize>
   void feed(std::string_view data, OnLine&& on_line, OnOversize&& on_oversize);
 
@@ -32,6 +36,13 @@ class ndjson_framer {
   }
   static bool blank(std::string_view s) {
     return s.find_first_not_of(" \t\r") == std::string_view::npos;
+  }
+  template <class OnLine>
+  static void emit(OnLine& on_line, std::string_view line, std::string* whole) {
+    if constexpr (std::is_invocable_v<OnLine&, std::string_view, std::string*>)
+      on_line(line, whole);
+    else
+      on_line(line);
   }
 
   static constexpr std::size_t keep_capacity = 64 * 1024;
@@ -56,11 +67,13 @@ void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& o
       partial_.shrink_to_fit();
     } else if (nl != std::string_view::npos && partial_.empty()) {
       // Fast path: the whole line is in this read; no copy.
-      if (auto line = trim_cr(chunk); !blank(line)) on_line(line);
+      if (auto line = trim_cr(chunk); !blank(line)) emit(on_line, line, nullptr);
     } else {
       partial_.append(chunk);
       if (nl != std::string_view::npos) {
-        if (auto line = trim_cr(partial_); !blank(line)) on_line(line);
+        if (!partial_.empty() && partial_.back() == '\r') partial_.pop_back();
+        // The receiver may take partial_ (moved from: empty) instead of copying it.
+        if (!blank(partial_)) emit(on_line, std::string_view(partial_), &partial_);
         // A big message's buffer is given back: an idle connection should hold next to nothing.
         if (partial_.capacity() > keep_capacity)
           std::string().swap(partial_);

@@ -17,6 +17,9 @@ class transport_events {
   virtual ~transport_events() = default;
   /// One complete message (a line of text; not yet parsed).
   virtual void on_message(std::string_view text) = 0;
+  /// The same, in a buffer the transport hands over (a long line it assembled): the receiver
+  /// may take it instead of copying. By default, as on_message.
+  virtual void on_message_buffer(std::string&& text) { on_message(text); }
   /// A message over the size cap was discarded.
   virtual void on_oversize(std::size_t bytes) = 0;
   /// The connection ended without the owner asking (EOF, exit, write failure). `reason` is for

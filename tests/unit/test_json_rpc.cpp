@@ -376,5 +376,86 @@ TEST(JsonRpcParse, NumbersOutOfRangeAreRefusedNotPassedOnAsInfinity) {
       std::holds_alternative<message>(p.parse(R"({"jsonrpc":"2.0","id":1,"result":{"x":1e308}})")));
 }
 
+// scan_response finds success responses with integer ids without building them; everything
+// else is left to parse(), which says what it is.
+TEST(ScanResponse, FindsTheIdOfASuccessResponse) {
+  message_parser p;
+  const std::string line = R"({"jsonrpc":"2.0","id":4711,"result":{"content":[{"id":1}]}})";
+  auto span = p.scan_response(line);
+  ASSERT_TRUE(span);
+  EXPECT_EQ(span->id, 4711);
+  EXPECT_EQ(line.substr(span->id_pos, span->id_len), "4711");
+  // Key order and nesting do not matter; "id" keys below the top are not the id.
+  const std::string reordered = R"({"result":{"id":99,"x":[1,{"id":2}]},"id":-3 ,"jsonrpc":"2.0"})";
+  span = p.scan_response(reordered);
+  ASSERT_TRUE(span);
+  EXPECT_EQ(span->id, -3);
+  EXPECT_EQ(reordered.substr(span->id_pos, span->id_len), "-3");
+}
+
+TEST(ScanResponse, LeavesEverythingElseToParse) {
+  message_parser p;
+  for (std::string_view line : {
+           R"({"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}})",  // error response
+           R"({"jsonrpc":"2.0","id":1,"method":"ping"})",                    // request
+           R"({"jsonrpc":"2.0","method":"notifications/progress"})",         // notification
+           R"({"jsonrpc":"2.0","id":"s","result":{}})",                      // string id
+           R"({"jsonrpc":"2.0","id":null,"result":{}})",                     // null id
+           R"({"jsonrpc":"2.0","id":1.5,"result":{}})",                      // fractional id
+           R"({"jsonrpc":"2.0","id":18446744073709551615,"result":{}})",     // beyond int64
+           R"({"jsonrpc":"2.0","id":{"a":1},"result":{}})",                  // object id
+           R"({"jsonrpc":"1.0","id":1,"result":{}})",                        // wrong version
+           R"({"jsonrpc":2,"id":1,"result":{}})",                            // version not a string
+           R"({"id":1,"result":{}})",                                        // no version
+           R"({"jsonrpc":"2.0","result":{}})",                               // no id
+           R"({"jsonrpc":"2.0","id":1})",                                    // no result
+           R"({"jsonrpc":"2.0","id":1,"id":2,"result":{}})",                 // id twice
+           R"({"jsonrpc":"2.0","id":1,"result":{},"result":{}})",            // result twice
+           R"({"jsonrpc":"2.0","id":1,"result":1e999})",                     // not finite
+           R"([{"jsonrpc":"2.0","id":1,"result":{}}])",                      // batch
+           R"({"jsonrpc":"2.0","id":1,"result":{})",                         // truncated
+           R"({"jsonrpc":"2.0","id":1,"result":{}} x)",                      // trailing bytes
+           R"("just a string")",
+           R"(42)",
+           R"()",
+       }) {
+    EXPECT_FALSE(p.scan_response(line)) << line;
+  }
+  // The parser stays usable after every kind of stop.
+  EXPECT_TRUE(p.scan_response(R"({"jsonrpc":"2.0","id":2,"result":null})"));
+}
+
+TEST(ScanResponse, RefusesInvalidUtf8LikeParse) {
+  message_parser p;
+  const std::string line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\xfe\"}";
+  EXPECT_FALSE(p.scan_response(line));
+  EXPECT_TRUE(std::holds_alternative<rpc_error>(p.parse(line)));
+}
+
+// A raw reply is relayed with only its id rewritten: the result's bytes are untouched (no
+// reserialization: 1.0 stays 1.0, key order and escapes stay as the server wrote them).
+TEST(RelayReply, RewritesOnlyTheIdOfARawReply) {
+  message_parser p;
+  const std::string line = R"({"jsonrpc":"2.0","id":7,"result":{"b":1.0,"a":"\u00e9"}})";
+  auto span = p.scan_response(line);
+  ASSERT_TRUE(span);
+  message m{message_kind::response, {}};
+  m.raw = line;
+  m.raw_id_pos = span->id_pos;
+  m.raw_id_len = span->id_len;
+  EXPECT_EQ(relay_reply(json::value("client-id-that-is-longer"), m),
+            R"({"jsonrpc":"2.0","id":"client-id-that-is-longer","result":{"b":1.0,"a":"\u00e9"}})");
+}
+
+TEST(RelayReply, ReserializesAParsedReplyUnderTheNewId) {
+  auto ok =
+      expect_message(R"({"jsonrpc":"2.0","id":7,"result":{"x":[1,2]}})", message_kind::response);
+  EXPECT_EQ(relay_reply(json::value(3), ok), R"({"jsonrpc":"2.0","id":3,"result":{"x":[1,2]}})");
+  auto err = expect_message(R"({"jsonrpc":"2.0","id":7,"error":{"code":-5,"message":"no"}})",
+                            message_kind::error_response);
+  EXPECT_EQ(relay_reply(json::value("a"), err),
+            R"({"jsonrpc":"2.0","id":"a","error":{"code":-5,"message":"no"}})");
+}
+
 }  // namespace
 }  // namespace mcpmux

@@ -205,5 +205,41 @@ TEST(NdjsonKnownGaps, DISABLED_CrlfLineAtCapAccepted) {
   EXPECT_THAT(c.lines, ElementsAre("abcd", "x"));
 }
 
+// A line assembled across feeds is offered as the framer's own buffer, which the receiver may
+// take (a 10 MiB answer is then never copied); a line inside one feed is only a view.
+TEST(NdjsonFramer, OffersTheBufferOfALineAssembledAcrossFeeds) {
+  ndjson_framer framer(1024);
+  std::vector<std::string> taken, viewed;
+  auto on_line = [&](std::string_view line, std::string* whole) {
+    if (whole) {
+      EXPECT_EQ(std::string_view(*whole), line);
+      taken.push_back(std::move(*whole));
+    } else {
+      viewed.emplace_back(line);
+    }
+  };
+  auto on_oversize = [](std::size_t) { ADD_FAILURE() << "no line is oversize here"; };
+  framer.feed("{\"a\":1}\n{\"b\":", on_line, on_oversize);
+  framer.feed("2}\r\n{\"c\":3}\n", on_line, on_oversize);
+  // After a taken buffer the framer starts afresh.
+  framer.feed("{\"d\"", on_line, on_oversize);
+  framer.feed(":4}\n", on_line, on_oversize);
+  EXPECT_THAT(viewed, ElementsAre("{\"a\":1}", "{\"c\":3}"));
+  EXPECT_THAT(taken, ElementsAre("{\"b\":2}", "{\"d\":4}"));  // CR stripped
+  EXPECT_EQ(framer.pending(), 0u);
+}
+
+// A receiver that does not take the buffer leaves the framer as it was.
+TEST(NdjsonFramer, BufferNotTakenIsReused) {
+  ndjson_framer framer(1024);
+  std::vector<std::string> lines;
+  auto on_line = [&](std::string_view line, std::string*) { lines.emplace_back(line); };
+  auto on_oversize = [](std::size_t) {};
+  framer.feed("{\"x\"", on_line, on_oversize);
+  framer.feed(":1}\n{\"y\"", on_line, on_oversize);
+  framer.feed(":2}\n", on_line, on_oversize);
+  EXPECT_THAT(lines, ElementsAre("{\"x\":1}", "{\"y\":2}"));
+}
+
 }  // namespace
 }  // namespace mcpmux
