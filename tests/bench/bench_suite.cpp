@@ -1,6 +1,7 @@
 // Benchmark suite: every row measures mcpmuxd and the direct path to the same upstream in one run
-// and prints figures (no pass/fail). Rows: calls (latency + throughput), scale, payload, clients,
-// http. tests/bench/run_all.sh runs every row and prints one table and a targets block.
+// and prints figures (no pass/fail). Rows: calls (latency + throughput), node (the same against
+// server-everything), scale, payload, clients, http. tests/bench/run_all.sh runs every row and
+// prints one table and a targets block.
 #include "bench_common.hpp"
 
 #include <arpa/inet.h>
@@ -796,6 +797,72 @@ figures stats(const std::string& name, std::vector<std::int64_t> lat_ns, double 
   return f;
 }
 
+// Row 2b: the same calls against a real server: server-everything (Node) over stdio, direct and
+// through mcpmuxd. With a server whose own work per call is real, the hop costs little.
+void row_node(const bench_env& e) {
+  if (e.node_entry.empty() || !fs::exists(e.node_entry)) {
+    fmt::print("node      skipped: server-everything not found ({}); run npm ci in tests/node\n",
+               e.node_entry.empty() ? "no --node-entry" : e.node_entry);
+    return;
+  }
+  const std::vector<std::string> argv = {"/usr/bin/env", "node", e.node_entry, "stdio"};
+  child node;
+  node.spawn(argv, true, "", (e.tmp / "node-direct.log").string());
+  line_conn direct(node.from_child(), node.to_child(), false);
+  direct.mcp_handshake();
+
+  daemon_handle d;
+  std::string cfg = daemon_section() + "\n[servers.e]\ncommand = \"/usr/bin/env\"\nargs = [";
+  for (std::size_t i = 1; i < argv.size(); ++i) cfg += (i > 1 ? ", " : "") + toml_string(argv[i]);
+  cfg += "]\n";
+  start_mux(d, e, "node", cfg, e.tmp / "cache-node");
+  wait_ready(d, 1, e.tmp / "node.log", 60);
+  std::vector<line_conn> conns;
+  for (int i = 0; i < 4; ++i) {
+    conns.push_back(line_conn::connect_unix(d.socket));
+    conns.back().mcp_handshake();
+  }
+  const std::string args = R"({"message":"x"})";
+  const std::size_t n = std::max<std::size_t>(500, e.calls / 4);
+  std::int64_t did = 1, mid = 1;
+  run_calls("w", {&direct}, 16, "echo", did, 1000, args);
+  run_calls("w", {&conns[0]}, 16, "e__echo", mid, 1000, args);
+
+  auto run_mux = [&](std::size_t clients, std::size_t in_flight) {
+    std::vector<line_conn*> cs;
+    for (std::size_t i = 0; i < clients; ++i) cs.push_back(&conns[i]);
+    const double before = cpu_ns_seconds(d.proc.pid());
+    figures f = run_calls("mux", cs, in_flight / clients, "e__echo", mid, n, args);
+    f.daemon_cpu_us = (cpu_ns_seconds(d.proc.pid()) - before) * 1e6 / static_cast<double>(n);
+    return f;
+  };
+  auto low_p50 = [](const figures& f) { return -f.p50_us; };
+  auto high_rate = [](const figures& f) { return f.calls_per_s; };
+  const int reps = std::max(3, e.reps);
+  const figures ds = best_of(
+      reps, [&] { return run_calls("d", {&direct}, 1, "echo", did, n, args); }, low_p50);
+  const figures ms_ = best_of(
+      reps, [&] { return run_mux(1, 1); }, low_p50);
+  row("node", "server-everything stdio echo, sequential: p50", us(ms_.p50_us), us(ds.p50_us),
+      fmt::format("+{:.1f} µs", ms_.p50_us - ds.p50_us));
+  double worst = 1e9;
+  for (std::size_t clients : {1, 4}) {
+    const figures dt = best_of(
+        reps, [&] { return run_calls("d", {&direct}, 16, "echo", did, n, args); }, high_rate);
+    const figures mt = best_of(
+        reps, [&] { return run_mux(clients, 16); }, high_rate);
+    const double pct = 100 * mt.calls_per_s / dt.calls_per_s;
+    worst = std::min(worst, pct);
+    row("node", fmt::format("16 in flight, {} client(s): calls/s", clients), per_s(mt.calls_per_s),
+        per_s(dt.calls_per_s), fmt::format("{:.0f} % of direct", pct));
+    row("node", fmt::format("16 in flight, {} client(s): mcpmuxd CPU/call", clients),
+        us(*mt.daemon_cpu_us), "-");
+  }
+  d.proc.stop();
+  target("node: throughput at 16 in flight, server-everything", ">= 90 %",
+         fmt::format("{:.0f} %", worst), worst >= 90);
+}
+
 void row_http(const bench_env& e) {
   if (e.node_entry.empty() || !fs::exists(e.node_entry)) {
     fmt::print("http      skipped: server-everything not found ({}); run npm ci in tests/node\n",
@@ -937,7 +1004,7 @@ void row_endpoint(const bench_env& e) {
 [[noreturn]] void usage(int code) {
   fmt::print(code ? stderr : stdout,
              "usage: bench_suite --mcpmuxd PATH --fake PATH [--row "
-             "calls|scale|payload|clients|http|endpoint|all]\n"
+             "calls|node|scale|payload|clients|http|endpoint|all]\n"
              "                   [--calls N (20000)] [--reps N (3)] [--node-entry "
              "server-everything/dist/index.js]\n"
              "Prints one table row per figure (mcpmux, direct, comparison) and 'target:' lines.\n");
@@ -983,6 +1050,7 @@ int main(int argc, char** argv) {
     if (which == "scale" || which == "all") row_scale(e);
     if (which == "payload" || which == "all") row_payload(e);
     if (which == "clients" || which == "all") row_clients(e);
+    if (which == "node" || which == "all") row_node(e);
     if (which == "http" || which == "all") row_http(e);
     if (which == "endpoint" || which == "all") row_endpoint(e);
   } catch (const std::exception& ex) {

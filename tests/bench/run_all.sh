@@ -26,7 +26,7 @@ echo
 printf '%-9s %-46s %16s %16s %18s\n' row measurement mcpmux direct comparison
 printf '%s\n' "-------------------------------------------------------------------------------------------------------------"
 status=0
-for r in calls scale payload clients http endpoint; do
+for r in calls node scale payload clients http endpoint; do
   "$build/tests/bench_suite" --row "$r" --mcpmuxd "$build/daemon/mcpmuxd" \
     --fake "$build/tests/fake_mcp_server" --node-entry "$node_entry" "$@" >"$out.$r" 2>"$out.$r.err" \
     || status=1
