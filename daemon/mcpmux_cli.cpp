@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "config/config.hpp"
 #include "daemon/mcpmux_import.hpp"
 
 #include <algorithm>
@@ -133,11 +134,13 @@ class unique_fd {
   int fd_ = -1;
 };
 
-/// Contract order: --socket, $MCPMUX_SOCKET, $XDG_RUNTIME_DIR/mcpmux, /tmp/mcpmux-<uid>.
+/// The daemon's order (after --socket): $MCPMUX_SOCKET, `daemon.socket` of the config the daemon
+/// reads ($MCPMUX_CONFIG, else ~/.config/mcpmux/config.toml), $XDG_RUNTIME_DIR/mcpmux,
+/// /tmp/mcpmux-<uid>. A config that does not load is the daemon's to report: the default then.
 std::string default_socket_path() {
-  if (auto path = env("MCPMUX_SOCKET")) return *path;
-  if (auto dir = env("XDG_RUNTIME_DIR")) return *dir + "/mcpmux/mcpmux.sock";
-  return fmt::format("/tmp/mcpmux-{}/mcpmux.sock", ::getuid());
+  if (env("MCPMUX_SOCKET")) return mcpmux::resolve_socket_path("", nullptr);
+  const auto cfg = mcpmux::load_config("");
+  return mcpmux::resolve_socket_path("", cfg.value ? &cfg.value->daemon : nullptr);
 }
 
 failure no_daemon(const std::string& path) {
@@ -1468,7 +1471,8 @@ std::string global_help() {
   out += fmt::format(
       "\n"
       "Global options (before or after the command):\n"
-      "  --socket PATH   the daemon's socket; default $MCPMUX_SOCKET, else\n"
+      "  --socket PATH   the daemon's socket; default $MCPMUX_SOCKET, else daemon.socket of the\n"
+      "                  config ($MCPMUX_CONFIG or ~/.config/mcpmux/config.toml), else\n"
       "                  $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock, else /tmp/mcpmux-UID/mcpmux.sock\n"
       "                  (here: {})\n"
       "  --timeout MS    how long to wait for each answer (default {} for call, {} otherwise)\n"
@@ -1660,7 +1664,7 @@ int run(std::span<const std::string> args) {
 
   auto parsed = parse_command_args(*inv->command, inv->args);
   if (!parsed) return report(parsed.error());
-  const context ctx{inv->socket.value_or(default_socket_path()),
+  const context ctx{inv->socket ? *inv->socket : default_socket_path(),
                     inv->timeout.value_or(inv->command->default_timeout)};
   auto status = inv->command->run(ctx, *parsed);
   if (!status) return report(status.error());

@@ -778,6 +778,37 @@ TEST_F(operations, SystemdUnitsVerify) {
 // ---------------------------------------------------------------------------------------------
 // connect --spawn
 
+// Without --socket and $MCPMUX_SOCKET the CLI looks where the daemon's config put the socket.
+TEST_F(operations, CliFindsTheSocketOfTheConfig) {
+  const std::string socket = dir_.file("elsewhere/mux.sock");
+  const std::string config = dir_.write(
+      "moved.toml", "[daemon]\nsocket = \"" + socket + "\"\n" + fake_server_table("alpha", {}));
+  daemon_options opt;
+  opt.config = config;
+  opt.socket = socket;
+  daemon d(dir_, opt);
+  const std::map<std::string, std::optional<std::string>> env{
+      {"MCPMUX_CONFIG", config},
+      {"MCPMUX_SOCKET", std::nullopt},
+      {"XDG_RUNTIME_DIR", dir_.file("xdg/run")}};
+  auto st = run_process({mcpmux_path(), "status", "--json"}, {}, 10s, env);
+  ASSERT_EQ(st.exit_code, 0) << describe(st);
+  EXPECT_EQ(parse_or_null(st.out).at("config"), json::value(config)) << st.out;
+
+  // $MCPMUX_SOCKET still comes first; an unloadable config falls back to the default path.
+  auto env_first = env;
+  env_first["MCPMUX_SOCKET"] = dir_.file("nothing.sock");
+  auto none = run_process({mcpmux_path(), "status"}, {}, 10s, env_first);
+  EXPECT_EQ(none.exit_code, 3) << describe(none);
+  EXPECT_NE(none.err.find(dir_.file("nothing.sock")), std::string::npos) << describe(none);
+  auto broken = env;
+  broken["MCPMUX_CONFIG"] = dir_.write("broken.toml", "[daemon\n");
+  auto fallback = run_process({mcpmux_path(), "status"}, {}, 10s, broken);
+  EXPECT_EQ(fallback.exit_code, 3) << describe(fallback);
+  EXPECT_NE(fallback.err.find(dir_.file("xdg/run/mcpmux/mcpmux.sock")), std::string::npos)
+      << describe(fallback);
+}
+
 TEST_F(operations, ConnectSpawnStartsExactlyOneDaemon) {
   const std::string socket = dir_.file("run/spawned/mcpmux.sock");
   const std::string config = dir_.write("spawn.toml", fake_server_table("alpha", {}));
