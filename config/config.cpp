@@ -741,17 +741,20 @@ class validator {
 
 // Adds the servers of the `daemon.include` files to r.value: below the TOML's own servers in
 // priority, each validated (and ${VAR}-expanded) like a TOML table of its own.
+std::string resolve_include(const std::string& config_path, const std::string& inc) {
+  if (inc.front() == '/') return inc;
+  const std::size_t slash = config_path.rfind('/');
+  return (slash == std::string::npos ? "./" : config_path.substr(0, slash + 1)) + inc;
+}
+
 void add_includes(config_result& r, const std::string& config_path, env_lookup lookup) {
   config& cfg = *r.value;
-  const std::size_t slash = config_path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : config_path.substr(0, slash + 1);
   std::map<std::string, std::string> included_from;  // server name → include file
   std::vector<server_config> added;
   for (std::size_t i = 0; i < cfg.daemon.include.size(); ++i) {
     const std::string& inc = cfg.daemon.include[i];
     if (inc.empty()) continue;  // rejected by the parser; only a hand-built config has one
-    const std::string path =
-        inc.front() == '/' ? inc : (dir.ends_with('/') ? dir : dir + "/") + inc;
+    const std::string path = resolve_include(config_path, inc);
     const std::string key = fmt::format("daemon.include[{}]", i);
     bool missing = false;
     import_outcome im = import_mcp_file(path, &missing);
@@ -909,6 +912,14 @@ config_result load_config(const std::string& explicit_path, env_lookup lookup) {
     return r;
   }
   return load_config_file(path, lookup);
+}
+
+std::vector<std::string> include_files(const daemon_config& daemon,
+                                       const std::string& config_path) {
+  std::vector<std::string> out;
+  for (const auto& inc : daemon.include)
+    if (!inc.empty()) out.push_back(resolve_include(config_path, inc));
+  return out;
 }
 
 std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon) {

@@ -125,6 +125,9 @@ config_result parse_config(std::string_view text, std::string_view source_name,
 /// added (a server of the TOML wins a name clash; a missing include file is a warning).
 config_result load_config_file(const std::string& path, env_lookup lookup = process_env);
 
+/// The files `daemon.include` names, resolved against the directory of `config_path`.
+std::vector<std::string> include_files(const daemon_config& daemon, const std::string& config_path);
+
 /// The embedded default configuration (TOML text), shown by `mcpmuxd --print-default-config`.
 std::string_view default_config_text();
 

@@ -192,13 +192,21 @@ int run_daemon(const daemon_options& opt) {
   sd_notify(fmt::format("READY=1\nSTATUS={}/{} servers ready", ready, total));
   mgr_ptr = &mgr;  // status updates from here on
 
+  // The config file and the files it includes; a reload may change the includes.
+  auto watched_files = [&] {
+    auto files = include_files(mgr.current_config().daemon, watched);
+    files.insert(files.begin(), watched);
+    return files;
+  };
+  std::shared_ptr<config_watch> watch;
   auto reload = [&](std::string_view why) {
     log.info("reloading the configuration ({})", why);
     mgr.reload();  // logs its outcome
+    if (watch) watch->watch(watched_files());
   };
-  auto watch =
-      watch_config(io, watched, std::chrono::milliseconds(200), [&] { reload("file changed"); });
-  if (watch) log.debug("watching {} for changes", watched);
+  watch = watch_config(io, watched_files(), std::chrono::milliseconds(200),
+                       [&] { reload("file changed"); });
+  if (watch) log.debug("watching {} (and its includes) for changes", watched);
 
   asio::signal_set hup(io, SIGHUP);
   std::function<void()> wait_hup = [&] {

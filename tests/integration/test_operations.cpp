@@ -602,6 +602,36 @@ TEST_F(operations, ReloadWhenTheFileChanges) {
   EXPECT_TRUE(wait_until([&] { return server_pid("beta") < 0; }, 1500ms, 20ms)) << daemon_->log();
 }
 
+// A file named by daemon.include is watched as the config itself is; a reload that changes the
+// includes moves the watch to the new files.
+TEST_F(operations, ReloadWhenAnIncludedFileChanges) {
+  auto mcp_json = [](std::vector<std::string> names) {
+    std::string out = R"({"mcpServers":{)";
+    for (std::size_t i = 0; i < names.size(); ++i)
+      out += std::string(i ? "," : "") + "\"" + names[i] + "\":{\"command\":\"" +
+             fake_server_path() + "\"}";
+    return out + "}}";
+  };
+  dir_.write("agents/one.json", mcp_json({"gamma"}));
+  dir_.write("agents/two.json", mcp_json({"delta"}));
+  start("[daemon]\ninclude = [\"agents/one.json\"]\n" + fake_server_table("alpha", {}));
+  ASSERT_TRUE(daemon_->started());
+  ASSERT_TRUE(wait_until([&] { return server_pid("gamma") > 0; }, 5s)) << daemon_->log();
+
+  dir_.write("agents/one.json", mcp_json({"gamma", "epsilon"}));
+  EXPECT_TRUE(wait_until([&] { return server_pid("epsilon") > 0; }, 3s, 20ms))
+      << "no reload after the included file changed; daemon log:\n"
+      << daemon_->log();
+
+  // The config switches to another include: that file is watched from now on.
+  dir_.write("config.toml",
+             "[daemon]\ninclude = [\"agents/two.json\"]\n" + fake_server_table("alpha", {}));
+  ASSERT_TRUE(wait_until([&] { return server_pid("delta") > 0 && server_pid("gamma") < 0; }, 3s))
+      << daemon_->log();
+  dir_.write("agents/two.json", mcp_json({"delta", "zeta"}));
+  EXPECT_TRUE(wait_until([&] { return server_pid("zeta") > 0; }, 3s, 20ms)) << daemon_->log();
+}
+
 // The harness starts mcpmuxd with --socket, which outranks daemon.socket: changing the key
 // then changes nothing and needs no restart. (Without --socket and $MCPMUX_SOCKET it would be
 // reported in restart_required; the manager compares the socket each config would use.)
