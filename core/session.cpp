@@ -143,14 +143,25 @@ bool session::client_supports(std::string_view capability) const {
   return !ended_ && client_capabilities_.contains(capability);
 }
 
-void session::ask_client(std::string_view method, const json::value& params,
-                         response_handler done) {
-  if (ended_) return done({errc::cancelled, std::nullopt});
-  // No deadline of our own: the server's request to us is bounded by the server, and the
-  // session's end fails whatever is still open.
+std::int64_t session::ask_client(std::string_view method, const json::value& params,
+                                 response_handler done) {
+  if (ended_) {
+    done({errc::cancelled, std::nullopt});
+    return 0;
+  }
+  // No deadline of our own: the server's request to us is bounded by the server (which cancels
+  // it: cancel_ask), and the session's end fails whatever is still open.
   const auto id =
       asked_.add(std::string(method), steady_clock::now(), std::nullopt, std::move(done));
   send(make_request(json::value(id), method, params));
+  return id;
+}
+
+void session::cancel_ask(std::int64_t id, std::string_view reason) {
+  if (ended_ || !asked_.take(id)) return;
+  json::object p{{"requestId", id}};
+  if (!reason.empty()) p["reason"] = reason;
+  send(make_notification("notifications/cancelled", p));
 }
 
 void session::handle_response(message& msg) {

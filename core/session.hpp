@@ -47,8 +47,9 @@ class session : public transport_events,
   // call_owner
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
-  void ask_client(std::string_view method, const json::value& params,
-                  response_handler done) override;
+  std::int64_t ask_client(std::string_view method, const json::value& params,
+                          response_handler done) override;
+  void cancel_ask(std::int64_t id, std::string_view reason) override;
 
  private:
   /// A parsed client message (`text` for the log when it was refused).

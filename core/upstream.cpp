@@ -599,12 +599,15 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
                        std::string(capability) + "\" capability"));
     return;
   }
-  owner->ask_client(
+  const auto key = json::serialize(server_id);
+  const auto client_id = owner->ask_client(
       msg.method(), msg.body.contains("params") ? msg.body.at("params") : json::value(nullptr),
-      [weak = weak_from_this(), gen = generation_, server_id](rpc_outcome out) {
+      [weak = weak_from_this(), gen = generation_, server_id, key](rpc_outcome out) {
         auto self = weak.lock();
         if (!self || self->generation_ != gen || !self->peer_)
           return;  // answer to a dead connection
+        if (auto a = self->asked_.find(key); a != self->asked_.end() && a->second.generation == gen)
+          self->asked_.erase(a);
         if (out.ec) {
           self->peer_->send_raw(make_error(server_id, rpc_code::internal_error,
                                            "the client did not answer: " + out.ec.message()));
@@ -612,6 +615,9 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
         }
         self->peer_->send_raw(relay_reply(server_id, *out.reply));
       });
+  // Requests of connections gone by are not cancelled by anyone any more.
+  std::erase_if(asked_, [&](const auto& a) { return a.second.generation != generation_; });
+  if (client_id) asked_[key] = asked{owner, client_id, generation_};
 }
 
 void upstream::on_progress(const message& msg) {
@@ -638,6 +644,20 @@ void upstream::on_progress(const message& msg) {
   owner->on_progress(params);
 }
 
+// The server gave up on a request it asked a client (sampling, elicitation, roots): the client is
+// told, under its own id.
+void upstream::on_cancelled(const message& msg) {
+  const auto* rid = msg.params().if_contains("requestId");
+  auto it = rid ? asked_.find(json::serialize(*rid)) : asked_.end();
+  if (it == asked_.end() || it->second.generation != generation_) return;
+  std::string reason;
+  if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
+    reason = r->get_string();
+  const auto a = it->second;
+  asked_.erase(it);
+  if (auto owner = a.owner.lock()) owner->cancel_ask(a.client_id, reason);
+}
+
 void upstream::notify(std::string_view method, const json::value& params) {
   if (peer_ && state() == upstream_state::ready) peer_->notify(method, params);
 }
@@ -654,6 +674,7 @@ void upstream::set_log_level(std::string level) {
 
 void upstream::handle_notification(const message& msg) {
   if (msg.method() == "notifications/progress") return on_progress(msg);
+  if (msg.method() == "notifications/cancelled") return on_cancelled(msg);
   if (msg.method() == "notifications/tools/list_changed") {
     return relist(collection::tools);
   }

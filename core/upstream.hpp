@@ -65,9 +65,13 @@ class call_owner {
   virtual void on_progress(const json::object& params) = 0;
   /// True when the client declared the capability ("sampling", "elicitation", "roots").
   virtual bool client_supports(std::string_view capability) const = 0;
-  /// Sends a request to the client; `done` gets its answer exactly once.
-  virtual void ask_client(std::string_view method, const json::value& params,
-                          response_handler done) = 0;
+  /// Sends a request to the client; `done` gets its answer exactly once, unless cancel_ask()
+  /// comes first. Returns the request's id on the client connection (0 when it failed at once).
+  virtual std::int64_t ask_client(std::string_view method, const json::value& params,
+                                  response_handler done) = 0;
+  /// The server gave up on a request it asked through ask_client: the client hears
+  /// notifications/cancelled and `done` is dropped.
+  virtual void cancel_ask(std::int64_t id, std::string_view reason) = 0;
 };
 
 /// The lists an MCP server can offer.
@@ -155,6 +159,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void fail(std::string why);
   void handle_request(const message& msg);
   void handle_notification(const message& msg);
+  void on_cancelled(const message& msg);
   void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
   void flush_queue();
   void requeue(std::uint64_t token, std::shared_ptr<queued_call> c);
@@ -209,6 +214,13 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::uint64_t next_token_ = 1;
   std::deque<std::pair<std::uint64_t, std::shared_ptr<queued_call>>> queue_;  ///< waiting for ready
   std::unordered_map<std::uint64_t, in_flight> sent_;  ///< token → the call on the wire
+  struct asked {
+    std::weak_ptr<call_owner> owner;
+    std::int64_t client_id;
+    std::uint64_t generation;  ///< of the connection the request came on
+  };
+  /// The server's requests passed to a client, by serialized server id (for their cancellation).
+  std::unordered_map<std::string, asked> asked_;
   void ask_owner(const message& msg, std::string_view capability);
   void on_progress(const message& msg);
   struct timer_holder;

@@ -95,6 +95,7 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
   let c1, c2, c3;
   const ev = { c1: [], c2: [], c3: [] };
   const asked = { c1: [], c2: [], c3: [] };
+  const aborted = [];  // reasons the SDK gave c1's sampling handler when its request was cancelled
   // Methods of the requests each fake sent (srv-1, srv-2, …), for validating mcpmux's answers.
   const srv = { a: [], b: [], t: [], u: [] };
   const log = (s) => daemon.path(`${s}.jsonl`);
@@ -111,8 +112,15 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
         ToolListChangedNotificationSchema, LoggingMessageNotificationSchema])
         c.setNotificationHandler(s, rec);
       if (tag !== 'c3')
-        c.setRequestHandler(CreateMessageRequestSchema, (req) => {
+        c.setRequestHandler(CreateMessageRequestSchema, (req, extra) => {
           asked[tag].push(req.method);
+          // "never": a user who does not answer; the SDK aborts the handler when it is cancelled.
+          if (req.params.messages[0]?.content?.text === 'never')
+            return new Promise((resolve, reject) =>
+              extra.signal.addEventListener('abort', () => {
+                aborted.push(String(extra.signal.reason));
+                reject(new Error('aborted'));
+              }));
           return { model: `${tag}-model`, role: 'assistant', content: { type: 'text', text: `answer from ${tag}` }, stopReason: 'endTurn' };
         });
       if (tag === 'c1')
@@ -132,7 +140,11 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
     daemon = await startDaemon((dir) => ({
       daemon: { timeout_ms: 20000, page_size: PAGE },
       servers: {
-        a: fakeServer({ log: `${dir}/a.jsonl`, args: [...FULL, '--name', 'a', '--tools', '12', '--tool-name-prefix', 'gen_'], roots: ['file:///tmp/root-a'] }),
+        a: fakeServer({
+          log: `${dir}/a.jsonl`,
+          args: [...FULL, '--name', 'a', '--tools', '12', '--tool-name-prefix', 'gen_', '--client-timeout-ms', '1500'],
+          roots: ['file:///tmp/root-a'],
+        }),
         b: fakeServer({ log: `${dir}/b.jsonl`, args: [...FULL, '--name', 'b'] }),
         t: fakeServer({ log: `${dir}/t.jsonl`, args: ['--name', 't'], timeout_ms: 500 }),
         u: fakeServer({ log: `${dir}/u.jsonl`, args: ['--name', 'u'], timeout_ms: 500, max_timeout_ms: 800 }),
@@ -374,6 +386,22 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
     assert.deepEqual(req.params, { messages: [{ role: 'user', content: { type: 'text', text: 'q3' } }], maxTokens: 16 });
   });
 
+  it('sampling the server gives up on: the client hears notifications/cancelled under its own id', async () => {
+    srv.a.push('sampling/createMessage');
+    const r = await c1.callTool({ name: 'a__sample', arguments: { text: 'never' } });
+    assert.match(resultText(r), /^timeout: no response from client/);
+    await waitFor(() => aborted.length === 1, 3000, 'the SDK aborting the sampling handler');
+    const got = readMessages(daemon.path('c1.jsonl'));
+    const req = got.filter((m) => m.method === 'sampling/createMessage').at(-1);
+    const cancel = got.filter((m) => m.method === 'notifications/cancelled').at(-1);
+    assert.deepEqual(cancel?.params, { requestId: req.id, reason: 'timed out' }, JSON.stringify(cancel));
+    assert.match(aborted[0], /timed out/);
+    // The client did not answer the cancelled request, and the server got nothing for it.
+    assert.equal(readMessages(`${c1.captureFile}.sent`).filter((m) => m.id === req.id && !m.method).length, 0);
+    const srvId = `srv-${srv.a.length}`;
+    assert.equal(received('a', (m) => m.id === srvId && !m.method).length, 0);
+  });
+
   it('elicitation: answered by the calling client; a client without the capability gives -32601', async () => {
     srv.a.push('elicitation/create');
     let r = await c1.callTool({ name: 'a__elicit', arguments: { message: 'your name?' } });
@@ -461,6 +489,7 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
       'InitializeResult', 'ListResourcesResult', 'ReadResourceResult', 'ListResourceTemplatesResult', 'ListPromptsResult', 'GetPromptResult',
       'CompleteResult', 'ResourceUpdatedNotification', 'ResourceListChangedNotification', 'PromptListChangedNotification',
       'LoggingMessageNotification', 'ProgressNotification', 'CreateMessageRequest', 'ElicitRequest', 'ListRootsRequest', 'JSONRPCErrorResponse',
+      'CancelledNotification',
     ]);
     assertReport(validateClientCapture(c2.captureFile), ['InitializeResult', 'ReadResourceResult', 'ResourceUpdatedNotification', 'CreateMessageRequest']);
     assertReport(validateClientCapture(c3.captureFile), ['InitializeResult', 'ListToolsResult', 'CallToolResult', 'ToolListChangedNotification']);
