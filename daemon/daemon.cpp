@@ -237,7 +237,8 @@ int run_daemon(const daemon_options& opt) {
   bool stopping = false;
   auto deadline = std::chrono::steady_clock::now();
   std::function<void()> wait_children = [&] {
-    if (live_children() == 0 || std::chrono::steady_clock::now() >= deadline) {
+    if ((live_children() == 0 && !(http && http->draining())) ||
+        std::chrono::steady_clock::now() >= deadline) {
       if (live_children() > 0) log.warn("{} children still running at exit", live_children());
       io.stop();
       return;

@@ -2,8 +2,7 @@
 #include "transports/http_endpoint.hpp"
 
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -101,10 +100,14 @@ std::string media_type(std::string_view content_type) {
   return lower(trim(content_type.substr(0, content_type.find(';'))));
 }
 
-// 128 bits from the OpenSSL CSPRNG, hex: a session id nobody can guess.
+// 128 bits from the kernel's CSPRNG, hex: a session id nobody can guess.
 std::string random_id() {
   unsigned char b[16];
-  if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("RAND_bytes failed");
+  ssize_t n;
+  do {
+    n = ::getrandom(b, sizeof b, 0);  // 16 bytes: never partial once the pool is initialised
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof b)) throw std::runtime_error("getrandom failed");
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
   for (unsigned char c : b) {
@@ -455,8 +458,11 @@ class http_session final : public transport, public std::enable_shared_from_this
     closed_ = true;
     auto self = shared_from_this();
     for (auto& st : order_) {
-      if (!st->sse && !st->json_reply)
-        st->json_reply = make_error(st->id, rpc_code::connection_closed, "Session terminated");
+      auto error = make_error(st->id, rpc_code::connection_closed, "Session terminated");
+      if (st->sse)
+        push_event(*st, error);
+      else if (!st->json_reply)
+        st->json_reply = std::move(error);
       st->finished = true;
       st->notify();
     }
@@ -502,6 +508,7 @@ struct connection {
   beast::flat_buffer buf;
   std::uint64_t id = 0;
   bool peer_gone = false;
+  bool idle = false;  // waiting for the next request
   bool watching = false;
   std::uint64_t watch_gen = 0;  // tells a stale watcher's completion from the current one
   stream_ptr current;           // the SSE/JSON stream being written
@@ -519,7 +526,8 @@ class endpoint_impl final : public http_endpoint,
         status_(std::move(status)),
         metrics_(std::move(metrics)),
         acceptor_(io),
-        sweep_(io) {}
+        sweep_(io),
+        grace_(io) {}
 
   // Validates the settings, reads the token and binds; "" on success.
   std::string open() {
@@ -588,10 +596,23 @@ class endpoint_impl final : public http_endpoint,
     auto sessions = std::move(sessions_);
     sessions_.clear();
     for (auto& [id, s] : sessions) s->terminate("daemon stopping");
-    auto conns = std::move(conns_);
-    conns_.clear();
-    for (auto& [id, c] : conns) abort(*c);
+    // Every stream now holds its last message (an error answer to a request in flight) and is
+    // finished: their writers send it and close. Idle connections close now.
+    for (auto& [id, c] : conns_)
+      if (c->idle) abort(*c);
+    if (conns_.empty()) return;
+    grace_.expires_after(opt_.shutdown_grace);
+    grace_.async_wait([weak = weak_from_this()](error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      self->grace_over_ = true;
+      if (!self->conns_.empty())
+        self->log_.debug("closing {} connections still busy at shutdown", self->conns_.size());
+      for (auto& [id, c] : self->conns_) abort(*c);
+    });
   }
+
+  bool draining() const override { return closed_ && !grace_over_ && !conns_.empty(); }
 
   unsigned short port() const override { return port_; }
 
@@ -685,8 +706,10 @@ class endpoint_impl final : public http_endpoint,
           std::min<std::size_t>(opt_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
       p.body_limit(opt_.limits.max_message_bytes);
       c->stream.expires_after(opt_.idle_timeout);
+      c->idle = true;
       auto [ec, n] = co_await http::async_read_header(c->stream, c->buf, p, use_tuple);
       (void)n;
+      c->idle = false;
       if (ec) {
         linger = true;
         if (ec == http::error::header_limit)
@@ -733,6 +756,7 @@ class endpoint_impl final : public http_endpoint,
     if (linger && !closed_ && c->stream.socket().is_open()) co_await drain(*c);
     c->stream.close();
     conns_.erase(c->id);
+    if (closed_ && conns_.empty()) grace_.cancel();
   }
 
   // Reads and discards what the client still sends (bounded in time and bytes), so that closing
@@ -810,12 +834,19 @@ class endpoint_impl final : public http_endpoint,
     const auto given = trim(std::string_view(v).substr(7));
     // Constant time in the token's content; its length is not a secret worth hiding.
     if (given.size() != token_.size()) return false;
-    return CRYPTO_memcmp(given.data(), token_.data(), token_.size()) == 0;
+    unsigned char diff = 0;  // no early exit: no timing hint about where they differ
+    for (std::size_t i = 0; i < token_.size(); ++i)
+      diff |= static_cast<unsigned char>(given[i] ^ token_[i]);
+    return diff == 0;
   }
 
   // ---- routing ------------------------------------------------------------------------------
 
   awaitable<bool> dispatch(conn_ptr c, request& req) {
+    if (closed_)  // its body came in after close()
+      co_return co_await reply(
+          *c, error_response(http::status::service_unavailable, false, http_error_code,
+                             "Service Unavailable: mcpmuxd is stopping"));
     const bool ka = req.keep_alive();
     const auto target = sv(req.target());
     const auto path = target.substr(0, target.find('?'));
@@ -1054,7 +1085,9 @@ class endpoint_impl final : public http_endpoint,
     bool headers = false;
     bool clean = false;
     for (;;) {
-      if (c->peer_gone || closed_) break;
+      // After close() the stream is finished: what it holds still goes out, then the connection
+      // closes (or the grace period runs out and cuts it).
+      if (c->peer_gone) break;
       if (st->owner != c->id) {  // a resumed connection took the stream over
         if (headers) {
           c->stream.expires_after(opt_.request_timeout);
@@ -1063,7 +1096,7 @@ class endpoint_impl final : public http_endpoint,
         break;
       }
       if (!st->sse && st->json_reply) {
-        auto res = make_response(http::status::ok, ka, std::move(*st->json_reply));
+        auto res = make_response(http::status::ok, ka && !closed_, std::move(*st->json_reply));
         st->json_reply.reset();
         if (!session_header.empty()) res.set("Mcp-Session-Id", session_header);
         clean = co_await reply(*c, std::move(res));
@@ -1075,7 +1108,7 @@ class endpoint_impl final : public http_endpoint,
           res.set(http::field::content_type, "text/event-stream");
           res.set(http::field::cache_control, "no-cache");
           if (!session_header.empty()) res.set("Mcp-Session-Id", session_header);
-          res.keep_alive(ka);
+          res.keep_alive(ka && !closed_);
           res.chunked(true);
           http::response_serializer<http::empty_body> sr{res};
           c->stream.expires_after(opt_.request_timeout);
@@ -1145,6 +1178,7 @@ class endpoint_impl final : public http_endpoint,
   logger log_{"http"};
   tcp::acceptor acceptor_;
   asio::steady_timer sweep_;
+  asio::steady_timer grace_;  // close(): ends the wait for busy connections
   unsigned short port_ = 0;
   std::string token_;
   std::vector<std::string> allowed_hosts_;
@@ -1152,6 +1186,7 @@ class endpoint_impl final : public http_endpoint,
   std::unordered_map<std::uint64_t, conn_ptr> conns_;
   std::uint64_t next_conn_ = 1;
   bool closed_ = false;
+  bool grace_over_ = false;
 };
 
 // ---- metrics ------------------------------------------------------------------------------

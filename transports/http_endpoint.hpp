@@ -41,15 +41,21 @@ struct http_endpoint_options {
   std::chrono::milliseconds keepalive_interval{15000};  ///< SSE comment on a quiet stream
   /// A session without requests and without open streams for this long ends; 0 = never.
   std::chrono::milliseconds session_idle_timeout{3600000};
+  /// close(): how long connections still writing a response get to finish it.
+  std::chrono::milliseconds shutdown_grace{1000};
 };
 
 /// A running endpoint.
 class http_endpoint {
  public:
   virtual ~http_endpoint() = default;
-  /// Stops accepting, ends every MCP session (their transports report on_closed) and closes
-  /// every connection. Idempotent.
+  /// Stops accepting and ends every MCP session (their transports report on_closed). Idle
+  /// connections close at once; the others first finish their response (requests in flight are
+  /// answered with an error, SSE streams end with their last chunk), for at most
+  /// shutdown_grace. Idempotent.
   virtual void close() = 0;
+  /// True after close() while connections are still finishing (the io_context must run on).
+  virtual bool draining() const = 0;
   /// The bound port (useful with port 0).
   virtual unsigned short port() const = 0;
 };

@@ -1,26 +1,17 @@
 // Integration tests of the Streamable HTTP endpoint: a real mcpmuxd, a fake server, raw HTTP.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cctype>
-#include <cstdlib>
-#include <map>
 #include <set>
 
+#include "tests/fixtures/raw_http_client.hpp"
 #include "tests/integration/harness.hpp"
 
 namespace mcpmux::test {
 namespace {
-
-using steady = std::chrono::steady_clock;
-
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
 
 // A TCP port nobody listens on right now.
 unsigned short free_port() {
@@ -35,217 +26,15 @@ unsigned short free_port() {
   return ntohs(a.sin_port);
 }
 
-struct sse_event {
-  std::string id;
-  std::string data;
-};
-
-/// A response: status, lowercased headers, and the body (SSE streams read as events).
-struct http_response {
-  int status = 0;
-  std::map<std::string, std::string> headers;
-  std::string body;
-  std::vector<sse_event> events;
-  std::string header(const std::string& name) const {
-    auto it = headers.find(lower(name));
-    return it == headers.end() ? std::string() : it->second;
-  }
-  json::value json() const {
-    boost::system::error_code ec;
-    auto v = json::parse(body, ec);
-    return ec ? json::value() : v;
-  }
-};
-
-/// One blocking HTTP/1.1 connection with bounded waits; decodes chunked bodies incrementally.
-class http_conn {
- public:
-  explicit http_conn(unsigned short port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~http_conn() { close(); }
-  http_conn(const http_conn&) = delete;
-  http_conn& operator=(const http_conn&) = delete;
-
-  bool ok() const { return fd_ >= 0; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
-  bool send_all(std::string_view data) {
-    while (!data.empty()) {
-      auto n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
-
-  /// Reads the status line and headers.
-  std::optional<http_response> read_head(ms timeout = 10s) {
-    const auto deadline = steady::now() + timeout;
-    for (;;) {
-      auto end = raw_.find("\r\n\r\n");
-      if (end != std::string::npos) {
-        http_response r;
-        std::string head = raw_.substr(0, end);
-        raw_.erase(0, end + 4);
-        auto nl = head.find("\r\n");
-        auto status_line = head.substr(0, nl);
-        r.status = std::atoi(status_line.substr(9, 3).c_str());
-        std::size_t pos = nl == std::string::npos ? head.size() : nl + 2;
-        while (pos < head.size()) {
-          auto e = head.find("\r\n", pos);
-          if (e == std::string::npos) e = head.size();
-          auto line = head.substr(pos, e - pos);
-          auto colon = line.find(':');
-          if (colon != std::string::npos) {
-            auto v = line.substr(colon + 1);
-            while (!v.empty() && v.front() == ' ') v.erase(0, 1);
-            r.headers[lower(line.substr(0, colon))] = v;
-          }
-          pos = e + 2;
-        }
-        chunked_ = lower(r.header("transfer-encoding")) == "chunked";
-        chunks_done_ = false;
-        remaining_ = chunked_ ? 0 : std::strtoull(r.header("content-length").c_str(), nullptr, 10);
-        body_.clear();
-        return r;
-      }
-      if (!fill(deadline)) return std::nullopt;
-    }
-  }
-
-  /// The whole body of the response whose head was read.
-  std::optional<std::string> read_body(ms timeout = 10s) {
-    const auto deadline = steady::now() + timeout;
-    for (;;) {
-      decode();
-      if (chunked_ ? chunks_done_ : remaining_ == 0) return std::exchange(body_, {});
-      if (!fill(deadline)) return std::nullopt;
-    }
-  }
-
-  /// The next SSE event of a streamed body; nullopt on timeout or when the stream ended.
-  std::optional<sse_event> next_event(ms timeout = 10s) {
-    const auto deadline = steady::now() + timeout;
-    for (;;) {
-      decode();
-      auto end = body_.find("\n\n");
-      if (end != std::string::npos) {
-        auto block = body_.substr(0, end + 1);
-        body_.erase(0, end + 2);
-        sse_event ev;
-        bool any = false;
-        std::size_t pos = 0;
-        while (pos < block.size()) {
-          auto e = block.find('\n', pos);
-          auto line = block.substr(pos, e - pos);
-          pos = e + 1;
-          if (line.rfind("id: ", 0) == 0) ev.id = line.substr(4), any = true;
-          if (line.rfind("data: ", 0) == 0) {
-            if (!ev.data.empty()) ev.data += '\n';
-            ev.data += line.substr(6);
-            any = true;
-          }
-        }
-        if (any) return ev;
-        continue;  // a comment (keep-alive)
-      }
-      if (chunks_done_ || eof_) return std::nullopt;
-      if (!fill(deadline)) return std::nullopt;
-    }
-  }
-
-  bool stream_ended() const { return chunks_done_; }
-  bool eof() const { return eof_; }
-
- private:
-  bool fill(steady::time_point deadline) {
-    if (fd_ < 0 || eof_) return false;
-    auto left = std::chrono::duration_cast<ms>(deadline - steady::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
-    char buf[65536];
-    auto n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) {
-      eof_ = true;
-      return false;
-    }
-    raw_.append(buf, static_cast<std::size_t>(n));
-    return true;
-  }
-
-  void decode() {
-    if (!chunked_) {
-      auto take = std::min<std::size_t>(remaining_, raw_.size());
-      body_ += raw_.substr(0, take);
-      raw_.erase(0, take);
-      remaining_ -= take;
-      return;
-    }
-    while (!chunks_done_) {
-      auto crlf = raw_.find("\r\n");
-      if (crlf == std::string::npos) return;
-      auto size = std::strtoull(raw_.substr(0, crlf).c_str(), nullptr, 16);
-      if (size == 0) {
-        if (raw_.size() < crlf + 4) return;
-        raw_.erase(0, crlf + 4);
-        chunks_done_ = true;
-        return;
-      }
-      if (raw_.size() < crlf + 2 + size + 2) return;
-      body_ += raw_.substr(crlf + 2, size);
-      raw_.erase(0, crlf + 2 + size + 2);
-    }
-  }
-
-  int fd_ = -1;
-  std::string raw_;
-  std::string body_;
-  bool chunked_ = false;
-  bool chunks_done_ = false;
-  std::size_t remaining_ = 0;
-  bool eof_ = false;
-};
-
-using header_list = std::vector<std::pair<std::string, std::string>>;
-
-std::string request_text(std::string_view method, std::string_view target, unsigned short port,
-                         const header_list& headers, std::string_view body) {
-  std::string out = std::string(method) + " " + std::string(target) + " HTTP/1.1\r\n";
-  bool has_host = false;
-  for (const auto& [k, v] : headers) has_host |= lower(k) == "host";
-  if (!has_host) out += "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
-  for (const auto& [k, v] : headers) out += k + ": " + v + "\r\n";
-  if (!body.empty() || method == "POST")
-    out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  out += "\r\n";
-  out += body;
-  return out;
-}
-
-const header_list mcp_headers = {{"Accept", "application/json, text/event-stream"},
-                                 {"Content-Type", "application/json"}};
-
 class http_endpoint_test : public daemon_test {
  protected:
-  // Starts the daemon with the HTTP endpoint and one fake server "f"; `extra` goes into [daemon].
-  void start_http(std::string_view extra = {}) {
+  // Starts the daemon with the HTTP endpoint and one fake server "f" (none without
+  // `with_server`); `extra` goes into [daemon].
+  void start_http(std::string_view extra = {}, bool with_server = true) {
     port_ = free_port();
     std::string cfg = "[daemon]\nhttp = \"127.0.0.1:" + std::to_string(port_) +
                       "\"\nmax_message_bytes = 65536\n" + std::string(extra) + "\n" +
-                      fake_server_table("f", {});
+                      (with_server ? fake_server_table("f", {}) : std::string());
     start(cfg);
     ASSERT_TRUE(daemon_->started());
     ASSERT_TRUE(daemon_->wait_for_log("Streamable HTTP endpoint on", 5s)) << daemon_->log();
@@ -606,6 +395,99 @@ TEST_F(http_endpoint_test, StatusAndMetrics) {
   EXPECT_NE(m.find("mcpmux_server_tools{server=\"f\"} "), std::string::npos) << m;
   EXPECT_NE(m.find("mcpmux_uptime_seconds "), std::string::npos) << m;
   EXPECT_EQ(exchange("POST", "/metrics", {}, "x").status, 405);
+}
+
+TEST_F(http_endpoint_test, SigtermEndsHttpConnectionsCleanly) {
+  start_http();
+  const auto sid = open_session();
+
+  // A tool call in flight whose answer is due as JSON. A ping reusing its id gets 400 once the
+  // call is registered (before that, the ping is simply answered).
+  http_conn slow(port_);
+  ASSERT_TRUE(slow.send_all(request_text("POST", "/mcp", port_, session_headers(sid),
+                                         json::serialize(call(50, "f__slow", {{"ms", 30000}})))));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return post(sid, {{"jsonrpc", "2.0"}, {"id", 50}, {"method", "ping"}}).status == 400;
+      },
+      5s));
+
+  // A tool call in flight whose answer is an SSE stream (progress came first).
+  http_conn streaming(port_);
+  ASSERT_TRUE(streaming.send_all(
+      request_text("POST", "/mcp", port_, session_headers(sid),
+                   json::serialize(call(51, "f__progress", {{"steps", 100}, {"ms", 300}},
+                                        {{"progressToken", "p"}})))));
+  auto head = streaming.read_head();
+  ASSERT_TRUE(head);
+  ASSERT_EQ(head->header("content-type"), "text/event-stream");
+  bool progressed = false;
+  while (auto ev = streaming.next_event(5s)) {
+    if (ev->data.find("notifications/progress") != std::string::npos) {
+      progressed = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(progressed);
+
+  // The session's GET stream, and an idle keep-alive connection.
+  http_conn get(port_);
+  ASSERT_TRUE(get.send_all(request_text("GET", "/mcp", port_, session_headers(sid), {})));
+  auto get_head = get.read_head();
+  ASSERT_TRUE(get_head);
+  ASSERT_EQ(get_head->status, 200);
+  ASSERT_TRUE(get.next_event());  // priming
+  http_conn idle(port_);
+  ASSERT_TRUE(idle.send_all(request_text("GET", "/status", port_, {}, {})));
+  auto status = idle.read_head();
+  ASSERT_TRUE(status);
+  ASSERT_EQ(status->status, 200);
+  ASSERT_TRUE(idle.read_body());
+
+  ASSERT_EQ(::kill(daemon_->pid(), SIGTERM), 0);
+
+  // The JSON call gets an error answer instead of a dropped connection.
+  auto answer = slow.read_head(5s);
+  ASSERT_TRUE(answer) << "the request in flight got no answer";
+  EXPECT_EQ(answer->status, 200);
+  auto body = slow.read_body(5s);
+  ASSERT_TRUE(body);
+  auto v = parse_or_null(*body);
+  EXPECT_EQ(v.at("id"), 50) << *body;
+  EXPECT_EQ(v.at_pointer("/error/code"), -32000) << *body;
+  EXPECT_TRUE(slow.wait_closed(5s));
+
+  // The SSE call gets its error as the last event, then the stream's last chunk.
+  std::optional<sse_event> last;
+  while (auto ev = streaming.next_event(5s)) last = ev;
+  EXPECT_TRUE(streaming.stream_ended()) << "the SSE stream was cut";
+  ASSERT_TRUE(last);
+  auto e = parse_or_null(last->data);
+  EXPECT_EQ(e.at("id"), 51) << last->data;
+  EXPECT_EQ(e.at_pointer("/error/code"), -32000) << last->data;
+
+  // The GET stream ends cleanly; the idle connection is closed.
+  EXPECT_FALSE(get.next_event(5s));
+  EXPECT_TRUE(get.stream_ended()) << "the GET stream was cut";
+  EXPECT_TRUE(idle.wait_closed(5s));
+
+  EXPECT_EQ(daemon_->stop(), 0);
+}
+
+TEST_F(http_endpoint_test, SigtermWithoutChildrenStillEndsStreams) {
+  // No upstream to wait for: the daemon still waits for its HTTP connections to finish.
+  start_http({}, false);
+  const auto sid = open_session();
+  http_conn get(port_);
+  ASSERT_TRUE(get.send_all(request_text("GET", "/mcp", port_, session_headers(sid), {})));
+  auto head = get.read_head();
+  ASSERT_TRUE(head);
+  ASSERT_EQ(head->status, 200);
+  ASSERT_TRUE(get.next_event());  // priming
+  ASSERT_EQ(::kill(daemon_->pid(), SIGTERM), 0);
+  EXPECT_FALSE(get.next_event(5s));
+  EXPECT_TRUE(get.stream_ended()) << "the GET stream was cut";
+  EXPECT_EQ(daemon_->stop(), 0);
 }
 
 TEST_F(http_endpoint_test, NonLoopbackAddressIsRefused) {
