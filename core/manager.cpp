@@ -3,11 +3,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <tuple>
 
 #include "core/naming.hpp"
@@ -38,6 +42,171 @@ rpc_error bad_params(std::string msg) {
   return {rpc_code::invalid_params, std::move(msg), nullptr};
 }
 
+// Writes exposed items into one JSON array. Each item comes out byte for byte as json::serialize
+// would write a copy of it with one member's value replaced (the exposed name or URI), without
+// making that copy: at 10,000 tools the copies and a serializer per item were most of a
+// catalogue rebuild, which stands between a daemon's start and its first tools/list answer.
+class list_writer {
+ public:
+  explicit list_writer(std::size_t expected_bytes) {
+    buf_.resize(std::max<std::size_t>(expected_bytes, 64));
+    put('[');
+  }
+
+  void add(const json::object& item, std::string_view key, std::string_view value) {
+    if (!begins_.empty()) put(',');
+    begins_.push_back(len_);
+    put('{');
+    bool first = true, replaced = false;
+    for (const auto& kv : item) {
+      if (!first) put(',');
+      first = false;
+      write_string(kv.key());
+      put(':');
+      if (kv.key() == key) {
+        write_string(value);
+        replaced = true;
+      } else {
+        write(kv.value());
+      }
+    }
+    if (!replaced) {  // (json::object's operator[] appends a missing key)
+      if (!first) put(',');
+      write_string(key);
+      put(':');
+      write_string(value);
+    }
+    put('}');
+  }
+
+  /// The array and where each item starts in it.
+  std::pair<std::string, std::vector<std::size_t>> finish() && {
+    put(']');
+    buf_.resize(len_);
+    return {std::move(buf_), std::move(begins_)};
+  }
+
+ private:
+  void write(const json::value& v) {
+    switch (v.kind()) {
+      case json::kind::null:
+        return put("null");
+      case json::kind::bool_:
+        return put(v.get_bool() ? "true" : "false");
+      case json::kind::int64:
+        return write_integer(v.get_int64());
+      case json::kind::uint64:
+        return write_integer(v.get_uint64());
+      case json::kind::double_:
+        return write_double(v);
+      case json::kind::string:
+        return write_string(v.get_string());
+      case json::kind::array: {
+        put('[');
+        bool first = true;
+        for (const auto& e : v.get_array()) {
+          if (!first) put(',');
+          first = false;
+          write(e);
+        }
+        return put(']');
+      }
+      case json::kind::object: {
+        put('{');
+        bool first = true;
+        for (const auto& kv : v.get_object()) {
+          if (!first) put(',');
+          first = false;
+          write_string(kv.key());
+          put(':');
+          write(kv.value());
+        }
+        return put('}');
+      }
+    }
+  }
+
+  template <class T>
+  void write_integer(T n) {
+    char* p = room(24);
+    len_ = static_cast<std::size_t>(std::to_chars(p, p + 24, n).ptr - buf_.data());
+  }
+
+  // Doubles are rare in tool definitions and Boost's shortest-form formatting is not ours to
+  // reproduce: its serializer writes them.
+  void write_double(const json::value& v) {
+    sr_.reset(&v);
+    char tmp[64];
+    while (!sr_.done()) put(sr_.read(tmp, sizeof tmp));
+  }
+
+  // JSON's escapes as Boost.JSON writes them: \" \\ \b \f \n \r \t, \u00xx for the other
+  // control characters; everything else (UTF-8 included) as is.
+  void write_string(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    char* const start = room(6 * s.size() + 2);  // every byte escaped as \u00xx, and the quotes
+    char* p = start;
+    *p++ = '"';
+    for (const char ch : s) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        *p++ = ch;
+        continue;
+      }
+      *p++ = '\\';
+      switch (c) {
+        case '"':
+        case '\\':
+          *p++ = ch;
+          break;
+        case '\b':
+          *p++ = 'b';
+          break;
+        case '\f':
+          *p++ = 'f';
+          break;
+        case '\n':
+          *p++ = 'n';
+          break;
+        case '\r':
+          *p++ = 'r';
+          break;
+        case '\t':
+          *p++ = 't';
+          break;
+        default:
+          *p++ = 'u';
+          *p++ = '0';
+          *p++ = '0';
+          *p++ = hex[c >> 4];
+          *p++ = hex[c & 15];
+      }
+    }
+    *p++ = '"';
+    len_ += static_cast<std::size_t>(p - start);
+  }
+
+  // At least `n` writable bytes at the end of the output (the buffer grows ahead of the text,
+  // which ends at len_; finish() cuts it there).
+  char* room(std::size_t n) {
+    if (buf_.size() - len_ < n) buf_.resize(std::max(buf_.size() * 2, len_ + n));
+    return buf_.data() + len_;
+  }
+  void put(char c) {
+    *room(1) = c;
+    ++len_;
+  }
+  void put(std::string_view s) {
+    std::memcpy(room(s.size()), s.data(), s.size());
+    len_ += s.size();
+  }
+
+  std::string buf_;
+  std::size_t len_ = 0;
+  std::vector<std::size_t> begins_;
+  json::serializer sr_;  ///< for doubles
+};
+
 }  // namespace
 
 struct manager::startup_gate {
@@ -62,18 +231,8 @@ manager::~manager() {
 }
 
 void manager::start() {
-  // Spawning forks the daemon; doing it one server per turn of the loop lets clients be
-  // served (from the tool cache) while a hundred servers start.
-  std::vector<std::weak_ptr<upstream>> order;
-  for (auto& [name, up] : upstreams_) order.push_back(up);
-  auto next = std::make_shared<std::function<void(std::size_t)>>();
-  *next = [this, order = std::move(order), next_w = std::weak_ptr(next),
-           alive = std::weak_ptr<bool>(alive_)](std::size_t i) {
-    if (alive.expired() || stopped_ || i >= order.size()) return;
-    if (auto up = order[i].lock()) up->start();
-    if (auto n = next_w.lock()) asio::post(io_, [n, i] { (*n)(i + 1); });
-  };
-  asio::post(io_, [next] { (*next)(0); });
+  // The servers start later, one at a time (start_next): their cached tools are listed now.
+  for (auto& [name, up] : upstreams_) to_start_.push_back(up);
   rebuild();
   gate_->timer.expires_after(cfg_.daemon.startup_wait);
   gate_->timer.async_wait(
@@ -81,6 +240,22 @@ void manager::start() {
         if (ec || alive.expired()) return;
         release_waiters();
       });
+}
+
+bool manager::start_next() {
+  while (!stopped_ && next_start_ < to_start_.size())
+    if (auto up = to_start_[next_start_++].lock()) {
+      up->start();
+      break;
+    }
+  return starts_pending();
+}
+
+bool manager::startup_over() const {
+  if (starts_pending()) return false;
+  for (const auto& [name, up] : upstreams_)
+    if (up->state() == upstream_state::connecting) return false;
+  return true;
 }
 
 bool manager::settled() const {
@@ -195,7 +370,7 @@ void manager::on_upstream_notification(const std::string& server, const message&
     if (it == subscriptions_.end()) return;
     // Subscribers see the URI they subscribed to (an alias when the server's URI collides).
     json::object params = msg.params();
-    for (const auto& [exposed, r] : cat_[static_cast<std::size_t>(collection::resources)].by_key)
+    for (const auto& [exposed, r] : cat_[static_cast<std::size_t>(collection::resources)].routes)
       if (r.server == server && r.original == uri->get_string()) params["uri"] = exposed;
     const auto text = make_notification("notifications/resources/updated", params);
     for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
@@ -255,8 +430,7 @@ void manager::rebuild() {
   if (info_.on_change) info_.on_change();
   for (std::size_t i = 0; i < collection_count; ++i) {
     if (!changed[i]) continue;
-    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)),
-               cat_[i].items.size());
+    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)), cat_[i].size());
     // Listeners may unregister while being told; iterate over a copy.
     auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
     for (auto* l : ls)
@@ -268,12 +442,17 @@ void manager::rebuild() {
 bool manager::rebuild_named(collection c) {
   std::vector<naming_input> inputs;
   std::vector<const json::object*> defs;
+  std::size_t count = 0;
+  for (const auto& [name, up] : upstreams_)
+    if (up->listed()) count += up->list(c).size();
+  inputs.reserve(count);
+  defs.reserve(count);
   for (const auto& [name, up] : upstreams_) {
     // A server that is down keeps its last good lists; a stopped or disabled one does not.
     if (!up->listed()) continue;
+    const auto prefix = up->config().effective_prefix();
     for (const auto& t : up->list(c)) {
-      inputs.push_back(
-          {name, up->config().effective_prefix(), std::string(t.at("name").get_string())});
+      inputs.push_back({name, prefix, std::string(t.at("name").get_string())});
       defs.push_back(&t);
     }
   }
@@ -288,65 +467,56 @@ bool manager::rebuild_named(collection c) {
       log_.warn("{} name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"",
                 to_string(c), col.winner, col.loser, col.exposed, col.loser, col.renamed);
 
-  std::vector<std::string> items;
-  std::unordered_map<std::string, route> by_key;
-  std::vector<catalogue_entry> entries;
-  items.reserve(named.size());
-  by_key.reserve(named.size());
-  for (const auto& n : named) {
-    const auto& in = inputs[n.index];
-    json::object exposed = *defs[n.index];
-    exposed["name"] = n.exposed;
-    items.push_back(json::serialize(exposed));
-    by_key.emplace(n.exposed, route{in.server, in.original});
-    if (c == collection::tools)
-      entries.push_back({n.exposed, in.server, in.original, first_line(*defs[n.index])});
+  // (Room for ~128 bytes an item: growing a megabyte string by doubling costs more than that.)
+  list_writer items(std::max(cat_[static_cast<std::size_t>(c)].joined->size(), 128 * count));
+  std::vector<std::pair<std::string, route>> routes;  // in name order, as named
+  routes.reserve(named.size());
+  for (auto& n : named) {
+    auto& in = inputs[n.index];
+    items.add(*defs[n.index], "name", n.exposed);
+    routes.emplace_back(std::move(n.exposed), route{std::move(in.server), std::move(in.original)});
   }
-  if (c == collection::tools) entries_ = std::move(entries);
-  return install(c, std::move(items), std::move(by_key));
+  return install(c, std::move(items).finish(), std::move(routes));
 }
 
 // Resources and templates: URIs unchanged; a URI two servers share is exposed for the later
 // server (in name order) as mcpmux://<server>/<uri>.
 bool manager::rebuild_uris(collection c, std::string_view key) {
-  std::vector<std::string> items;
-  std::unordered_map<std::string, route> by_key;
+  list_writer items(cat_[static_cast<std::size_t>(c)].joined->size());
+  std::vector<std::pair<std::string, route>> routes;
+  std::unordered_set<std::string> seen;
   for (const auto& [name, up] : upstreams_) {
     if (!up->listed()) continue;
     for (const auto& r : up->list(c)) {
       std::string original(r.at(key).get_string());
       std::string exposed = original;
-      if (by_key.count(exposed)) {
+      if (!seen.insert(exposed).second) {
         exposed = "mcpmux://" + name + "/" + original;
         if (reported_collisions_.insert(std::string(to_string(c)) + "\n" + exposed).second)
           log_.warn("{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key,
                     original, name, name, exposed);
       }
-      json::object item = r;
-      item[key] = exposed;
-      items.push_back(json::serialize(item));
-      by_key.emplace(std::move(exposed), route{name, std::move(original)});
+      items.add(r, key, exposed);
+      seen.insert(exposed);
+      routes.emplace_back(std::move(exposed), route{name, std::move(original)});
     }
   }
-  return install(c, std::move(items), std::move(by_key));
+  // By URI for lookups; of one URI listed twice (an alias taken already), the first.
+  std::stable_sort(routes.begin(), routes.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  routes.erase(std::unique(routes.begin(), routes.end(),
+                           [](const auto& a, const auto& b) { return a.first == b.first; }),
+               routes.end());
+  return install(c, std::move(items).finish(), std::move(routes));
 }
 
-bool manager::install(collection c, std::vector<std::string> items,
-                      std::unordered_map<std::string, route> by_key) {
+bool manager::install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
+                      std::vector<std::pair<std::string, route>> routes) {
   auto& cat = cat_[static_cast<std::size_t>(c)];
-  if (items == cat.items) {
-    cat.by_key = std::move(by_key);  // same list; routes may still have moved between servers
-    return false;
-  }
-  std::string joined = "[";
-  for (const auto& i : items) {
-    if (joined.size() > 1) joined += ',';
-    joined += i;
-  }
-  joined += ']';
-  cat.items = std::move(items);
-  cat.joined = std::move(joined);
-  cat.by_key = std::move(by_key);
+  cat.routes = std::move(routes);  // even for the same list: routes may have moved between servers
+  if (items.first == *cat.joined) return false;
+  cat.joined = std::make_shared<const std::string>(std::move(items.first));
+  cat.begins = std::move(items.second);
   ++cat.generation;
   return true;
 }
@@ -367,9 +537,10 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
 }
 
 const route* manager::find(collection c, std::string_view exposed) const {
-  const auto& m = cat_[static_cast<std::size_t>(c)].by_key;
-  auto it = m.find(std::string(exposed));
-  return it == m.end() ? nullptr : &it->second;
+  const auto& routes = cat_[static_cast<std::size_t>(c)].routes;
+  auto it = std::lower_bound(routes.begin(), routes.end(), exposed,
+                             [](const auto& r, std::string_view name) { return r.first < name; });
+  return it != routes.end() && it->first == exposed ? &it->second : nullptr;
 }
 
 std::optional<route> manager::route_resource(std::string_view uri) const {
@@ -386,7 +557,7 @@ std::optional<route> manager::route_resource(std::string_view uri) const {
   const route* best = nullptr;
   std::size_t best_len = 0;
   for (const auto& [tmpl, r] :
-       cat_[static_cast<std::size_t>(collection::resource_templates)].by_key) {
+       cat_[static_cast<std::size_t>(collection::resource_templates)].routes) {
     const auto head = std::string_view(r.original).substr(0, r.original.find('{'));
     if (head.size() >= best_len && uri.substr(0, head.size()) == head) {
       best = &r;
@@ -437,20 +608,23 @@ std::variant<list_page, rpc_error> manager::page(collection c, std::string_view 
           "Invalid params: stale cursor; the list changed since, list again from the start",
           nullptr};
     offset = static_cast<std::size_t>(off);
-    if (offset > cat.items.size())
+    if (offset > cat.size())
       return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
   }
-  if (offset == 0 && cat.items.size() <= size) return list_page{cat.joined, std::nullopt};
-  const auto end = std::min(cat.items.size(), offset + size);
+  if (offset == 0 && cat.size() <= size) return list_page{{cat.joined}, std::nullopt};
+  const auto end = std::min(cat.size(), offset + size);
   std::string out = "[";
-  for (auto i = offset; i < end; ++i) {
-    if (i > offset) out += ',';
-    out += cat.items[i];
+  if (offset < end) {
+    // Items [offset, end) are one run of `joined`: from the first's start to the comma (or the
+    // closing bracket) after the last.
+    const auto from = cat.begins[offset];
+    const auto to = end < cat.size() ? cat.begins[end] - 1 : cat.joined->size() - 1;
+    out.append(*cat.joined, from, to - from);
   }
   out += ']';
   std::optional<std::string> next;
-  if (end < cat.items.size()) next = std::to_string(cat.generation) + "." + std::to_string(end);
-  return list_page{std::move(out), std::move(next)};
+  if (end < cat.size()) next = std::to_string(cat.generation) + "." + std::to_string(end);
+  return list_page{{std::make_shared<const std::string>(std::move(out))}, std::move(next)};
 }
 
 json::object manager::downstream_capabilities() const {
@@ -540,7 +714,7 @@ json::object manager::status() const {
   out["socket"] = info_.socket_path;
   out["config"] = info_.config_path;
   out["clients"] = sessions_.size();
-  out["tools"] = entries_.size();
+  out["tools"] = tool_count();
   json::array servers;
   for (const auto& [name, up] : upstreams_) {
     json::object s;
@@ -575,19 +749,37 @@ json::object manager::status() const {
   return out;
 }
 
+// Every exposed tool in list order with its server, original name and first description line.
+// Built on demand: only `mcpmux tools` asks, and keeping it current cost every rebuild.
+json::array manager::tool_table() const {
+  const auto& routes = cat_[static_cast<std::size_t>(collection::tools)].routes;  // name order
+  // Descriptions by (server, original), one server's list indexed at a time.
+  std::map<std::string_view, std::unordered_map<std::string_view, const json::object*>> defs;
+  auto definition = [&](const route& r) -> const json::object* {
+    auto [it, fresh] = defs.try_emplace(r.server);
+    if (fresh)
+      if (auto up = find_upstream(r.server))
+        for (const auto& t : up->tools()) it->second.emplace(t.at("name").get_string(), &t);
+    auto d = it->second.find(r.original);
+    return d == it->second.end() ? nullptr : d->second;
+  };
+  json::array tools;
+  tools.reserve(routes.size());
+  for (const auto& [name, r] : routes) {
+    const auto* def = definition(r);
+    tools.push_back(json::object{{"name", name},
+                                 {"server", r.server},
+                                 {"original", r.original},
+                                 {"description", def ? first_line(*def) : std::string()}});
+  }
+  return tools;
+}
+
 std::variant<json::value, rpc_error> manager::control(std::string_view method,
                                                       const json::object& params,
                                                       std::uint64_t session) {
   if (method == "mcpmux/status") return json::value(status());
-  if (method == "mcpmux/tools") {
-    json::array tools;
-    for (const auto& e : entries_)
-      tools.push_back(json::object{{"name", e.exposed},
-                                   {"server", e.server},
-                                   {"original", e.original},
-                                   {"description", e.description}});
-    return json::value(json::object{{"tools", std::move(tools)}});
-  }
+  if (method == "mcpmux/tools") return json::value(json::object{{"tools", tool_table()}});
   if (method == "mcpmux/logs" || method == "mcpmux/restart") {
     const auto* s = params.if_contains("server");
     if (!s || !s->is_string()) return bad_params("params.server (string) is required");

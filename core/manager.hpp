@@ -42,14 +42,6 @@ struct daemon_info {
   std::function<void()> on_change;
 };
 
-/// One exposed tool.
-struct catalogue_entry {
-  std::string exposed;
-  std::string server;
-  std::string original;
-  std::string description;  ///< first line, for `mcpmux tools`
-};
-
 /// Where an exposed item really lives.
 struct route {
   std::string server;    ///< upstream name
@@ -58,7 +50,13 @@ struct route {
 
 /// One page of a combined list, ready to be spliced into a result.
 struct list_page {
-  std::string items_json;                  ///< a JSON array
+  /// Read-only text shared with the catalogue: a whole list of 10,000 tools is a megabyte, not
+  /// worth copying for every tools/list. Reads as a std::string_view.
+  struct shared_text {
+    std::shared_ptr<const std::string> text;
+    operator std::string_view() const { return *text; }
+  };
+  shared_text items_json;                  ///< a JSON array
   std::optional<std::string> next_cursor;  ///< opaque; absent on the last page
 };
 
@@ -77,8 +75,18 @@ class manager : public upstream_observer {
   manager(boost::asio::io_context& io, config cfg, daemon_info info);
   ~manager() override;
 
-  /// Starts every enabled upstream.
+  /// Lists the cached tools (builds the catalogue) and starts the startup gate's clock. The
+  /// servers themselves are started by start_next(), one at a time.
   void start();
+  /// Starts the next server not started yet; returns starts_pending(). The daemon calls it when
+  /// its loop has nothing else to do: clients are answered from the tool cache before starting
+  /// servers compete with them for the CPU.
+  bool start_next();
+  /// True while servers are waiting for start_next() (never after stop()).
+  bool starts_pending() const { return !stopped_ && next_start_ < to_start_.size(); }
+  /// True once every server has been started and none is connecting (each is ready, failed and
+  /// backing off, or disabled): the start's burst of work is over.
+  bool startup_over() const;
   /// Stops every upstream (children are torn down in the background).
   void stop();
 
@@ -97,7 +105,9 @@ class manager : public upstream_observer {
   /// A page of a combined list; `cursor` empty for the first page. A cursor of an older
   /// generation of the list is an error.
   std::variant<list_page, rpc_error> page(collection c, std::string_view cursor) const;
-  std::size_t tool_count() const { return entries_.size(); }
+  std::size_t tool_count() const {
+    return cat_[static_cast<std::size_t>(collection::tools)].routes.size();
+  }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
 
@@ -151,24 +161,29 @@ class manager : public upstream_observer {
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
   struct catalogue {
-    std::vector<std::string> items;  ///< serialized exposed items, in list order
-    std::string joined = "[]";       ///< all of them as one JSON array
-    std::unordered_map<std::string, route> by_key;
+    /// The serialized exposed items, in list order, as one array (shared with pages being sent).
+    std::shared_ptr<const std::string> joined = std::make_shared<const std::string>("[]");
+    std::vector<std::size_t> begins;                    ///< where each item starts in `joined`
+    std::vector<std::pair<std::string, route>> routes;  ///< by exposed name, sorted
     std::uint64_t generation = 0;  ///< bumped whenever the list changes (cursors carry it)
+    std::size_t size() const { return begins.size(); }
   };
   bool rebuild_named(collection c);
   bool rebuild_uris(collection c, std::string_view key);
-  bool install(collection c, std::vector<std::string> items,
-               std::unordered_map<std::string, route> by_key);
+  /// Installs a rebuilt list (the array and its items' offsets); true when it changed.
+  bool install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
+               std::vector<std::pair<std::string, route>> routes);
+  json::array tool_table() const;
   void forward_log_message(const std::string& server, const message& msg);
   void push_log_level();
 
   std::array<catalogue, collection_count> cat_;
-  std::vector<catalogue_entry> entries_;  ///< tools, for mcpmux/tools
   std::map<std::pair<std::string, std::string>, std::unordered_set<std::uint64_t>> subscriptions_;
   std::unordered_map<std::uint64_t, std::string> session_log_levels_;
   /// Per-client upstreams by (server, session).
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
+  std::vector<std::weak_ptr<upstream>> to_start_;  ///< servers to start, in name order
+  std::size_t next_start_ = 0;
   bool rebuild_posted_ = false;
   bool stopped_ = false;  ///< stop() was called (shutdown)
   /// What the catalogue was last built from: (server, listed, lists version) and naming rules.

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace mcpmux {
@@ -112,58 +112,64 @@ std::vector<naming_output> assign_tool_names(const std::vector<naming_input>& in
   std::vector<std::string> exposed(n);
   for (std::size_t i = 0; i < n; ++i) exposed[i] = desired_name(inputs[i], rules, limit);
 
-  // Name -> index of the input holding it. Keys view `exposed` (winners' entries are not modified
-  // until the end) or `renames` (reserved up front, so its strings never move).
-  std::unordered_map<std::string_view, std::size_t> taken;
-  taken.reserve(2 * n);
-
-  // Pass 1: each natural name goes to the first of its claimants in processing order. Taking the
-  // minimum per name gives the same winners as a sorted walk without sorting every input. All
-  // natural names are settled before any rename is chosen, so a rename never takes another tool's
-  // natural name (a collision elsewhere renames nobody else).
+  // Pass 1: every input by natural name, claimants of one name in processing order; the first of
+  // each run keeps the name. One sort and no hash table: at 10,000 tools this runs on every
+  // catalogue rebuild, the first of them between the daemon's start and its first tools/list.
+  // Keys view `exposed`, whose entries stay unmodified until the end.
+  std::vector<std::pair<std::string_view, std::size_t>> natural;
+  natural.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) natural.emplace_back(exposed[i], i);
+  std::sort(natural.begin(), natural.end(), [&](const auto& a, const auto& b) {
+    if (int c = a.first.compare(b.first); c != 0) return c < 0;
+    return before(a.second, b.second);
+  });
   std::vector<std::size_t> losers;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto [it, inserted] = taken.try_emplace(exposed[i], i);
-    if (inserted) continue;
-    if (before(i, it->second)) {
-      losers.push_back(it->second);
-      it->second = i;  // the key still views the old holder's equal, unmodified string
-    } else {
-      losers.push_back(i);
-    }
+  for (std::size_t k = 1; k < n; ++k)
+    if (natural[k].first == natural[k - 1].first) losers.push_back(natural[k].second);
+  const auto holder_of =
+      [&](std::string_view name) -> const std::pair<std::string_view, std::size_t>* {
+    auto it = std::lower_bound(natural.begin(), natural.end(), name,
+                               [](const auto& e, std::string_view v) { return e.first < v; });
+    return it != natural.end() && it->first == name ? &*it : nullptr;
+  };
+
+  std::vector<naming_output> out;
+  out.reserve(n);
+  if (losers.empty()) {  // the usual case: every natural name is unique and already in order
+    for (const auto& [name, i] : natural) out.push_back(naming_output{i, std::move(exposed[i])});
+    return out;
   }
 
   // Pass 2, in processing order: each loser gets a suffix hashed from its identity; re-hash with a
-  // counter while taken.
+  // counter while taken. All natural names are settled first, so a rename never takes another
+  // tool's natural name (a collision elsewhere renames nobody else).
   std::sort(losers.begin(), losers.end(), before);
   std::vector<std::string> renames;
   renames.reserve(losers.size());
+  std::unordered_set<std::string_view> renamed;  // views `renames`, reserved so they never move
   for (std::size_t i : losers) {
     const std::string identity = identity_of(inputs[i]);
     std::string candidate;
     for (std::size_t counter = 0;; ++counter) {
       const std::string key = counter == 0 ? identity : identity + "#" + std::to_string(counter);
       candidate = with_suffix(exposed[i], hash_suffix(key), limit);
-      if (!taken.contains(candidate)) break;
+      if (!holder_of(candidate) && !renamed.contains(candidate)) break;
     }
     renames.push_back(std::move(candidate));
-    taken.emplace(renames.back(), i);
+    renamed.insert(renames.back());
     if (collisions != nullptr) {
-      const std::size_t winner = taken.find(exposed[i])->second;
+      const std::size_t winner = holder_of(exposed[i])->second;
       collisions->push_back(
           naming_collision{exposed[i], identity_of(inputs[winner]), identity, renames.back()});
     }
   }
-  // Only now may the losers' entries change; `taken` is not used past this point.
+  // Only now may the losers' entries change; `natural` is not used past this point.
   for (std::size_t k = 0; k < losers.size(); ++k) exposed[losers[k]] = std::move(renames[k]);
 
-  // Sorting views and moving each string once is cheaper than sorting the outputs themselves.
   std::vector<std::pair<std::string_view, std::size_t>> by_name;
   by_name.reserve(n);
   for (std::size_t i = 0; i < n; ++i) by_name.emplace_back(exposed[i], i);
   std::sort(by_name.begin(), by_name.end());
-  std::vector<naming_output> out;
-  out.reserve(n);
   for (const auto& [name, i] : by_name) out.push_back(naming_output{i, std::move(exposed[i])});
   return out;
 }

@@ -5,13 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/naming.hpp"
 
@@ -55,26 +55,45 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
                                                            const server_config& s,
                                                            std::string* warning) {
   const auto path = entry_path(dir, s);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return std::nullopt;  // no entry: nothing to say
-  if (size > max_cache_file) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no entry: nothing to say
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > max_cache_file) {
+    ::close(fd);
     *warning = path + ": larger than " + std::to_string(max_cache_file) + " bytes; ignored";
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
+  // One read of the file's size: a hundred entries are read at every start, before the first
+  // client can be answered.
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  bool failed = false;
+  while (got < text.size()) {
+    const auto n = ::read(fd, text.data() + got, text.size() - got);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      failed = n < 0;  // 0: the file shrank meanwhile; what was read is parsed (and checked)
+      break;
+    }
+  }
+  ::close(fd);
+  text.resize(got);
+  // The tools live as long as the list (replaced wholesale when the server lists again): one
+  // arena for the whole entry allocates far faster and more compactly than a malloc per node.
   boost::system::error_code jec;
-  auto v = json::parse(buf.str(), jec);
-  const auto* obj = v.if_object();
-  if (jec || !obj) {
+  auto v = failed ? json::value()
+                  : json::parse(text, jec, json::make_shared_resource<json::monotonic_resource>());
+  auto* obj = v.if_object();
+  if (failed || jec || !obj) {
     *warning = path + ": corrupt tool cache entry; ignored";
     return std::nullopt;
   }
   const auto* fmt = obj->if_contains("format");
   const auto* hash = obj->if_contains("config_hash");
-  const auto* tools = obj->if_contains("tools");
+  auto* tools = obj->if_contains("tools");
   if (!fmt || !fmt->is_int64() || fmt->get_int64() != cache_format || !hash || !hash->is_string() ||
       !tools || !tools->is_array()) {
     *warning = path + ": tool cache entry of an unknown shape; ignored";
@@ -82,14 +101,15 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
   }
   if (hash->get_string() != server_config_hash(s)) return std::nullopt;  // config changed: stale
   std::vector<json::object> out;
-  for (const auto& t : tools->get_array()) {
-    const auto* to = t.if_object();
+  out.reserve(tools->get_array().size());
+  for (auto& t : tools->get_array()) {
+    auto* to = t.if_object();
     const auto* n = to ? to->if_contains("name") : nullptr;
     if (!n || !n->is_string()) {
       *warning = path + ": tool cache entry has a tool without a name; ignored";
       return std::nullopt;
     }
-    out.push_back(*to);
+    out.push_back(std::move(*to));  // the parsed document is dropped: take its objects
   }
   return out;
 }

@@ -476,7 +476,9 @@ void upstream::store_list(collection c, std::vector<json::object> items) {
   list = std::move(items);
   if (changed) lists_version_ = new_lists_version();
   if (c != collection::tools) return;
-  if (changed || tools_from_cache_) store_cache();
+  // The entry on disk already holds an unchanged list that came from it: rewriting it (a rename
+  // over the old file, which the filesystem flushes) would cost each of a hundred starting servers.
+  if (changed) store_cache();
   tools_from_cache_ = false;
 }
 

@@ -2,11 +2,15 @@
 #include "daemon/daemon.hpp"
 
 #include <signal.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -82,6 +86,62 @@ void setup_logging(log_level level) {
   });
 }
 
+void release_free_memory() {
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
+}
+
+// The Unix-socket clients' transports while servers start, to tell whether an answer is still
+// being written.
+class client_outputs {
+ public:
+  void add(const std::shared_ptr<transport>& t) { all_.push_back(t); }
+  void clear() { all_.clear(); }
+  bool writing() {
+    bool any = false;
+    std::erase_if(all_, [&](const std::weak_ptr<transport>& w) {
+      auto t = w.lock();
+      any = any || (t && t->queued_bytes() > 0);
+      return !t;
+    });
+    return any;
+  }
+
+ private:
+  std::vector<std::weak_ptr<transport>> all_;
+};
+
+// Runs the loop until it is stopped. While servers wait for their start, the next one starts when
+// the loop has nothing else to do and no client answer is still being written: the clients the
+// tool cache is there for come first, then a hundred starting processes may take the CPU. The
+// first start also waits for a short quiet spell, so that clients present at the start (socket
+// activation) get through their first exchanges. Busy clients hold a start back by at most
+// max_start_deferral.
+void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
+  constexpr auto quiet_before_first_start = std::chrono::milliseconds(2);
+  constexpr auto max_start_deferral = std::chrono::milliseconds(10);
+  auto work = asio::make_work_guard(io);  // an idle poll() must not find the loop out of work
+  auto last_start = std::chrono::steady_clock::now();
+  bool first = true;
+  while (mgr.starts_pending() && !io.stopped()) {
+    if (std::chrono::steady_clock::now() - last_start < max_start_deferral) {
+      if ((first ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
+      if (io.stopped()) break;
+      if (clients.writing()) {
+        io.run_one_for(std::chrono::milliseconds(1));
+        continue;
+      }
+    }
+    mgr.start_next();
+    first = false;
+    last_start = std::chrono::steady_clock::now();
+  }
+  clients.clear();
+  work.reset();
+  if (!io.stopped()) io.run();
+}
+
 void print_errors(const config_result& r) {
   for (const auto& e : r.errors) std::fprintf(stderr, "mcpmuxd: %s\n", e.to_string().c_str());
 }
@@ -123,6 +183,7 @@ int run_daemon(const daemon_options& opt) {
   const std::string watched =
       cfg.source == "<default>" ? resolve_config_path(opt.config_path) : cfg.source;
   bool reloading = false;
+  bool startup_trimmed = false;
   std::string last_status;
   manager* mgr_ptr = nullptr;
   daemon_info info;
@@ -144,12 +205,19 @@ int run_daemon(const daemon_options& opt) {
     if (std::exchange(reloading, false)) line = "READY=1\n" + line;
     if (line != last_status) sd_notify(line);
     last_status = std::move(line);
+    // Starting leaves freed memory behind in the heap (the cached lists, replaced by the servers'
+    // own, and parse buffers); it goes back to the system once no server is starting any more.
+    if (!startup_trimmed && mgr_ptr->startup_over()) {
+      startup_trimmed = true;
+      release_free_memory();
+    }
   };
   const auto max_message = cfg.daemon.max_message_bytes;
   const auto max_queue = cfg.daemon.max_client_queue_bytes;
   manager mgr(io, std::move(cfg), info);
 
   std::uint64_t next_session = 1;
+  client_outputs clients;
   std::string error;
   const auto inherited = sd_listen_fd();
   auto listener = listen_unix(
@@ -158,7 +226,9 @@ int run_daemon(const daemon_options& opt) {
         fd_transport_options fo;
         fo.limits.max_message_bytes = max_message;
         fo.limits.max_queue_bytes = max_queue;
-        session::start(mgr, make_fd_transport(io, fd, fd, fo), next_session++);
+        auto t = make_fd_transport(io, fd, fd, fo);
+        if (mgr.starts_pending()) clients.add(t);
+        session::start(mgr, std::move(t), next_session++);
       },
       &error);
   if (!listener) {
@@ -186,7 +256,7 @@ int run_daemon(const daemon_options& opt) {
   log.info("mcpmuxd {} listening on {}{} ({} servers from {})", MCPMUX_VERSION, socket_path,
            inherited ? " (socket activation)" : "", mgr.current_config().servers.size(),
            mgr.current_config().source);
-  mgr.start();
+  mgr.start();  // the servers start once the loop runs (run_loop)
   // Cached tools were loaded with the upstreams: clients can be served from here on.
   auto [ready, total] = mgr.ready_count();
   sd_notify(fmt::format("READY=1\nSTATUS={}/{} servers ready", ready, total));
@@ -263,7 +333,7 @@ int run_daemon(const daemon_options& opt) {
     wait_children();
   });
 
-  io.run();
+  run_loop(io, mgr, clients);
   log.info("stopped");
   return 0;
 }

@@ -29,6 +29,7 @@
 #include "core/error.hpp"
 #include "core/json_rpc.hpp"
 #include "core/log.hpp"
+#include "transports/openssl_loader.hpp"
 #include "transports/sse_parser.hpp"
 
 namespace mcpmux {
@@ -261,16 +262,19 @@ class http_transport final : public transport, public std::enable_shared_from_th
  private:
   bool legacy() const { return opt_.type == http_transport_options::kind::legacy_sse; }
 
+  // The completion handler holds the transport: a coroutine starts a loop turn after co_spawn,
+  // by which time its owner may have dropped the transport (a failure reported by fail_later).
   template <class Awaitable>
   void spawn(Awaitable&& a) {
-    asio::co_spawn(io_, std::forward<Awaitable>(a), [name = log_.name()](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& x) {
-        logger(name).error("internal error: {}", x.what());
-      }
-    });
+    asio::co_spawn(io_, std::forward<Awaitable>(a),
+                   [self = shared_from_this(), name = log_.name()](std::exception_ptr e) {
+                     if (!e) return;
+                     try {
+                       std::rethrow_exception(e);
+                     } catch (const std::exception& x) {
+                       logger(name).error("internal error: {}", x.what());
+                     }
+                   });
   }
 
   // ---- events -------------------------------------------------------------------------------
@@ -317,6 +321,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   // ---- connections --------------------------------------------------------------------------
 
   std::string make_tls_context() {
+    if (std::string err; !load_openssl(&err)) return err;
     tls_ctx_ = std::make_unique<ssl::context>(ssl::context::tls_client);
     error_code ec;
     tls_ctx_->set_default_verify_paths(ec);
@@ -356,6 +361,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   awaitable<conn_ptr> open_connection(std::string& err, conn_ptr* slot = nullptr,
                                       bool bypass_closing = false) {
     auto self = shared_from_this();
+    if (origin_.tls && !tls_ctx_) co_return nullptr;  // start() failed; fail_later reports why
     auto c = std::make_shared<connection>();
     if (origin_.tls) {
       c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, *tls_ctx_);
