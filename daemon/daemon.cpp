@@ -86,6 +86,15 @@ void setup_logging(log_level level) {
   });
 }
 
+// Big message buffers (up to max_message_bytes) are mapped and unmapped as they come and go:
+// glibc's adaptive threshold would move them into the heap once the first one is freed, and a
+// 10 MiB answer would stay resident long after it was sent.
+void tune_malloc() {
+#ifdef __GLIBC__
+  ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
+}
+
 void release_free_memory() {
 #ifdef __GLIBC__
   ::malloc_trim(0);
@@ -160,6 +169,7 @@ int check_config(const daemon_options& opt) {
 }
 
 int run_daemon(const daemon_options& opt) {
+  tune_malloc();
   auto loaded = load_config(opt.config_path);
   if (!loaded.value) {
     print_errors(loaded);
