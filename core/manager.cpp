@@ -655,13 +655,41 @@ json::object manager::downstream_capabilities() const {
   return out;
 }
 
-void manager::subscribe(std::uint64_t session, const route& r) {
-  auto& subs = subscriptions_[{r.server, r.original}];
-  const bool first = subs.empty();
-  subs.insert(session);
-  if (!first) return;
-  if (auto up = find_upstream(r.server))
-    up->call("resources/subscribe", json::object{{"uri", r.original}}, [](rpc_outcome) {});
+void manager::subscribe(std::uint64_t session, const route& r, subscribe_done done) {
+  const std::pair<std::string, std::string> key{r.server, r.original};
+  if (auto it = subscriptions_.find(key); it != subscriptions_.end() && !it->second.empty()) {
+    it->second.insert(session);
+    return done(0, {});
+  }
+  auto& waiting = subscribing_[key];
+  waiting.emplace_back(session, std::move(done));
+  if (waiting.size() > 1) return;  // the server is being asked already
+  auto up = find_upstream(r.server);
+  if (!up)
+    return finish_subscribe(key, rpc_code::invalid_params, "Unknown resource: " + r.original);
+  up->call("resources/subscribe", json::object{{"uri", r.original}},
+           [this, key, alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
+             if (alive.expired()) return;
+             if (out.ec)
+               return finish_subscribe(key, rpc_code::connection_closed, out.ec.message());
+             if (out.reply->kind != message_kind::error_response)
+               return finish_subscribe(key, 0, {});
+             // The server's refusal, as it gave it.
+             const auto& err = out.reply->body["error"].as_object();
+             const auto* code = err.at("code").if_int64();
+             finish_subscribe(key, code ? static_cast<int>(*code) : rpc_code::internal_error,
+                              std::string(err.at("message").as_string()));
+           });
+}
+
+void manager::finish_subscribe(const std::pair<std::string, std::string>& key, int code,
+                               const std::string& message) {
+  auto node = subscribing_.extract(key);
+  if (node.empty()) return;
+  for (auto& [session, done] : node.mapped()) {
+    if (code == 0 && sessions_.count(session)) subscriptions_[key].insert(session);
+    done(code, message);
+  }
 }
 
 void manager::unsubscribe(std::uint64_t session, const route& r) {

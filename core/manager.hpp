@@ -112,7 +112,11 @@ class manager : public upstream_observer {
   json::object downstream_capabilities() const;
 
   /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
-  void subscribe(std::uint64_t session, const route& r);
+  /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server
+  /// (later ones, while it is in flight, wait for the same answer); `done` hears how it went:
+  /// code 0, or the JSON-RPC error code and message to answer the client with.
+  using subscribe_done = std::function<void(int code, std::string message)>;
+  void subscribe(std::uint64_t session, const route& r, subscribe_done done);
   void unsubscribe(std::uint64_t session, const route& r);
   /// A session's logging level changed ("" = none); the servers are asked for the most verbose.
   void set_session_log_level(std::uint64_t session, std::string level);
@@ -179,6 +183,12 @@ class manager : public upstream_observer {
 
   std::array<catalogue, collection_count> cat_;
   std::map<std::pair<std::string, std::string>, std::unordered_set<std::uint64_t>> subscriptions_;
+  /// Subscriptions whose resources/subscribe is in flight: who waits for its answer.
+  std::map<std::pair<std::string, std::string>,
+           std::vector<std::pair<std::uint64_t, subscribe_done>>>
+      subscribing_;
+  void finish_subscribe(const std::pair<std::string, std::string>& key, int code,
+                        const std::string& message);
   std::unordered_map<std::uint64_t, std::string> session_log_levels_;
   /// Per-client upstreams by (server, session).
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;

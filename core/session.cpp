@@ -348,9 +348,14 @@ void session::subscription(message& msg, bool subscribe) {
     return reply_error(id, rpc_code::invalid_params,
                        "Unknown resource: " + std::string(uri->get_string()));
   if (subscribe)
-    manager_.subscribe(id_, *r);
-  else
-    manager_.unsubscribe(id_, *r);
+    return manager_.subscribe(
+        id_, *r, [weak = weak_from_this(), id = json::value(id)](int code, std::string error) {
+          auto self = weak.lock();
+          if (!self || self->ended_) return;
+          if (code != 0) return self->reply_error(id, code, error);
+          self->send(make_result(id, json::object{}));
+        });
+  manager_.unsubscribe(id_, *r);
   send(make_result(id, json::object{}));
 }
 

@@ -506,3 +506,35 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
     assertReport(validateServerLog(log('u'), srv.u), ['InitializeRequest', 'CallToolRequest']);
   });
 });
+
+describe('a subscription the server refuses', () => {
+  let daemon;
+  let c;
+  before(async () => {
+    daemon = await startDaemon((dir) => ({
+      servers: {
+        s: fakeServer({ log: `${dir}/s.jsonl`, args: ['--name', 's', '--resources', '1', '--subscribe'] }),
+        n: fakeServer({ log: `${dir}/n.jsonl`, args: ['--name', 'n', '--resources', '1'] }),  // no subscribe
+      },
+    }));
+    c = await daemon.connect({ capture: 'c.jsonl', name: 'c' });
+  });
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  it('the client gets the server’s error, not an empty success; nothing is left subscribed', async () => {
+    await c.subscribeResource({ uri: 'fake://s/r0' });
+    await assert.rejects(c.subscribeResource({ uri: 'fake://n/r0' }), (e) => {
+      assert.equal(codeOf(e), -32601, e.message);
+      assert.match(e.message, /resources\/subscribe/);
+      return true;
+    });
+    // Asked again, the server is asked again (no stale subscription answers for it).
+    await assert.rejects(c.subscribeResource({ uri: 'fake://n/r0' }), (e) => codeOf(e) === -32601);
+    const asked = readMessages(daemon.path('n.jsonl')).filter((m) => m.method === 'resources/subscribe');
+    assert.equal(asked.length, 2);
+    const st = JSON.parse((await mcpmux(daemon.socket, ['status', '--json'])).stdout);
+    assert.ok(st.servers.every((s) => s.state === 'ready'), JSON.stringify(st.servers));
+  });
+});
