@@ -748,7 +748,7 @@ json::object manager::status() const {
     json::object s;
     s["name"] = name;
     s["type"] = to_string(up->config().type);
-    s["state"] = to_string(up->state());
+    s["state"] = to_string(up->visible_state());
     s["enabled"] = up->config().enabled;
     s["pid"] = up->pid() ? json::value(*up->pid()) : json::value(nullptr);
     s["uptime_ms"] =

@@ -716,9 +716,7 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
       }
     }
   }
-  // A server whose start is still to come (served from the cache) is as good as connecting.
-  const auto st = !started_ && cfg_.enabled ? upstream_state::connecting : state();
-  switch (st) {
+  switch (visible_state()) {
     case upstream_state::ready:
       send_call(token, std::move(c));
       break;

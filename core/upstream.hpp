@@ -98,6 +98,11 @@ class upstream : public std::enable_shared_from_this<upstream> {
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }
   upstream_state state() const { return lc_.state(); }
+  /// The state users and callers see: a server whose start is still to come (the manager starts
+  /// them one at a time) is as good as connecting.
+  upstream_state visible_state() const {
+    return !started_ && cfg_.enabled ? upstream_state::connecting : state();
+  }
   const lifecycle& life() const { return lc_; }
   /// The last good tool list (kept while the server is down; from the cache before the first
   /// connection).
