@@ -299,12 +299,15 @@ void session::serve_list(const json::value& id, collection c, const json::object
     if (auto* err = std::get_if<rpc_error>(&page))
       return self->reply_error(id, err->code, err->message);
     auto& p = std::get<list_page>(page);
-    std::string out = R"({"jsonrpc":"2.0","id":)";
+    const std::string_view items = p.items_json;
+    std::string out;
+    out.reserve(items.size() + 128 + (p.next_cursor ? p.next_cursor->size() * 2 : 0));  // once
+    out += R"({"jsonrpc":"2.0","id":)";
     out += json::serialize(id);
     out += R"(,"result":{")";
     out += to_string(c);
     out += R"(":)";
-    out += p.items_json;
+    out += items;
     if (p.next_cursor) {
       out += R"(,"nextCursor":)";
       out += json::serialize(json::string(*p.next_cursor));
