@@ -9,9 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
-#include <charconv>
 #include <cstdio>
-#include <cstring>
 #include <tuple>
 
 #include "core/naming.hpp"
@@ -42,169 +40,63 @@ rpc_error bad_params(std::string msg) {
   return {rpc_code::invalid_params, std::move(msg), nullptr};
 }
 
-// Writes exposed items into one JSON array. Each item comes out byte for byte as json::serialize
-// would write a copy of it with one member's value replaced (the exposed name or URI), without
-// making that copy: at 10,000 tools the copies and a serializer per item were most of a
-// catalogue rebuild, which stands between a daemon's start and its first tools/list answer.
+// Writes exposed items into one JSON array: each item as json::serialize would write a copy of it
+// with one member's value replaced (the exposed name or URI), without making that copy (at
+// 10,000 tools the copies were most of a catalogue rebuild). One Boost.JSON serializer writes
+// every key and value.
 class list_writer {
  public:
   explicit list_writer(std::size_t expected_bytes) {
-    buf_.resize(std::max<std::size_t>(expected_bytes, 64));
-    put('[');
+    out_.reserve(expected_bytes);
+    out_ += '[';
   }
 
   void add(const json::object& item, std::string_view key, std::string_view value) {
-    if (!begins_.empty()) put(',');
-    begins_.push_back(len_);
-    put('{');
+    if (!begins_.empty()) out_ += ',';
+    begins_.push_back(out_.size());
+    out_ += '{';
     bool first = true, replaced = false;
     for (const auto& kv : item) {
-      if (!first) put(',');
+      if (!first) out_ += ',';
       first = false;
-      write_string(kv.key());
-      put(':');
+      write(kv.key());
+      out_ += ':';
       if (kv.key() == key) {
-        write_string(value);
+        write(value);
         replaced = true;
       } else {
-        write(kv.value());
+        sr_.reset(&kv.value());
+        drain();
       }
     }
     if (!replaced) {  // (json::object's operator[] appends a missing key)
-      if (!first) put(',');
-      write_string(key);
-      put(':');
-      write_string(value);
+      if (!first) out_ += ',';
+      write(key);
+      out_ += ':';
+      write(value);
     }
-    put('}');
+    out_ += '}';
   }
 
   /// The array and where each item starts in it.
   std::pair<std::string, std::vector<std::size_t>> finish() && {
-    put(']');
-    buf_.resize(len_);
-    return {std::move(buf_), std::move(begins_)};
+    out_ += ']';
+    return {std::move(out_), std::move(begins_)};
   }
 
  private:
-  void write(const json::value& v) {
-    switch (v.kind()) {
-      case json::kind::null:
-        return put("null");
-      case json::kind::bool_:
-        return put(v.get_bool() ? "true" : "false");
-      case json::kind::int64:
-        return write_integer(v.get_int64());
-      case json::kind::uint64:
-        return write_integer(v.get_uint64());
-      case json::kind::double_:
-        return write_double(v);
-      case json::kind::string:
-        return write_string(v.get_string());
-      case json::kind::array: {
-        put('[');
-        bool first = true;
-        for (const auto& e : v.get_array()) {
-          if (!first) put(',');
-          first = false;
-          write(e);
-        }
-        return put(']');
-      }
-      case json::kind::object: {
-        put('{');
-        bool first = true;
-        for (const auto& kv : v.get_object()) {
-          if (!first) put(',');
-          first = false;
-          write_string(kv.key());
-          put(':');
-          write(kv.value());
-        }
-        return put('}');
-      }
-    }
+  void write(std::string_view s) {
+    sr_.reset(s);
+    drain();
+  }
+  void drain() {
+    while (!sr_.done()) out_.append(sr_.read(buf_, sizeof buf_));
   }
 
-  template <class T>
-  void write_integer(T n) {
-    char* p = room(24);
-    len_ = static_cast<std::size_t>(std::to_chars(p, p + 24, n).ptr - buf_.data());
-  }
-
-  // Doubles are rare in tool definitions and Boost's shortest-form formatting is not ours to
-  // reproduce: its serializer writes them.
-  void write_double(const json::value& v) {
-    sr_.reset(&v);
-    char tmp[64];
-    while (!sr_.done()) put(sr_.read(tmp, sizeof tmp));
-  }
-
-  // JSON's escapes as Boost.JSON writes them: \" \\ \b \f \n \r \t, \u00xx for the other
-  // control characters; everything else (UTF-8 included) as is.
-  void write_string(std::string_view s) {
-    static constexpr char hex[] = "0123456789abcdef";
-    char* const start = room(6 * s.size() + 2);  // every byte escaped as \u00xx, and the quotes
-    char* p = start;
-    *p++ = '"';
-    for (const char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
-      if (c >= 0x20 && c != '"' && c != '\\') {
-        *p++ = ch;
-        continue;
-      }
-      *p++ = '\\';
-      switch (c) {
-        case '"':
-        case '\\':
-          *p++ = ch;
-          break;
-        case '\b':
-          *p++ = 'b';
-          break;
-        case '\f':
-          *p++ = 'f';
-          break;
-        case '\n':
-          *p++ = 'n';
-          break;
-        case '\r':
-          *p++ = 'r';
-          break;
-        case '\t':
-          *p++ = 't';
-          break;
-        default:
-          *p++ = 'u';
-          *p++ = '0';
-          *p++ = '0';
-          *p++ = hex[c >> 4];
-          *p++ = hex[c & 15];
-      }
-    }
-    *p++ = '"';
-    len_ += static_cast<std::size_t>(p - start);
-  }
-
-  // At least `n` writable bytes at the end of the output (the buffer grows ahead of the text,
-  // which ends at len_; finish() cuts it there).
-  char* room(std::size_t n) {
-    if (buf_.size() - len_ < n) buf_.resize(std::max(buf_.size() * 2, len_ + n));
-    return buf_.data() + len_;
-  }
-  void put(char c) {
-    *room(1) = c;
-    ++len_;
-  }
-  void put(std::string_view s) {
-    std::memcpy(room(s.size()), s.data(), s.size());
-    len_ += s.size();
-  }
-
-  std::string buf_;
-  std::size_t len_ = 0;
+  std::string out_;
   std::vector<std::size_t> begins_;
-  json::serializer sr_;  ///< for doubles
+  json::serializer sr_;
+  char buf_[4096];
 };
 
 }  // namespace
