@@ -1,7 +1,7 @@
 // schema.mjs — validates captured JSON-RPC traffic against the MCP spec schema (2025-11-25).
 //
-// The schema is JSON Schema draft 2020-12; it is read from $MCP_SPEC_DIR, else from
-// ../../../shared/mcp-spec relative to this file (the repo sits next to shared/).
+// The schema is JSON Schema draft 2020-12; it is read from $MCP_SPEC_DIR, else from the copy
+// vendored in the repository (tests/schemas, with its source noted there).
 //
 //   validateDownstream(captureFile)  what mcpmux sent to an SDK client through tap_bridge.mjs;
 //                                    requests the client sent (captureFile + ".sent") tell
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const SPEC_DIR = process.env.MCP_SPEC_DIR || path.resolve(here, '../../../shared/mcp-spec');
+export const SPEC_DIR = process.env.MCP_SPEC_DIR || path.resolve(here, '../schemas');
 export const SCHEMA_FILE = path.join(SPEC_DIR, 'schema-2025-11-25.json');
 const SCHEMA_ID = 'mcp-2025-11-25';
 
