@@ -210,7 +210,7 @@ void manager::on_upstream_ready(const std::string& server, upstream& up) {
   if (up.config().per_client) return;
   for (const auto& [key, ids] : subscriptions_)
     if (key.first == server && !ids.empty())
-      up.call("resources/subscribe", json::object{{"uri", key.second}}, [](rpc_outcome) {});
+      up.call_optional("resources/subscribe", json::object{{"uri", key.second}});
 }
 
 void manager::on_upstream_log(const std::string& server, const std::string& line) {
@@ -659,10 +659,14 @@ json::object manager::status() const {
             ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
             : json::value(nullptr);
     s["tools_from_cache"] = up->tools_from_cache();
-    json::value last_stderr = nullptr;
-    for (const auto& line : up->log_lines(1000))
-      if (line.rfind("stderr: ", 0) == 0) last_stderr = line.substr(8);
-    s["last_stderr"] = std::move(last_stderr);
+    auto tail = up->stderr_tail(5);
+    s["last_stderr"] = tail.empty() ? json::value(nullptr) : json::value(tail.back());
+    s["crash_looping"] = up->crash_looping();
+    json::array stderr_lines, notes;
+    for (auto& line : tail) stderr_lines.push_back(json::string(line));
+    s["stderr_tail"] = std::move(stderr_lines);
+    for (auto& n : up->notes()) notes.push_back(json::string(n));
+    s["notes"] = std::move(notes);
     servers.push_back(std::move(s));
   }
   out["servers"] = std::move(servers);

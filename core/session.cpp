@@ -247,6 +247,13 @@ void session::handle_request(message& msg) {
       return reply_error(
           id, rpc_code::invalid_params,
           "Invalid params: completion/complete refers to no known prompt or resource template");
+    // Completion is optional: a server that does not offer it has no suggestions, which is an
+    // answer, not an error (the gateway offers completions when any of its servers does).
+    if (!up->capabilities().contains("completions"))
+      return send(make_result(
+          id, json::object{
+                  {"completion",
+                   json::object{{"values", json::array{}}, {"total", 0}, {"hasMore", false}}}}));
     auto& out_ref = msg.body["params"].as_object()["ref"].as_object();
     out_ref[out_ref.contains("name") ? "name" : "uri"] = r->original;
     return forward(msg, up);

@@ -282,13 +282,8 @@ void upstream::connect() {
     auto self = weak.lock();
     if (!self || self->generation_ != gen) return;
     std::string why = "Transport closed: " + reason;
-    auto lines = self->log_lines(log_ring_size);
     // The last stderr line is usually the one that explains the exit.
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-      if (it->rfind("stderr: ", 0) == 0) {
-        why += "; last stderr: " + it->substr(8);
-        break;
-      }
+    if (auto last = self->stderr_tail(1); !last.empty()) why += "; last stderr: " + last.front();
     self->fail(std::move(why));
   };
   h.on_bad_message = [weak = weak_from_this()](std::string_view text, std::string_view why) {
@@ -390,23 +385,47 @@ void upstream::on_initialized(message reply) {
         auto self = weak.lock();
         if (!self || self->generation_ != gen || !self->peer_) return;
         self->peer_->notify("notifications/initialized", json::object{});
-        if (!self->log_level_.empty() && self->capabilities_.contains("logging"))
-          self->peer_->request("logging/setLevel", json::object{{"level", self->log_level_}},
-                               self->timeout_opt(), [](rpc_outcome) {});
+        self->send_log_level();
         self->fetch_all(0);
       });
 }
 
-// Lists every collection the server offers, one after the other, then becomes ready.
+// Lists the server's tools, then every other collection it offers, one after the other, then
+// becomes ready. Only tools/list is part of the handshake: a failed optional list leaves that
+// list empty with a note, and the start goes on.
 void upstream::fetch_all(std::size_t next) {
-  while (next < collection_count && !offers(static_cast<collection>(next))) {
-    lists_[next].clear();
+  if (next == 1) {
+    // The handshake (spawn, initialize, tools/list) is over; the optional lists share one more
+    // timeout between them, so that a server that never answers them is still ready in time.
+    timers_->handshake.cancel();
+    lists_deadline_ = steady_clock::now() + timeout_;
+  }
+  while (next < collection_count && next > 0 && !offers(static_cast<collection>(next))) {
+    set_list(static_cast<collection>(next), {});
+    clear_note(collections[next].method);
     ++next;
   }
   if (next == collection_count) return become_ready();
   fetch(static_cast<collection>(next), [weak = weak_from_this(), next] {
     if (auto self = weak.lock()) self->fetch_all(next + 1);
   });
+}
+
+// A list the server could not give: empty until the next list_changed or reconnect. tools/list
+// is the reason a server is there, so its failure is the server's last error; any other list's is
+// a note. A list the server never declared may fail quietly (it was asked on a hunch).
+void upstream::list_failed(collection c, std::string why) {
+  const auto& info = collections[static_cast<std::size_t>(c)];
+  set_list(c, {});
+  if (c == collection::tools) tools_from_cache_ = false;
+  if (!offers(c)) {
+    log_.debug("{} (the server does not declare \"{}\")", why, info.capability);
+    return;
+  }
+  log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
+            info.key);
+  if (c == collection::tools) last_error_ = why;  // kept after a recovery, like every last error
+  set_note(info.method, std::move(why));
 }
 
 void upstream::fetch(collection c, std::function<void()> then) {
@@ -421,16 +440,20 @@ void upstream::fetch(collection c, std::function<void()> then) {
     std::vector<json::object> acc = {};
     void operator()(rpc_outcome out) {
       auto self = weak.lock();
-      if (!self || self->generation_ != gen || out.ec) return;
+      if (!self || self->generation_ != gen) return;
       const auto& info = collections[static_cast<std::size_t>(c)];
+      const std::string method(info.method);
+      if (out.ec == errc::timeout && c == collection::tools)
+        return self->fail(method + ": no answer within " + std::to_string(self->timeout_.count()) +
+                          "ms");
+      if (out.ec == errc::timeout) return give_up(*self, method + ": no answer in time");
+      if (out.ec) return;  // closed or stopped: reported through on_closed / stop
       if (out.reply->kind == message_kind::error_response)
-        return self->fail(std::string(info.method) +
-                          " failed: " + json::serialize(out.reply->body["error"]));
+        return give_up(*self, method + " failed: " + json::serialize(out.reply->body["error"]));
       auto* result = out.reply->body["result"].if_object();
       auto* items = result ? result->if_contains(info.key) : nullptr;
       if (!items || !items->is_array())
-        return self->fail(std::string(info.method) + " result has no " + std::string(info.key) +
-                          " array");
+        return give_up(*self, method + " result has no " + std::string(info.key) + " array");
       for (auto& t : items->get_array()) {
         auto* obj = t.if_object();
         const auto* n = obj ? obj->if_contains(info.identity) : nullptr;
@@ -457,29 +480,72 @@ void upstream::fetch(collection c, std::function<void()> then) {
           cursors->insert(cur);
           json::object p;
           p["cursor"] = cur;
-          const auto method = info.method;
-          self->peer_->request(method, p, self->timeout_opt(), std::move(*this));
+          self->peer_->request(info.method, p, self->list_timeout(c), std::move(*this));
           return;
         }
       }
+      self->clear_note(info.method);
       self->store_list(c, std::move(acc));
+      then();
+    }
+    void give_up(upstream& self, std::string why) {
+      self.list_failed(c, std::move(why));
       then();
     }
   };
   step first{weak_from_this(), generation_, c, std::move(then)};
-  peer_->request(info.method, json::object{}, timeout_opt(), std::move(first));
+  peer_->request(info.method, json::object{}, list_timeout(c), std::move(first));
+}
+
+// tools/list is bounded by the handshake's timer (and by the request timeout once ready); the
+// other lists of a start share the time left until lists_deadline_.
+std::optional<std::chrono::milliseconds> upstream::list_timeout(collection c) const {
+  auto t = timeout_opt();
+  if (!t || c == collection::tools || state() == upstream_state::ready) return t;
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(lists_deadline_ - steady_clock::now());
+  return std::clamp(left, std::chrono::milliseconds(1), *t);
 }
 
 void upstream::store_list(collection c, std::vector<json::object> items) {
-  auto& list = lists_[static_cast<std::size_t>(c)];
-  const bool changed = list != items;
-  list = std::move(items);
-  if (changed) lists_version_ = new_lists_version();
+  const bool changed = set_list(c, std::move(items));
   if (c != collection::tools) return;
   // The entry on disk already holds an unchanged list that came from it: rewriting it (a rename
   // over the old file, which the filesystem flushes) would cost each of a hundred starting servers.
   if (changed) store_cache();
   tools_from_cache_ = false;
+}
+
+bool upstream::set_list(collection c, std::vector<json::object> items) {
+  auto& list = lists_[static_cast<std::size_t>(c)];
+  if (list == items) return false;
+  list = std::move(items);
+  lists_version_ = new_lists_version();
+  return true;
+}
+
+void upstream::set_note(std::string_view about, std::string text) {
+  auto it = std::find_if(notes_.begin(), notes_.end(), [&](auto& n) { return n.first == about; });
+  if (it != notes_.end() && it->second == text) return;
+  note("note: " + text);
+  if (it != notes_.end())
+    it->second = std::move(text);
+  else
+    notes_.emplace_back(std::string(about), std::move(text));
+  observer_.on_upstream_changed(cfg_.name);
+}
+
+void upstream::clear_note(std::string_view about) {
+  auto it = std::find_if(notes_.begin(), notes_.end(), [&](auto& n) { return n.first == about; });
+  if (it == notes_.end()) return;
+  notes_.erase(it);
+  observer_.on_upstream_changed(cfg_.name);
+}
+
+std::vector<std::string> upstream::notes() const {
+  std::vector<std::string> out;
+  for (const auto& n : notes_) out.push_back(n.second);
+  return out;
 }
 
 void upstream::become_ready() {
@@ -542,6 +608,22 @@ void upstream::fail(std::string why) {
   if (auto p = std::exchange(peer_, nullptr)) p->close();
   // Queued calls keep waiting for the reconnect, each bounded by its own deadline.
   perform(step);
+  if (crash_looping() && lc_.attempt() == crash_loop_attempts) {
+    std::string tail;
+    for (const auto& line : stderr_tail(5)) tail += "\n  " + line;
+    log_.warn("crash-looping: {} failed attempts in a row, backing off; last: {}{}", lc_.attempt(),
+              last_error_, tail.empty() ? "" : "; its last stderr lines:" + tail);
+  }
+}
+
+std::vector<std::string> upstream::stderr_tail(std::size_t n) const {
+  std::vector<std::string> out;
+  for (auto it = log_ring_.rbegin(); it != log_ring_.rend() && out.size() < n; ++it) {
+    if (it->rfind("started pid ", 0) == 0 && !out.empty()) break;  // an earlier run's lines
+    if (it->rfind("stderr: ", 0) == 0) out.push_back(it->substr(8));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 void upstream::handle_request(const message& msg) {
@@ -667,11 +749,30 @@ void upstream::notify(std::string_view method, const json::value& params) {
 void upstream::set_log_level(std::string level) {
   if (level == log_level_) return;
   log_level_ = std::move(level);
-  if (log_level_.empty() || !peer_ || state() != upstream_state::ready ||
-      !capabilities_.contains("logging"))
-    return;
+  if (state() == upstream_state::ready) send_log_level();
+}
+
+// Optional: a server that refuses or ignores it keeps working, with a note in its status.
+void upstream::send_log_level() {
+  if (log_level_.empty() || !peer_ || !capabilities_.contains("logging")) return;
   peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(),
-                 [](rpc_outcome) {});
+                 optional_call_handler("logging/setLevel"));
+}
+
+void upstream::call_optional(std::string_view method, json::value params) {
+  call(method, std::move(params), optional_call_handler(std::string(method)));
+}
+
+response_handler upstream::optional_call_handler(std::string method) {
+  return [weak = weak_from_this(), gen = generation_, method = std::move(method)](rpc_outcome out) {
+    auto self = weak.lock();
+    if (!self || self->generation_ != gen || out.ec == errc::transport_closed) return;
+    if (!out.ec && out.reply->kind != message_kind::error_response) return self->clear_note(method);
+    std::string why = out.ec ? method + ": " + out.ec.message()
+                             : method + " failed: " + json::serialize(out.reply->body["error"]);
+    self->log_.warn("{} (optional; the server keeps working)", why);
+    self->set_note(method, std::move(why));
+  };
 }
 
 void upstream::handle_notification(const message& msg) {
@@ -688,8 +789,9 @@ void upstream::handle_notification(const message& msg) {
   observer_.on_upstream_notification(cfg_.name, msg);
 }
 
+// A list_changed is reason enough to ask, even for a list the server did not declare.
 void upstream::relist(collection c) {
-  if (state() != upstream_state::ready || !offers(c)) return;
+  if (state() != upstream_state::ready) return;
   fetch(c, [weak = weak_from_this(), c] {
     auto self = weak.lock();
     if (!self) return;

@@ -133,6 +133,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   }
   /// Recent stderr lines and lifecycle events, oldest first.
   std::vector<std::string> log_lines(std::size_t n) const;
+  /// The last `n` stderr lines of the server's latest run that wrote any, oldest first.
+  std::vector<std::string> stderr_tail(std::size_t n) const;
   std::optional<int> pid() const { return pid_ > 0 ? std::optional<int>(pid_) : std::nullopt; }
   std::optional<steady_clock::time_point> ready_since() const { return ready_since_; }
   const upstream_stats& stats() const { return stats_; }
@@ -143,6 +145,18 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// Returns a token for cancel(). `form`: see reply_form (raw when the answer is only relayed).
   std::uint64_t call(std::string_view method, json::value params, response_handler done,
                      std::weak_ptr<call_owner> owner = {}, reply_form form = reply_form::parsed);
+  /// A request made on the server's behalf whose failure harms nothing (resources/subscribe
+  /// renewals): a failure is logged once and shown as a note in status, not treated as an error.
+  void call_optional(std::string_view method, json::value params);
+  /// What went wrong with optional parts of the server (a list it could not give, a refused
+  /// logging/setLevel): one line each, cleared when the same request next succeeds.
+  std::vector<std::string> notes() const;
+  /// Consecutive failed attempts (exits, refused handshakes) without a stable connection in
+  /// between: a server that keeps dying is crash-looping, and status says so.
+  bool crash_looping() const {
+    return state() == upstream_state::backoff && lc_.attempt() >= crash_loop_attempts;
+  }
+  static constexpr unsigned crash_loop_attempts = 3;
   /// Sends a notification to the server when connected (e.g. roots/list_changed).
   void notify(std::string_view method, const json::value& params);
   /// Gives up on a call: the server is sent notifications/cancelled if it had the request.
@@ -159,6 +173,14 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void fetch_all(std::size_t next);
   void fetch(collection c, std::function<void()> then);
   void store_list(collection c, std::vector<json::object> items);
+  /// Replaces a list; true when it changed (its version is bumped).
+  bool set_list(collection c, std::vector<json::object> items);
+  void list_failed(collection c, std::string why);
+  std::optional<std::chrono::milliseconds> list_timeout(collection c) const;
+  void send_log_level();
+  response_handler optional_call_handler(std::string method);
+  void set_note(std::string_view about, std::string text);
+  void clear_note(std::string_view about);
   void relist(collection c);
   void become_ready();
   void fail(std::string why);
@@ -191,6 +213,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::string log_level_;
   std::string instructions_;
   std::string last_error_;
+  std::vector<std::pair<std::string, std::string>> notes_;  ///< (method, what went wrong)
+  steady_clock::time_point lists_deadline_{};  ///< the optional lists of a start end by then
   std::optional<steady_clock::time_point> ready_since_;
   std::deque<std::string> log_ring_;
   upstream_stats stats_;

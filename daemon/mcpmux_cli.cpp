@@ -813,6 +813,25 @@ std::string text_or_dash(const json::value& v, std::string_view key, bool first_
   return s && !s->empty() ? one_line(*s, first_line_only) : "-";
 }
 
+// The status table's last column: a crash loop first (with why), then the notes of a server that
+// works with something missing, then the last error (kept after a recovery).
+std::string problem_text(const json::value& server) {
+  std::string out;
+  if (const auto* loop = member(server, "crash_looping");
+      loop && loop->is_bool() && loop->get_bool())
+    out = "crash-looping: ";
+  const auto* notes = member(server, "notes");
+  if (out.empty() && notes && notes->is_array() && !notes->get_array().empty()) {
+    out = "note: ";
+    for (const auto& n : notes->get_array())
+      if (n.is_string()) out += std::string(n.get_string()) + "; ";
+    out.resize(out.size() - 2);
+    return out;
+  }
+  auto error = text_or_dash(server, "last_error", false);
+  return out.empty() ? error : out + error;
+}
+
 template <class Format>
 std::string int_or_dash(const json::value& v, std::string_view key, Format format) {
   auto n = member_int(v, key);
@@ -1088,7 +1107,7 @@ outcome<exit_status> run_status(const context& ctx, const parsed_args& args) {
       {"CALLS", 9, align::right},
       {"P50", 8, align::right},
       {"P99", 8, align::right},
-      {"LAST ERROR", 0},
+      {"LAST ERROR / NOTES", 0},
   };
   const bool colour = use_colour();
   std::vector<std::vector<cell>> rows;
@@ -1111,7 +1130,7 @@ outcome<exit_status> run_status(const context& ctx, const parsed_args& args) {
         {int_or_dash(s, "calls", plain_int), {}},
         {int_or_dash(s, "latency_p50_us", format_latency_us), {}},
         {int_or_dash(s, "latency_p99_us", format_latency_us), {}},
-        {text_or_dash(s, "last_error", false), {}},
+        {problem_text(s), {}},
     });
   }
   print_table(columns, rows, output_width());

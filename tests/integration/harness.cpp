@@ -700,6 +700,96 @@ std::optional<json::value> client::call(std::string_view tool, json::value argum
 // ---------------------------------------------------------------------------------------------
 // helpers over messages
 
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+namespace {
+
+std::string str_or_empty(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::int64_t int_or(const json::object& o, std::string_view key, std::int64_t dflt) {
+  const auto* v = o.if_contains(key);
+  if (v && v->is_int64()) return v->as_int64();
+  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  return dflt;
+}
+
+std::vector<std::string> strings_of(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (const auto* v = o.if_contains(key); v && v->is_array())
+    for (const auto& s : v->as_array())
+      if (s.is_string()) out.emplace_back(s.as_string());
+  return out;
+}
+
+bool bool_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_bool() && v->as_bool();
+}
+
+}  // namespace
+
+server_view view_of(const json::value& status, std::string_view name) {
+  server_view out;
+  const auto* s = status.is_object() ? status.as_object().if_contains("servers") : nullptr;
+  if (s == nullptr || !s->is_array()) return out;
+  for (const auto& srv : s->as_array()) {
+    if (!srv.is_object() || srv.at("name") != json::value(name)) continue;
+    const auto& o = srv.as_object();
+    out.found = true;
+    out.state = str_or_empty(o, "state");
+    out.pid = static_cast<pid_t>(int_or(o, "pid", -1));
+    out.attempt = int_or(o, "attempt", -1);
+    out.restarts = int_or(o, "restarts", -1);
+    out.tools = int_or(o, "tools", -1);
+    out.last_error = str_or_empty(o, "last_error");
+    out.last_stderr = str_or_empty(o, "last_stderr");
+    out.tools_from_cache = bool_of(o, "tools_from_cache");
+    out.crash_looping = bool_of(o, "crash_looping");
+    out.notes = strings_of(o, "notes");
+    out.stderr_tail = strings_of(o, "stderr_tail");
+    out.raw = json::serialize(srv);
+  }
+  return out;
+}
+
+server_view status_of(client& ctl, std::string_view name) {
+  auto r = ctl.request("mcpmux/status", json::object{}, 5s);
+  const auto* res = member(r, "result");
+  return res ? view_of(*res, name) : server_view{};
+}
+
+server_view wait_server(client& ctl, std::string_view name,
+                        const std::function<bool(const server_view&)>& pred, ms timeout, bool* ok,
+                        ms step) {
+  server_view last;
+  *ok = wait_until(
+      [&] {
+        last = status_of(ctl, name);
+        return last.found && pred(last);
+      },
+      timeout, step);
+  return last;
+}
+
+std::vector<std::string> server_log(client& ctl, std::string_view name) {
+  std::vector<std::string> out;
+  auto r = ctl.request("mcpmux/logs", json::object{{"server", name}, {"lines", 1000}}, 5s);
+  const auto* res = member(r, "result");
+  if (res == nullptr || !res->is_object()) return out;
+  const auto* lines = res->as_object().if_contains("lines");
+  if (lines == nullptr || !lines->is_array()) return out;
+  for (const auto& l : lines->as_array())
+    if (l.is_string()) out.emplace_back(l.as_string());
+  return out;
+}
+
 std::vector<std::string> tool_names(const json::value& response) {
   std::vector<std::string> out;
   const auto* r = response.is_object() ? response.as_object().if_contains("result") : nullptr;

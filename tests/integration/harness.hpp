@@ -232,6 +232,40 @@ json::value find_response(const std::vector<json::value>& messages, const json::
 /// Tool names the fake server lists when run with `args` (asked directly, without mcpmuxd).
 std::vector<std::string> fake_tool_names(const std::vector<std::string>& args);
 
+/// True when `hay` contains `needle`.
+inline bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+/// The lines, each followed by a newline (for failure messages).
+std::string joined(const std::vector<std::string>& lines);
+
+/// One server's entry of mcpmux/status, flattened.
+struct server_view {
+  bool found = false;
+  std::string state;
+  pid_t pid = -1;
+  std::int64_t attempt = -1;
+  std::int64_t restarts = -1;
+  std::int64_t tools = -1;
+  std::string last_error;
+  std::string last_stderr;
+  bool tools_from_cache = false;
+  bool crash_looping = false;
+  std::vector<std::string> notes;
+  std::vector<std::string> stderr_tail;
+  std::string raw;  ///< the whole entry, for failure messages
+};
+/// The entry of server `name` in a mcpmux/status result (found = false when absent).
+server_view view_of(const json::value& status, std::string_view name);
+/// mcpmux/status over an existing connection (control methods need no initialize).
+server_view status_of(client& ctl, std::string_view name);
+/// Polls status until `pred` holds (or `timeout`); the last view seen, `*ok` whether it held.
+server_view wait_server(client& ctl, std::string_view name,
+                        const std::function<bool(const server_view&)>& pred, ms timeout, bool* ok,
+                        ms step = 10ms);
+/// The server's log ring (mcpmux/logs, up to 1000 lines).
+std::vector<std::string> server_log(client& ctl, std::string_view name);
+
 /// Base fixture: a temp dir and helpers to write a config and start a daemon.
 class daemon_test : public ::testing::Test {
  protected:

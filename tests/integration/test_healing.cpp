@@ -23,10 +23,6 @@ std::string dump(const std::optional<json::value>& v) {
   return v ? json::serialize(*v) : std::string("<no message>");
 }
 
-bool contains(std::string_view hay, std::string_view needle) {
-  return hay.find(needle) != std::string_view::npos;
-}
-
 // Every line the fake server logged with --log, parsed.
 std::vector<json::value> logged(const std::string& path) {
   std::vector<json::value> out;
@@ -66,95 +62,10 @@ json::value tools_call(std::int64_t id, std::string_view tool, json::value args)
                       {"params", {{"name", tool}, {"arguments", std::move(args)}}}};
 }
 
-// One server's entry of mcpmux/status, flattened.
-struct server_view {
-  bool found = false;
-  std::string state;
-  pid_t pid = -1;
-  std::int64_t attempt = -1;
-  std::int64_t restarts = -1;
-  std::string last_error;
-  std::string last_stderr;
-  bool tools_from_cache = false;
-  std::string raw;
-};
-
-std::string str_or_empty(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::int64_t int_or(const json::object& o, std::string_view key, std::int64_t dflt) {
-  const auto* v = o.if_contains(key);
-  if (v && v->is_int64()) return v->as_int64();
-  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-  return dflt;
-}
-
-server_view view_of(const json::value& status, std::string_view name) {
-  server_view out;
-  const auto* s = status.is_object() ? status.as_object().if_contains("servers") : nullptr;
-  if (s == nullptr || !s->is_array()) return out;
-  for (const auto& srv : s->as_array()) {
-    if (!srv.is_object() || srv.at("name") != json::value(name)) continue;
-    const auto& o = srv.as_object();
-    out.found = true;
-    out.state = str_or_empty(o, "state");
-    out.pid = static_cast<pid_t>(int_or(o, "pid", -1));
-    out.attempt = int_or(o, "attempt", -1);
-    out.restarts = int_or(o, "restarts", -1);
-    out.last_error = str_or_empty(o, "last_error");
-    out.last_stderr = str_or_empty(o, "last_stderr");
-    const auto* c = o.if_contains("tools_from_cache");
-    out.tools_from_cache = c && c->is_bool() && c->as_bool();
-    out.raw = json::serialize(srv);
-  }
-  return out;
-}
-
-// mcpmux/status over an existing connection (control methods need no initialize).
-server_view status_of(client& ctl, std::string_view name) {
-  auto r = ctl.request("mcpmux/status", json::object{}, 5s);
-  const auto* res = member(r, "result");
-  return res ? view_of(*res, name) : server_view{};
-}
-
-// Polls status until `pred` holds (or `timeout`); the last view seen.
-server_view wait_server(client& ctl, std::string_view name,
-                        const std::function<bool(const server_view&)>& pred, ms timeout, bool* ok,
-                        ms step = 10ms) {
-  server_view last;
-  *ok = wait_until(
-      [&] {
-        last = status_of(ctl, name);
-        return last.found && pred(last);
-      },
-      timeout, step);
-  return last;
-}
-
-std::vector<std::string> server_log(client& ctl, std::string_view name) {
-  std::vector<std::string> out;
-  auto r = ctl.request("mcpmux/logs", json::object{{"server", name}, {"lines", 1000}}, 5s);
-  const auto* res = member(r, "result");
-  if (res == nullptr || !res->is_object()) return out;
-  const auto* lines = res->as_object().if_contains("lines");
-  if (lines == nullptr || !lines->is_array()) return out;
-  for (const auto& l : lines->as_array())
-    if (l.is_string()) out.emplace_back(l.as_string());
-  return out;
-}
-
 int count_prefixed(const std::vector<std::string>& lines, std::string_view prefix) {
   int n = 0;
   for (const auto& l : lines) n += l.rfind(prefix, 0) == 0;
   return n;
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
 }
 
 bool is_subset(const std::vector<std::string>& small, const std::vector<std::string>& big) {
