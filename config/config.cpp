@@ -863,30 +863,10 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
     r.errors.push_back(config_error{path, 0, "", std::move(message)});
     return r;
   };
-  // O_NONBLOCK so that a FIFO given by mistake fails the regular-file check instead of hanging.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return fail(fmt::format("cannot open: {}", std::strerror(errno)));
-  struct fd_closer {
-    int fd;
-    ~fd_closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return fail(fmt::format("cannot stat: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
-  if (static_cast<std::uint64_t>(st.st_size) > max_config_file_bytes)
-    return fail(fmt::format("file is larger than {} bytes", max_config_file_bytes));
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(fmt::format("cannot read: {}", std::strerror(errno)));
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > max_config_file_bytes)  // the file grew after fstat
-      return fail(fmt::format("file is larger than {} bytes", max_config_file_bytes));
-  }
-  r = parse_config(text, path, lookup);
+  std::string error;
+  auto text = read_text_file(path, max_config_file_bytes, error);
+  if (!text) return fail(std::move(error));
+  r = parse_config(*text, path, lookup);
   if (r.value) {
     r.value->source = path;
     add_includes(r, path, lookup ? lookup : process_env);

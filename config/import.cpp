@@ -1,6 +1,8 @@
 // Reads other MCP clients' `mcpServers` / `servers` JSON into server_config; prints it as TOML.
 #include "config/import.hpp"
+#include "config/files.hpp"
 #include "config/names.hpp"
+#include "core/protocol/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -468,38 +470,6 @@ void note_inputs(const json::value* inputs, import_result& r) {
       a->size(), a->size() == 1 ? "" : "s", ids));
 }
 
-// Appends one UTF-8 sequence starting at s[i] (advancing i), or \uFFFD for an invalid byte.
-void append_utf8(std::string_view s, std::size_t& i, std::string& out) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t len = 0;
-  std::uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2, cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3, cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4, cp = c & 0x07u;
-  }
-  bool valid = len != 0 && i + len <= s.size();
-  for (std::size_t k = 1; valid && k < len; ++k) {
-    if ((b(i + k) & 0xC0u) != 0x80u) valid = false;
-    cp = (cp << 6) | (b(i + k) & 0x3Fu);
-  }
-  if (valid) {
-    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not valid UTF-8.
-    const std::uint32_t min = len == 2 ? 0x80u : len == 3 ? 0x800u : 0x10000u;
-    valid = cp >= min && cp <= 0x10FFFFu && (cp < 0xD800u || cp > 0xDFFFu);
-  }
-  if (!valid) {
-    out += "\\uFFFD";
-    ++i;
-    return;
-  }
-  out.append(s.substr(i, len));
-  i += len;
-}
-
 std::string toml_key(std::string_view k) {
   return (!k.empty() && is_name(k)) ? std::string(k) : toml_quote(k);
 }
@@ -634,47 +604,6 @@ import_outcome import_mcp_json(std::string_view text) {
   return out;
 }
 
-std::optional<std::string> read_text_file(const std::string& path, std::size_t max_bytes,
-                                          std::string& error, bool* missing) {
-  if (missing) *missing = false;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (missing) *missing = errno == ENOENT || errno == ENOTDIR;
-    error = fmt::format("cannot open: {}", std::strerror(errno));
-    return std::nullopt;
-  }
-  struct fd_closer {
-    int fd;
-    ~fd_closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    error = fmt::format("cannot stat: {}", std::strerror(errno));
-    return std::nullopt;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    error = "not a regular file";
-    return std::nullopt;
-  }
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = fmt::format("cannot read: {}", std::strerror(errno));
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > max_bytes) {
-      error = fmt::format("file is larger than {} bytes", max_bytes);
-      return std::nullopt;
-    }
-  }
-  return text;
-}
-
 import_outcome import_mcp_file(const std::string& path, bool* missing) {
   import_outcome out;
   auto text = read_text_file(path, max_import_file_bytes, out.error, missing);
@@ -716,71 +645,15 @@ merge_outcome merge_into_config(std::string_view existing, const std::string& pa
   return out;
 }
 
-std::string write_file_atomically(const std::string& path_in, std::string_view text) {
-  std::string path = path_in;
-  // Dotfile managers link config files; replacing the link itself would detach it.
-  if (char* real = ::realpath(path_in.c_str(), nullptr)) {
-    path = real;
-    std::free(real);
-  }
-  const std::size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // mkdir -p, each new level private: the config may hold tokens.
-  for (std::size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
-      return fmt::format("cannot create directory {}: {}", prefix, std::strerror(errno));
-  }
-  mode_t mode = 0600;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
-  std::string tmp = fmt::format("{}/.{}.XXXXXX", dir, base);
-  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0)
-    return fmt::format("cannot create a temporary file in {}: {}", dir, std::strerror(errno));
-  auto fail = [&](std::string_view what) {
-    std::string msg = fmt::format("cannot {} {}: {}", what, tmp, std::strerror(errno));
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return msg;
-  };
-  if (::fchmod(fd, mode) != 0) return fail("set the mode of");
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("write");
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) return fail("sync");
-  if (::close(fd) != 0) {
-    std::string msg = fmt::format("cannot write {}: {}", tmp, std::strerror(errno));
-    ::unlink(tmp.c_str());
-    return msg;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string msg = fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno));
-    ::unlink(tmp.c_str());
-    return msg;
-  }
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);  // make the rename itself durable; failure here loses nothing already visible
-    ::close(dfd);
-  }
-  return {};
-}
-
 std::string toml_quote(std::string_view s) {
   std::string out = "\"";
   std::size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      append_utf8(s, i, out);
+    if (c >= 0x80) {  // one UTF-8 sequence, or \uFFFD for an invalid byte
+      const auto len = utf8_sequence(s, i);
+      out += len ? s.substr(i, len) : std::string_view("\\uFFFD");
+      i += len ? len : 1;
       continue;
     }
     ++i;
@@ -843,6 +716,7 @@ std::string to_toml(const server_config& s, toml_strings mode) {
     line("max_timeout_ms", std::to_string(s.max_timeout.count()));
   if (s.ping_interval != defaults.ping_interval)
     line("ping_interval_ms", std::to_string(s.ping_interval.count()));
+  if (s.per_client) line("isolation", toml_quote("per-client"));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/files.hpp"
 
 namespace mcpmux {
 
@@ -50,12 +51,6 @@ std::string sanitize_server_name(std::string_view raw);
 bool add_unique_server(std::vector<server_config>& list, server_config s,
                        std::vector<std::string>& notes);
 
-/// Reads a whole file of at most `max_bytes` (regular files only; a FIFO does not block). On
-/// failure returns nothing and sets `error` ("cannot open: ..."); `*missing` (if given) tells
-/// whether the file does not exist.
-std::optional<std::string> read_text_file(const std::string& path, std::size_t max_bytes,
-                                          std::string& error, bool* missing = nullptr);
-
 /// Result of merging imported servers into the text of a config file.
 struct merge_outcome {
   std::string text;                  ///< the new file text; empty when `errors` is not
@@ -71,11 +66,6 @@ merge_outcome merge_into_config(std::string_view existing, const std::string& pa
                                 const std::vector<server_config>& servers, std::string_view comment,
                                 env_lookup lookup = process_env);
 
-/// Replaces `path` with `text` atomically (temporary file in the same directory, fsync,
-/// rename), creating missing directories (mode 0700). A symlink is followed, so the file it
-/// points to is replaced. Keeps the old file's mode; a new file gets 0600. Returns "" on success,
-/// else an error message.
-std::string write_file_atomically(const std::string& path, std::string_view text);
 
 /// How the printer treats `$` in strings.
 enum class toml_strings {
@@ -89,7 +79,8 @@ std::string toml_quote(std::string_view s);
 
 /// One `[servers.NAME]` table: keys in a fixed order (type, command, args, env, cwd, url,
 /// headers, ca_file, token_command, timeout_ms, enabled, prefix, roots, retry_calls,
-/// ping_interval_ms), defaults omitted. Ends with a newline.
+/// reset_timeout_on_progress, max_timeout_ms, ping_interval_ms, isolation), defaults omitted.
+/// Ends with a newline.
 std::string to_toml(const server_config& s, toml_strings mode = toml_strings::templates);
 
 /// Tables for several servers, separated by blank lines, in the order given.

@@ -108,13 +108,14 @@ struct manager::startup_gate {
   bool open = false;  ///< startup_wait has passed, or every server settled once
 };
 
-manager::manager(asio::io_context& io, config cfg, daemon_info info)
+manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_factory open)
     : io_(io),
       cfg_(std::move(cfg)),
       info_(std::move(info)),
+      open_(std::move(open)),
       gate_(std::make_unique<startup_gate>(io)) {
   for (const auto& s : cfg_.servers)
-    upstreams_.emplace(s.name, std::make_shared<upstream>(io_, s, cfg_.daemon, *this));
+    upstreams_.emplace(s.name, std::make_shared<upstream>(io_, s, cfg_.daemon, *this, open_));
 }
 
 manager::~manager() {
@@ -420,7 +421,7 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
   auto key = std::make_pair(std::string(server), session);
   auto it = per_client_.find(key);
   if (it == per_client_.end()) {
-    auto own = std::make_shared<upstream>(io_, shared->config(), cfg_.daemon, *this);
+    auto own = std::make_shared<upstream>(io_, shared->config(), cfg_.daemon, *this, open_);
     log_.info("starting a private {} for session {}", server, session);
     own->start();
     it = per_client_.emplace(std::move(key), std::move(own)).first;
@@ -776,7 +777,7 @@ std::variant<json::value, rpc_error> manager::reload() {
       it->second->stop();
       upstreams_.erase(it);
     }
-    kept.emplace(s.name, std::make_shared<upstream>(io_, s, next.daemon, *this));
+    kept.emplace(s.name, std::make_shared<upstream>(io_, s, next.daemon, *this, open_));
   }
   for (auto& [name, up] : upstreams_) {
     removed.push_back(json::string(name));

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/json_rpc.hpp"
-#include "core/log.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
 #include "core/upstream.hpp"
 
 namespace boost::asio {
@@ -72,7 +72,8 @@ int log_severity(std::string_view level);  ///< debug = 0 … emergency = 7; -1 
 
 class manager : public upstream_observer {
  public:
-  manager(boost::asio::io_context& io, config cfg, daemon_info info);
+  /// `open` makes every connection to a server (the daemon's transports; a test's fakes).
+  manager(boost::asio::io_context& io, config cfg, daemon_info info, channel_factory open);
   ~manager() override;
 
   /// Lists the cached tools (builds the catalogue) and starts the startup gate's clock. The
@@ -162,6 +163,7 @@ class manager : public upstream_observer {
   boost::asio::io_context& io_;
   config cfg_;
   daemon_info info_;
+  channel_factory open_;
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
   struct catalogue {

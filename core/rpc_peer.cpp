@@ -4,7 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "core/error.hpp"
+#include "core/protocol/error.hpp"
 
 namespace mcpmux {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/json_rpc.hpp"
-#include "core/pending_table.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/pending_table.hpp"
 #include "transports/transport.hpp"
 
 namespace boost::asio {

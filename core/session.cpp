@@ -4,7 +4,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "core/error.hpp"
+#include "core/protocol/error.hpp"
 
 namespace mcpmux {
 namespace {
@@ -14,9 +14,9 @@ bool starts_with(std::string_view s, std::string_view p) {
 }
 
 std::string_view negotiate(std::string_view requested) {
-  for (auto v : supported_protocol_versions)
+  for (auto v : mcp::legacy_versions)
     if (v == requested) return v;
-  return std::end(supported_protocol_versions)[-1];
+  return mcp::latest_legacy_version;
 }
 
 std::string_view list_changed_method(collection c) {

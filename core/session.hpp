@@ -9,17 +9,14 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/json_rpc.hpp"
-#include "core/log.hpp"
 #include "core/manager.hpp"
-#include "core/pending_table.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
+#include "core/protocol/pending_table.hpp"
+#include "core/protocol/versions.hpp"
 #include "transports/transport.hpp"
 
 namespace mcpmux {
-
-/// Protocol versions a client may ask for; the last one is the latest.
-inline constexpr std::string_view supported_protocol_versions[] = {"2024-11-05", "2025-03-26",
-                                                                   "2025-06-18", "2025-11-25"};
 
 class session : public transport_events,
                 public catalogue_listener,

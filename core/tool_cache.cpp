@@ -1,18 +1,12 @@
 // Tool cache files: $XDG_CACHE_HOME/mcpmux/tools-<server>.json, written atomically.
 #include "core/tool_cache.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
-#include <filesystem>
 
+#include "config/files.hpp"
 #include "core/naming.hpp"
 
 namespace mcpmux {
@@ -55,39 +49,19 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
                                                            const server_config& s,
                                                            std::string* warning) {
   const auto path = entry_path(dir, s);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;  // no entry: nothing to say
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > max_cache_file) {
-    ::close(fd);
-    *warning = path + ": larger than " + std::to_string(max_cache_file) + " bytes; ignored";
+  std::string error;
+  bool missing = false;
+  auto text = read_text_file(path, max_cache_file, error, &missing);
+  if (!text) {
+    if (!missing) *warning = path + ": " + error + "; ignored";  // no entry: nothing to say
     return std::nullopt;
   }
-  // One read of the file's size: a hundred entries are read at every start, before the first
-  // client can be answered.
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  bool failed = false;
-  while (got < text.size()) {
-    const auto n = ::read(fd, text.data() + got, text.size() - got);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      failed = n < 0;  // 0: the file shrank meanwhile; what was read is parsed (and checked)
-      break;
-    }
-  }
-  ::close(fd);
-  text.resize(got);
   // The tools live as long as the list (replaced wholesale when the server lists again): one
   // arena for the whole entry allocates far faster and more compactly than a malloc per node.
   boost::system::error_code jec;
-  auto v = failed ? json::value()
-                  : json::parse(text, jec, json::make_shared_resource<json::monotonic_resource>());
+  auto v = json::parse(*text, jec, json::make_shared_resource<json::monotonic_resource>());
   auto* obj = v.if_object();
-  if (failed || jec || !obj) {
+  if (jec || !obj) {
     *warning = path + ": corrupt tool cache entry; ignored";
     return std::nullopt;
   }
@@ -116,9 +90,6 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
 
 bool store_cached_tools(const std::string& dir, const server_config& s,
                         const std::vector<json::object>& tools, std::string* error) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  ::chmod(dir.c_str(), 0700);
   json::object doc;
   doc["format"] = cache_format;
   doc["server"] = s.name;
@@ -127,34 +98,10 @@ bool store_cached_tools(const std::string& dir, const server_config& s,
   arr.reserve(tools.size());
   for (const auto& t : tools) arr.push_back(t);
   doc["tools"] = std::move(arr);
-  const std::string text = json::serialize(doc);
-
-  const auto path = entry_path(dir, s);
-  const auto tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    *error = "cannot write " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
-  std::size_t off = 0;
-  while (off < text.size()) {
-    auto n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *error = "cannot write " + tmp + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + tmp + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  // Atomic and durable (fsync, rename, directory fsync): a crash leaves the old entry or the
+  // new one, never a torn file. The directory is created private.
+  *error = write_file_atomically(entry_path(dir, s), json::serialize(doc));
+  return error->empty();
 }
 
 }  // namespace mcpmux

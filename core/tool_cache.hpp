@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/json_rpc.hpp"
+#include "core/protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

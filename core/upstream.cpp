@@ -9,22 +9,17 @@
 #include <random>
 #include <set>
 
-#include "core/error.hpp"
+#include "core/protocol/error.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
-#include "transports/http_transport.hpp"
-#include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
 namespace {
 
 namespace asio = boost::asio;
 
-constexpr std::string_view client_protocol_version = "2025-11-25";
-constexpr std::string_view oldest_protocol_version = "2024-11-05";
 constexpr std::size_t log_ring_size = 1000;
 constexpr std::size_t latency_ring_size = 1024;
-constexpr std::size_t max_tool_pages = 1000;
 
 // A synthesized error reply, so that callers see every failure the same way.
 rpc_outcome error_reply(int code, std::string text) {
@@ -106,8 +101,9 @@ backoff_policy policy_for(const daemon_config& d) {
 }  // namespace
 
 upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config& daemon,
-                   upstream_observer& observer)
+                   upstream_observer& observer, channel_factory open)
     : io_(io),
+      open_(std::move(open)),
       cfg_(std::move(cfg)),
       daemon_(daemon),
       observer_(observer),
@@ -220,49 +216,36 @@ std::vector<std::string> upstream::log_lines(std::size_t n) const {
   return {log_ring_.end() - static_cast<std::ptrdiff_t>(n), log_ring_.end()};
 }
 
-// The connection for this server's type: a spawned child, or an HTTP endpoint.
+// A connection from the daemon's channel factory: a spawned child, or an HTTP endpoint.
 std::shared_ptr<transport> upstream::open_channel() {
-  if (cfg_.type != server_type::stdio) {
-    http_transport_options opt;
-    opt.type = cfg_.type == server_type::sse ? http_transport_options::kind::legacy_sse
-                                             : http_transport_options::kind::streamable_http;
-    opt.url = cfg_.url;
-    opt.headers = cfg_.headers;
-    opt.ca_file = cfg_.ca_file;
-    opt.token_command = cfg_.token_command;
-    opt.timeout = timeout_;
-    opt.limits.max_message_bytes = daemon_.max_message_bytes;
-    opt.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
-    opt.server_name = cfg_.name;
+  channel_request req{cfg_, timeout_, {}, {}};
+  req.limits.max_message_bytes = daemon_.max_message_bytes;
+  req.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
+  if (cfg_.type == server_type::stdio) {
+    req.on_stderr = [weak = weak_from_this()](std::string_view raw) {
+      if (raw.find_first_not_of(" \t\r") == std::string_view::npos) return;  // explains nothing
+      if (auto self = weak.lock()) {
+        auto line = valid_utf8(raw);  // it ends up in status JSON
+        self->log_.debug("stderr: {}", line);
+        self->note("stderr: " + line);
+      }
+    };
+  } else {
     // The URL is not logged: its query may carry a secret.
     note("connecting to the " + std::string(to_string(cfg_.type)) + " endpoint");
     log_.info("connecting ({})", to_string(cfg_.type));
-    return make_http_transport(io_, std::move(opt));
   }
-
-  stdio_options opt;
-  opt.command = cfg_.command;
-  opt.args = cfg_.args;
-  opt.env = cfg_.env;
-  opt.cwd = cfg_.cwd;
-  opt.limits.max_message_bytes = daemon_.max_message_bytes;
-  opt.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
-  opt.on_stderr = [weak = weak_from_this()](std::string_view raw) {
-    if (auto self = weak.lock()) {
-      auto line = valid_utf8(raw);  // it ends up in status JSON
-      self->log_.debug("stderr: {}", line);
-      self->note("stderr: " + line);
-    }
-  };
-  auto spawned = spawn_stdio(io_, opt);
-  if (!spawned.channel) {
-    fail(spawned.error);
+  auto opened = open_(req);
+  if (!opened.channel) {
+    fail(opened.error);
     return nullptr;
   }
-  pid_ = spawned.pid;
-  note("started pid " + std::to_string(pid_));
-  log_.info("started pid {}: {}", pid_, cfg_.command);
-  return spawned.channel;
+  if (opened.pid > 0) {
+    pid_ = opened.pid;
+    note("started pid " + std::to_string(pid_));
+    log_.info("started pid {}: {}", pid_, cfg_.command);
+  }
+  return opened.channel;
 }
 
 void upstream::connect() {
@@ -300,211 +283,105 @@ void upstream::connect() {
   peer_ = rpc_peer::create(io_, std::move(channel), std::move(h));
   peer_->start();
 
-  // Spawn + initialize + tools/list, bounded as a whole.
-  if (timeout_.count() > 0) {
-    timers_->handshake.expires_after(timeout_);
+  // The handshake machine decides; this only performs its actions. Its deadline bounds spawn,
+  // initialize and tools/list as a whole.
+  handshake_ = std::make_unique<legacy_handshake>(timeout_, cfg_.name);
+  const auto now = steady_clock::now();
+  auto first = handshake_->start(now);
+  if (auto deadline = handshake_->deadline()) {
+    timers_->handshake.expires_at(*deadline);
     timers_->handshake.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
       auto self = weak.lock();
-      if (ec || !self || self->generation_ != gen || self->state() != upstream_state::connecting)
-        return;
-      self->fail("Connection to MCP server \"" + self->cfg_.name + "\" timed out after " +
-                 std::to_string(self->timeout_.count()) + "ms");
+      if (ec || !self || self->generation_ != gen || !self->handshake_) return;
+      self->step_handshake(self->handshake_->on_deadline(steady_clock::now()));
     });
   }
-
-  json::object params;
-  params["protocolVersion"] = client_protocol_version;
-  json::object caps;
-  caps["roots"] = json::object{{"listChanged", true}};
-  // Answered by the client whose call the server is serving (or -32601 when none can).
-  caps["sampling"] = json::object{};
-  caps["elicitation"] = json::object{};
-  params["capabilities"] = std::move(caps);
-  params["clientInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
-  peer_->request(
-      "initialize", params, std::nullopt, [weak = weak_from_this(), gen](rpc_outcome out) {
-        auto self = weak.lock();
-        if (!self || self->generation_ != gen) return;
-        if (out.ec) return;  // closed or stopped: reported through on_closed / stop
-        if (out.reply->kind == message_kind::error_response)
-          return self->fail("initialize failed: " + json::serialize(out.reply->body["error"]));
-        self->on_initialized(std::move(*out.reply));
-      });
-}
-
-namespace {
-
-struct collection_info {
-  std::string_view method;      ///< list method
-  std::string_view key;         ///< array in the result
-  std::string_view identity;    ///< unique field of an item
-  std::string_view capability;  ///< server capability that enables it
-};
-
-constexpr collection_info collections[collection_count] = {
-    {"tools/list", "tools", "name", "tools"},
-    {"resources/list", "resources", "uri", "resources"},
-    {"resources/templates/list", "resourceTemplates", "uriTemplate", "resources"},
-    {"prompts/list", "prompts", "name", "prompts"},
-};
-
-}  // namespace
-
-std::string_view to_string(collection c) {
-  return collections[static_cast<std::size_t>(c)].key;
+  step_handshake(std::move(first));
 }
 
 bool upstream::offers(collection c) const {
-  return capabilities_.contains(collections[static_cast<std::size_t>(c)].capability);
+  return capabilities_.contains(info(c).capability);
 }
 
-void upstream::on_initialized(message reply) {
-  auto* result = reply.body["result"].if_object();
-  const auto* version = result ? result->if_contains("protocolVersion") : nullptr;
-  if (!version || !version->is_string()) return fail("initialize result has no protocolVersion");
-  const std::string_view v = version->get_string();
-  if (v < oldest_protocol_version)
-    return fail("unsupported protocol version \"" + std::string(v) + "\"");
-  const auto* caps = result->if_contains("capabilities");
-  capabilities_ = caps && caps->is_object() ? caps->get_object() : json::object{};
-  instructions_.clear();
-  if (const auto* ins = result->if_contains("instructions"); ins && ins->is_string())
-    instructions_ = ins->get_string();
-  std::string server_name;
-  if (const auto* info = result->if_contains("serverInfo"); info && info->is_object())
-    if (const auto* n = info->get_object().if_contains("name"); n && n->is_string())
-      server_name = n->get_string();
-  log_.info("initialized: {} protocol {}", server_name.empty() ? "(unnamed)" : server_name, v);
-  // The seeds' order: a transport's background listener starts between the initialize answer
-  // and notifications/initialized, waiting at most 1 s (less for small timeouts).
-  auto wait = std::chrono::milliseconds(1000);
-  if (timeout_.count() > 0) wait = std::min(wait, timeout_ / 2);
-  if (timeout_.count() == 0) wait = std::chrono::milliseconds(0);
-  peer_->channel().on_initialized(
-      std::string(v), wait, [weak = weak_from_this(), gen = generation_] {
-        auto self = weak.lock();
-        if (!self || self->generation_ != gen || !self->peer_) return;
-        self->peer_->notify("notifications/initialized", json::object{});
-        self->send_log_level();
-        self->fetch_all(0);
-      });
-}
-
-// Lists the server's tools, then every other collection it offers, one after the other, then
-// becomes ready. Only tools/list is part of the handshake: a failed optional list leaves that
-// list empty with a note, and the start goes on.
-void upstream::fetch_all(std::size_t next) {
-  if (next == 1) {
-    // The handshake (spawn, initialize, tools/list) is over; the optional lists share one more
-    // timeout between them, so that a server that never answers them is still ready in time.
-    timers_->handshake.cancel();
-    lists_deadline_ = steady_clock::now() + timeout_;
+void upstream::step_handshake(handshake_action a) {
+  for (auto& w : handshake_->take_warnings()) log_.warn("{}", w);
+  const auto gen = generation_;
+  switch (a.what) {
+    case handshake_action::send:
+      peer_->request(a.method, a.params, a.timeout,
+                     [weak = weak_from_this(), gen](rpc_outcome out) {
+                       auto self = weak.lock();
+                       if (!self || self->generation_ != gen || !self->handshake_) return;
+                       const auto now = steady_clock::now();
+                       if (out.ec == errc::timeout)
+                         return self->step_handshake(self->handshake_->on_no_answer(now));
+                       if (out.ec) return;  // closed or stopped: reported through on_closed / stop
+                       self->step_handshake(self->handshake_->on_reply(std::move(*out.reply), now));
+                     });
+      return;
+    case handshake_action::notify:
+      peer_->notify(a.method, a.params);
+      if (a.method == "notifications/initialized") send_log_level();
+      return step_handshake(handshake_->on_done(steady_clock::now()));
+    case handshake_action::open_listener: {
+      const auto& name = handshake_->server_name();
+      log_.info("initialized: {} protocol {}", name.empty() ? "(unnamed)" : name,
+                a.protocol_version);
+      capabilities_ = handshake_->capabilities();  // what setLevel and the lists go by
+      instructions_ = handshake_->instructions();
+      peer_->channel().on_initialized(
+          a.protocol_version, a.max_wait, [weak = weak_from_this(), gen] {
+            auto self = weak.lock();
+            if (!self || self->generation_ != gen || !self->handshake_ || !self->peer_) return;
+            self->step_handshake(self->handshake_->on_done(steady_clock::now()));
+          });
+      return;
+    }
+    case handshake_action::wait:
+      return;
+    case handshake_action::ready:
+      return finish_handshake();
+    case handshake_action::fail:
+      handshake_.reset();
+      return fail(std::move(a.error));
   }
-  while (next < collection_count && next > 0 && !offers(static_cast<collection>(next))) {
-    set_list(static_cast<collection>(next), {});
-    clear_note(collections[next].method);
-    ++next;
-  }
-  if (next == collection_count) return become_ready();
-  fetch(static_cast<collection>(next), [weak = weak_from_this(), next] {
-    if (auto self = weak.lock()) self->fetch_all(next + 1);
-  });
 }
 
-// A list the server could not give: empty until the next list_changed or reconnect. tools/list
-// is the reason a server is there, so its failure is the server's last error; any other list's is
-// a note. A list the server never declared may fail quietly (it was asked on a hunch).
+// Takes the lists the handshake gathered: good ones are stored, failed ones noted.
+void upstream::finish_handshake() {
+  auto hs = std::move(handshake_);
+  for (std::size_t i = 0; i < collection_count; ++i) {
+    const auto c = static_cast<collection>(i);
+    auto& got = hs->lists()[i];
+    if (!got.error.empty()) {
+      list_failed(c, std::move(got.error));
+    } else {
+      clear_note(info(c).method);
+      if (c == collection::tools || got.asked)
+        store_list(c, std::move(got.items));
+      else
+        set_list(c, {});
+    }
+  }
+  become_ready();
+}
+
 void upstream::list_failed(collection c, std::string why) {
-  const auto& info = collections[static_cast<std::size_t>(c)];
+  const auto& ci = info(c);
   set_list(c, {});
   if (c == collection::tools) tools_from_cache_ = false;
   if (!offers(c)) {
-    log_.debug("{} (the server does not declare \"{}\")", why, info.capability);
+    log_.debug("{} (the server does not declare \"{}\")", why, ci.capability);
     return;
   }
-  log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
-            info.key);
+  // One warning per new failure: the same refusal after a reconnect is no news.
+  if (has_note(ci.method, why))
+    log_.debug("{} (again)", why);
+  else
+    log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
+              ci.key);
   if (c == collection::tools) last_error_ = why;  // kept after a recovery, like every last error
-  set_note(info.method, std::move(why));
-}
-
-void upstream::fetch(collection c, std::function<void()> then) {
-  const auto& info = collections[static_cast<std::size_t>(c)];
-  struct step {
-    std::weak_ptr<upstream> weak;
-    std::uint64_t gen;
-    collection c;
-    std::function<void()> then;
-    std::shared_ptr<std::set<std::string>> cursors = std::make_shared<std::set<std::string>>();
-    std::shared_ptr<std::set<std::string>> ids = std::make_shared<std::set<std::string>>();
-    std::vector<json::object> acc = {};
-    void operator()(rpc_outcome out) {
-      auto self = weak.lock();
-      if (!self || self->generation_ != gen) return;
-      const auto& info = collections[static_cast<std::size_t>(c)];
-      const std::string method(info.method);
-      if (out.ec == errc::timeout && c == collection::tools)
-        return self->fail(method + ": no answer within " + std::to_string(self->timeout_.count()) +
-                          "ms");
-      if (out.ec == errc::timeout) return give_up(*self, method + ": no answer in time");
-      if (out.ec) return;  // closed or stopped: reported through on_closed / stop
-      if (out.reply->kind == message_kind::error_response)
-        return give_up(*self, method + " failed: " + json::serialize(out.reply->body["error"]));
-      auto* result = out.reply->body["result"].if_object();
-      auto* items = result ? result->if_contains(info.key) : nullptr;
-      if (!items || !items->is_array())
-        return give_up(*self, method + " result has no " + std::string(info.key) + " array");
-      for (auto& t : items->get_array()) {
-        auto* obj = t.if_object();
-        const auto* n = obj ? obj->if_contains(info.identity) : nullptr;
-        if (!n || !n->is_string() || n->get_string().empty()) {
-          self->log_.warn("skipped an item of {} without a {}: {}", info.method, info.identity,
-                          clip(json::serialize(t)));
-          continue;
-        }
-        // A server that lists an item twice (a broken paginator) gets its first definition kept.
-        if (!ids->insert(std::string(n->get_string())).second) {
-          self->log_.warn("skipped a second {} \"{}\" in {}", info.identity,
-                          clip(n->get_string(), 64), info.method);
-          continue;
-        }
-        acc.push_back(std::move(*obj));
-      }
-      const auto* next = result->if_contains("nextCursor");
-      if (next && next->is_string() && !next->get_string().empty()) {
-        std::string cur(next->get_string());
-        if (cursors->count(cur) || cursors->size() >= max_tool_pages) {
-          self->log_.warn("{} repeated cursor \"{}\"; stopping after {} items", info.method,
-                          clip(cur, 64), acc.size());
-        } else {
-          cursors->insert(cur);
-          json::object p;
-          p["cursor"] = cur;
-          self->peer_->request(info.method, p, self->list_timeout(c), std::move(*this));
-          return;
-        }
-      }
-      self->clear_note(info.method);
-      self->store_list(c, std::move(acc));
-      then();
-    }
-    void give_up(upstream& self, std::string why) {
-      self.list_failed(c, std::move(why));
-      then();
-    }
-  };
-  step first{weak_from_this(), generation_, c, std::move(then)};
-  peer_->request(info.method, json::object{}, list_timeout(c), std::move(first));
-}
-
-// tools/list is bounded by the handshake's timer (and by the request timeout once ready); the
-// other lists of a start share the time left until lists_deadline_.
-std::optional<std::chrono::milliseconds> upstream::list_timeout(collection c) const {
-  auto t = timeout_opt();
-  if (!t || c == collection::tools || state() == upstream_state::ready) return t;
-  const auto left =
-      std::chrono::ceil<std::chrono::milliseconds>(lists_deadline_ - steady_clock::now());
-  return std::clamp(left, std::chrono::milliseconds(1), *t);
+  set_note(ci.method, std::move(why));
 }
 
 void upstream::store_list(collection c, std::vector<json::object> items) {
@@ -522,6 +399,11 @@ bool upstream::set_list(collection c, std::vector<json::object> items) {
   list = std::move(items);
   lists_version_ = new_lists_version();
   return true;
+}
+
+bool upstream::has_note(std::string_view about, std::string_view text) const {
+  return std::any_of(notes_.begin(), notes_.end(),
+                     [&](auto& n) { return n.first == about && n.second == text; });
 }
 
 void upstream::set_note(std::string_view about, std::string text) {
@@ -770,7 +652,10 @@ response_handler upstream::optional_call_handler(std::string method) {
     if (!out.ec && out.reply->kind != message_kind::error_response) return self->clear_note(method);
     std::string why = out.ec ? method + ": " + out.ec.message()
                              : method + " failed: " + json::serialize(out.reply->body["error"]);
-    self->log_.warn("{} (optional; the server keeps working)", why);
+    if (self->has_note(method, why))
+      self->log_.debug("{} (again)", why);
+    else
+      self->log_.warn("{} (optional; the server keeps working)", why);
     self->set_note(method, std::move(why));
   };
 }
@@ -791,13 +676,38 @@ void upstream::handle_notification(const message& msg) {
 
 // A list_changed is reason enough to ask, even for a list the server did not declare.
 void upstream::relist(collection c) {
-  if (state() != upstream_state::ready) return;
-  fetch(c, [weak = weak_from_this(), c] {
-    auto self = weak.lock();
-    if (!self) return;
-    self->log_.info("{} list now has {} items", to_string(c), self->list(c).size());
-    self->observer_.on_upstream_changed(self->cfg_.name);
-  });
+  if (state() != upstream_state::ready || !peer_) return;
+  request_page(std::make_shared<list_pager>(c));
+}
+
+void upstream::request_page(std::shared_ptr<list_pager> pager) {
+  const auto c = pager->which();
+  const auto params = pager->next_params();
+  peer_->request(info(c).method, params, timeout_opt(),
+                 [weak = weak_from_this(), gen = generation_, pager](rpc_outcome out) {
+                   auto self = weak.lock();
+                   if (!self || self->generation_ != gen || !self->peer_) return;
+                   const auto c = pager->which();
+                   std::vector<std::string> warnings;
+                   auto st = list_pager::status::failed;
+                   if (out.ec == errc::timeout)
+                     self->list_failed(c, std::string(info(c).method) + ": no answer in time");
+                   else if (out.ec)
+                     return;  // closed: the reconnect lists again
+                   else
+                     st = pager->on_page(*out.reply, warnings);
+                   for (auto& w : warnings) self->log_.warn("{}", w);
+                   if (st == list_pager::status::more) return self->request_page(pager);
+                   if (st == list_pager::status::done) {
+                     self->clear_note(info(c).method);
+                     self->store_list(c, pager->take());
+                     self->log_.info("{} list now has {} items", to_string(c),
+                                     self->list(c).size());
+                   } else if (!out.ec) {
+                     self->list_failed(c, pager->error());
+                   }
+                   self->observer_.on_upstream_changed(self->cfg_.name);
+                 });
 }
 
 std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,

@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/json_rpc.hpp"
+#include "core/channel.hpp"
+#include "core/handshake.hpp"
 #include "core/lifecycle.hpp"
-#include "core/log.hpp"
-#include "core/pending_table.hpp"
-#include "transports/transport.hpp"
+#include "core/lists.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
+#include "core/protocol/pending_table.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -74,16 +76,10 @@ class call_owner {
   virtual void cancel_ask(std::int64_t id, std::string_view reason) = 0;
 };
 
-/// The lists an MCP server can offer.
-enum class collection { tools, resources, resource_templates, prompts };
-inline constexpr std::size_t collection_count = 4;
-/// The result key of a collection ("tools", "resources", "resourceTemplates", "prompts").
-std::string_view to_string(collection c);
-
 class upstream : public std::enable_shared_from_this<upstream> {
  public:
   upstream(boost::asio::io_context& io, server_config cfg, const daemon_config& daemon,
-           upstream_observer& observer);
+           upstream_observer& observer, channel_factory open);
   ~upstream();
 
   /// Connects (or marks disabled). Idempotent.
@@ -169,16 +165,16 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void connect();
   void schedule_ping();
   void store_cache();
-  void on_initialized(message reply);
-  void fetch_all(std::size_t next);
-  void fetch(collection c, std::function<void()> then);
+  void step_handshake(handshake_action a);
+  void finish_handshake();
+  void request_page(std::shared_ptr<list_pager> pager);
   void store_list(collection c, std::vector<json::object> items);
   /// Replaces a list; true when it changed (its version is bumped).
   bool set_list(collection c, std::vector<json::object> items);
   void list_failed(collection c, std::string why);
-  std::optional<std::chrono::milliseconds> list_timeout(collection c) const;
   void send_log_level();
   response_handler optional_call_handler(std::string method);
+  bool has_note(std::string_view about, std::string_view text) const;
   void set_note(std::string_view about, std::string text);
   void clear_note(std::string_view about);
   void relist(collection c);
@@ -195,6 +191,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::optional<std::chrono::milliseconds> timeout_opt() const;
 
   boost::asio::io_context& io_;
+  channel_factory open_;
   server_config cfg_;
   daemon_config daemon_;
   upstream_observer& observer_;
@@ -214,7 +211,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::string instructions_;
   std::string last_error_;
   std::vector<std::pair<std::string, std::string>> notes_;  ///< (method, what went wrong)
-  steady_clock::time_point lists_deadline_{};  ///< the optional lists of a start end by then
+  std::unique_ptr<legacy_handshake> handshake_;             ///< while connecting
   std::optional<steady_clock::time_point> ready_since_;
   std::deque<std::string> log_ring_;
   upstream_stats stats_;

@@ -19,9 +19,10 @@
 #include <cstdlib>
 
 #include "config/config.hpp"
-#include "core/log.hpp"
+#include "core/protocol/log.hpp"
 #include "core/manager.hpp"
 #include "core/session.hpp"
+#include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
 #include "daemon/systemd.hpp"
 #include "transports/fd_transport.hpp"
@@ -224,7 +225,7 @@ int run_daemon(const daemon_options& opt) {
   };
   const auto max_message = cfg.daemon.max_message_bytes;
   const auto max_queue = cfg.daemon.max_client_queue_bytes;
-  manager mgr(io, std::move(cfg), info);
+  manager mgr(io, std::move(cfg), info, make_channel_factory(io));
 
   std::uint64_t next_session = 1;
   client_outputs clients;

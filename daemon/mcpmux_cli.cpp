@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "config/config.hpp"
+#include "config/files.hpp"
 #include "daemon/mcpmux_import.hpp"
 
 #include <algorithm>
@@ -881,17 +882,6 @@ constexpr milliseconds spawn_wait{5'000};
 /// How long to wait for another client that is starting the daemon (it needs spawn_wait).
 constexpr milliseconds spawn_lock_wait{3 * spawn_wait};
 
-/// `mkdir -p` with `mode` for the directories it creates; false (errno set) on failure.
-bool make_dirs(const std::string& dir, mode_t mode) {
-  if (dir.empty()) return true;
-  for (std::size_t pos = 1;; ++pos) {
-    pos = dir.find('/', pos);
-    const std::string part = dir.substr(0, pos);
-    if (::mkdir(part.c_str(), mode) != 0 && errno != EEXIST) return false;
-    if (pos == std::string::npos) return true;
-  }
-}
-
 std::string parent_dir(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -934,7 +924,7 @@ outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& progra
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  if (!log.empty()) (void)make_dirs(parent_dir(log), 0700);
+  if (!log.empty()) (void)mcpmux::make_dirs(parent_dir(log), 0700);
 
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
@@ -1008,11 +998,8 @@ outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& progra
 /// that start at the same moment queue on the lock and then find the one daemon.
 outcome<unique_fd> spawn_and_dial(const context& ctx) {
   const std::string& socket = ctx.socket_path;
-  if (!make_dirs(parent_dir(socket), 0700)) {
-    return failure{exit_status::no_daemon,
-                   fmt::format("cannot create {}: {}", parent_dir(socket), errno_text(errno)),
-                   {}};
-  }
+  if (std::string error; !mcpmux::make_dirs(parent_dir(socket), 0700, &error))
+    return failure{exit_status::no_daemon, std::move(error), {}};
   const std::string lock_path = socket + ".lock";
   unique_fd lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
   if (lock.get() < 0) {

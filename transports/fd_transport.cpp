@@ -13,8 +13,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/error.hpp"
-#include "transports/ndjson.hpp"
+#include "core/protocol/error.hpp"
+#include "core/protocol/ndjson.hpp"
 
 namespace mcpmux {
 namespace {

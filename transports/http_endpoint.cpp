@@ -26,7 +26,6 @@
 #include <charconv>
 #include <cmath>
 #include <deque>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -34,9 +33,11 @@
 #include <variant>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/json_rpc.hpp"
-#include "core/log.hpp"
+#include "config/files.hpp"
+#include "core/protocol/error.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
+#include "core/protocol/versions.hpp"
 
 namespace mcpmux {
 namespace {
@@ -51,13 +52,16 @@ using steady_clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-// The versions core/session.hpp negotiates (the transports library does not depend on it).
-constexpr std::string_view protocol_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
-                                                  "2025-11-25"};
 // Clients of this revision on expect an id-only "priming" event when an SSE stream opens; older
 // SDKs would try to parse its empty data as JSON.
 constexpr std::string_view priming_version = "2025-11-25";
 constexpr std::size_t max_token_bytes = 4096;
+
+std::string supported_versions() {
+  std::string out;
+  for (auto v : mcp::legacy_versions) out += std::string(out.empty() ? "" : ", ") + std::string(v);
+  return out;
+}
 constexpr auto refuse_budget = 1s;
 
 using request = http::request<http::string_body>;
@@ -641,14 +645,10 @@ class endpoint_impl final : public http_endpoint,
     struct stat st {};
     if (::stat(opt_.token_file.c_str(), &st) == 0 && (st.st_mode & 077))
       log_.warn("http_token_file {} is readable by other users (chmod 600 it)", opt_.token_file);
-    std::ifstream in(opt_.token_file, std::ios::binary);
-    if (!in) return "cannot read http_token_file \"" + opt_.token_file + "\"";
-    std::string text(max_token_bytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (text.size() > max_token_bytes)
-      return "http_token_file \"" + opt_.token_file + "\" is longer than 4096 bytes";
-    token_ = trim(text);
+    std::string error;
+    auto text = read_text_file(opt_.token_file, max_token_bytes, error);
+    if (!text) return "cannot read http_token_file \"" + opt_.token_file + "\": " + error;
+    token_ = trim(*text);
     if (token_.empty()) return "http_token_file \"" + opt_.token_file + "\" is empty";
     if (token_.find_first_of("\r\n") != std::string::npos || token_.find('\0') != std::string::npos)
       return "http_token_file \"" + opt_.token_file + "\" must hold one line";
@@ -898,12 +898,10 @@ class endpoint_impl final : public http_endpoint,
   std::optional<response> check_version(const request& req) const {
     for (const auto& field : boost::make_iterator_range(req.equal_range("MCP-Protocol-Version"))) {
       const auto v = sv(field.value());
-      if (std::find(std::begin(protocol_versions), std::end(protocol_versions), v) !=
-          std::end(protocol_versions))
-        continue;
+      if (mcp::is_legacy_version(v)) continue;
       return error_response(http::status::bad_request, req.keep_alive(), http_error_code,
                             "Bad Request: unsupported MCP-Protocol-Version \"" + clip(v, 40) +
-                                "\" (supported: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)");
+                                "\" (supported: " + supported_versions() + ")");
     }
     return std::nullopt;
   }

@@ -26,11 +26,11 @@
 #include <set>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/json_rpc.hpp"
-#include "core/log.hpp"
+#include "core/protocol/error.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
 #include "transports/openssl_loader.hpp"
-#include "transports/sse_parser.hpp"
+#include "core/protocol/sse_parser.hpp"
 
 namespace mcpmux {
 namespace {

@@ -13,7 +13,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/log.hpp"
+#include "config/files.hpp"
+#include "core/protocol/log.hpp"
 
 namespace mcpmux {
 namespace {
@@ -28,17 +29,9 @@ const logger& log() {
 
 // Creates missing directories; the last one (the socket's own) private to this user.
 bool make_private_dir(const std::string& dir, std::string* error) {
-  std::error_code ec;
-  std::filesystem::path p(dir);
-  if (!std::filesystem::exists(p, ec)) {
-    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-    if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) {
-      *error = "cannot create " + dir + ": " + std::strerror(errno);
-      return false;
-    }
-  }
+  if (!make_dirs(dir, 0700, error)) return false;
   struct stat st {};
-  if (::stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     *error = dir + " is not a directory";
     return false;
   }
@@ -46,7 +39,7 @@ bool make_private_dir(const std::string& dir, std::string* error) {
     *error = dir + " belongs to another user";
     return false;
   }
-  if ((st.st_mode & 0777) != 0700) ::chmod(p.c_str(), 0700);
+  if ((st.st_mode & 0777) != 0700) ::chmod(dir.c_str(), 0700);
   return true;
 }
 

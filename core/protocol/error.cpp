@@ -1,5 +1,5 @@
 // The mcpmux error category.
-#include "core/error.hpp"
+#include "core/protocol/error.hpp"
 
 namespace mcpmux {
 namespace {

@@ -1,5 +1,7 @@
 // JSON-RPC 2.0 parsing, classification and serialization.
-#include "core/json_rpc.hpp"
+#include "core/protocol/json_rpc.hpp"
+
+#include "core/protocol/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -307,13 +309,22 @@ std::string relay_reply(const json::value& id, message& reply) {
   return out;
 }
 
+// Boost.JSON serializes strings byte for byte: a value built from bytes that are not UTF-8 (a
+// child's stderr, a path) would make a line that strict peers, and our own parser, refuse. Such
+// bytes only ever sit inside strings, where U+FFFD may replace them.
+namespace {
+std::string well_formed(std::string out) {
+  return is_valid_utf8(out) ? out : valid_utf8(out);
+}
+}  // namespace
+
 std::string make_result(const json::value& id, const json::value& result) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
   append_json(out, id);
   out += R"(,"result":)";
   append_json(out, result);
   out += '}';
-  return out;
+  return well_formed(std::move(out));
 }
 
 std::string make_error(const json::value& id, int code, std::string_view msg,
@@ -327,7 +338,7 @@ std::string make_error(const json::value& id, int code, std::string_view msg,
   out += R"(,"error":)";
   out += json::serialize(err);
   out += '}';
-  return out;
+  return well_formed(std::move(out));
 }
 
 std::string make_request(const json::value& id, std::string_view method,
@@ -341,7 +352,7 @@ std::string make_request(const json::value& id, std::string_view method,
     append_json(out, params);
   }
   out += '}';
-  return out;
+  return well_formed(std::move(out));
 }
 
 std::string make_notification(std::string_view method, const json::value& params) {
@@ -352,7 +363,7 @@ std::string make_notification(std::string_view method, const json::value& params
     append_json(out, params);
   }
   out += '}';
-  return out;
+  return well_formed(std::move(out));
 }
 
 }  // namespace mcpmux

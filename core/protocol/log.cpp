@@ -1,5 +1,5 @@
 // Logging facade state: the active sink and level.
-#include "core/log.hpp"
+#include "core/protocol/log.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -60,44 +60,6 @@ log_level current_log_level() {
 
 void detail::emit(log_level l, std::string_view logger, std::string_view msg) {
   sink()(l, logger, msg);
-}
-
-std::string valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = c < 0x80           ? 1
-                      : (c >> 5) == 0x6  ? 2
-                      : (c >> 4) == 0xE  ? 3
-                      : (c >> 3) == 0x1E ? 4
-                                         : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (std::size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (ok && len > 1) {
-      // Reject overlong forms, surrogates and code points past U+10FFFF.
-      std::uint32_t cp = c & (0xFF >> (len + 1));
-      for (std::size_t k = 1; k < len; ++k)
-        cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-      static constexpr std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-      ok = cp >= min_cp[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    }
-    if (ok) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
-}
-
-std::string clip(std::string_view s, std::size_t n) {
-  if (s.size() <= n) return std::string(s);
-  return fmt::format("{}… ({} bytes)", s.substr(0, n), s.size());
 }
 
 }  // namespace mcpmux

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <utility>
 
+#include "core/protocol/text.hpp"
+
 namespace mcpmux {
 
 enum class log_level { trace, debug, info, warn, error, off };
@@ -65,12 +67,5 @@ class logger {
  private:
   std::string name_;
 };
-
-/// The first `n` bytes of `s`, with a marker when cut; for logging untrusted input.
-std::string clip(std::string_view s, std::size_t n = 200);
-
-/// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so that untrusted bytes (a child's
-/// stderr) can be put into JSON that every parser accepts.
-std::string valid_utf8(std::string_view s);
 
 }  // namespace mcpmux

@@ -57,9 +57,12 @@ void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& o
   while (!data.empty()) {
     const auto nl = data.find('\n');
     const std::string_view chunk = data.substr(0, nl);  // whole rest when no newline
+    // The CR of a CRLF (or a last CR that a LF may follow) is not part of the line's length.
+    const bool ends_cr =
+        chunk.empty() ? !partial_.empty() && partial_.back() == '\r' : chunk.back() == '\r';
     if (discarding_) {
       discarded_ += chunk.size();
-    } else if (partial_.size() + chunk.size() > max_line_) {
+    } else if (partial_.size() + chunk.size() - (ends_cr ? 1 : 0) > max_line_) {
       // Too long: skip everything up to the newline, keeping nothing of it in memory.
       discarding_ = true;
       discarded_ = partial_.size() + chunk.size();

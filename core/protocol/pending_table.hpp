@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/json_rpc.hpp"
+#include "core/protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

@@ -12,9 +12,9 @@
 #include <variant>
 #include <vector>
 
-#include "core/json_rpc.hpp"
+#include "core/protocol/json_rpc.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
-#include "transports/ndjson.hpp"
+#include "core/protocol/ndjson.hpp"
 
 namespace {
 

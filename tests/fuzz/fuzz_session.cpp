@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/error.hpp"
-#include "core/json_rpc.hpp"
-#include "core/log.hpp"
 #include "core/manager.hpp"
+#include "core/protocol/error.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
+#include "core/protocol/ndjson.hpp"
 #include "core/session.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
-#include "transports/ndjson.hpp"
 
 namespace {
 
@@ -90,7 +90,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   config cfg;
   cfg.source = "<fuzz>";
   cfg.daemon.max_message_bytes = max_message;
-  auto mgr = std::make_unique<manager>(io, std::move(cfg), daemon_info{});
+  // No servers, so no connection is ever opened.
+  auto mgr = std::make_unique<manager>(io, std::move(cfg), daemon_info{},
+                                       [](const channel_request&) { return opened_channel{}; });
   mgr->start();
   auto t = std::make_shared<fake_transport>();
   auto s = session::start(*mgr, t, 1);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_check.hpp"
-#include "transports/sse_parser.hpp"
+#include "core/protocol/sse_parser.hpp"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <optional>
 #include <thread>
 
-#include "core/error.hpp"
-#include "core/json_rpc.hpp"
-#include "core/log.hpp"
+#include "core/protocol/error.hpp"
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/log.hpp"
 #include "tests/fixtures/http_test_server.hpp"
 
 namespace mcpmux {

@@ -758,6 +758,40 @@ TEST_F(ImportInclude, IncludedServerFailingValidationIsSkipped) {
                                         a)));
 }
 
+// Every key to_toml writes comes back the same through the parser, isolation included (an
+// included server is carried through to_toml).
+TEST(ToToml, EveryNonDefaultKeyRoundTrips) {
+  server_config s;
+  s.name = "all";
+  s.command = "run";
+  s.args = {"a", "b c"};
+  s.env = {{"K", "v"}};
+  s.cwd = "/tmp";
+  s.timeout = std::chrono::milliseconds(1234);
+  s.enabled = false;
+  s.prefix = "p";
+  s.retry_calls = false;
+  s.reset_timeout_on_progress = !server_config{}.reset_timeout_on_progress;
+  s.max_timeout = std::chrono::milliseconds(99000);
+  s.ping_interval = std::chrono::milliseconds(4000);
+  s.per_client = true;
+  config_result p = parse_config(to_toml(s), "x.toml", fake_env);
+  ASSERT_TRUE(p.value) << to_toml(s);
+  const server_config& back = p.value->servers.at(0);
+  EXPECT_EQ(back.command, s.command);
+  EXPECT_EQ(back.args, s.args);
+  EXPECT_EQ(back.env, s.env);
+  EXPECT_EQ(back.cwd, s.cwd);
+  EXPECT_EQ(back.timeout, s.timeout);
+  EXPECT_EQ(back.enabled, s.enabled);
+  EXPECT_EQ(back.prefix, s.prefix);
+  EXPECT_EQ(back.retry_calls, s.retry_calls);
+  EXPECT_EQ(back.reset_timeout_on_progress, s.reset_timeout_on_progress);
+  EXPECT_EQ(back.max_timeout, s.max_timeout);
+  EXPECT_EQ(back.ping_interval, s.ping_interval);
+  EXPECT_TRUE(back.per_client) << to_toml(s);
+}
+
 TEST_F(ImportInclude, DefaultConfigDocumentsInclude) {
   EXPECT_THAT(std::string(default_config_text()), HasSubstr("# include = ["));
   config_result r = parse_config(default_config_text(), "<default>", fake_env);

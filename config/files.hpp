@@ -1,0 +1,30 @@
+// Files: bounded reads, atomic writes that survive a crash, private directories. The one place
+// mcpmux reads and writes its own files (config, tool cache, imported configs, token files).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mcpmux {
+
+/// Reads a whole file of at most `max_bytes` (regular files only; a FIFO does not block). On
+/// failure returns nothing and sets `error` ("cannot open: ..."); `*missing` (if given) tells
+/// whether the file does not exist.
+std::optional<std::string> read_text_file(const std::string& path, std::size_t max_bytes,
+                                          std::string& error, bool* missing = nullptr);
+
+/// Replaces `path` with `text` atomically (temporary file in the same directory, fsync,
+/// rename), creating missing directories (mode 0700). A symlink is followed, so the file it
+/// points to is replaced. Keeps the old file's mode; a new file gets 0600. Returns "" on success,
+/// else an error message.
+std::string write_file_atomically(const std::string& path, std::string_view text);
+
+/// `mkdir -p`: creates the missing directories of `dir`, each with `mode`. False, with `*error`
+/// (if given) naming the directory and the reason, on failure.
+bool make_dirs(const std::string& dir, mode_t mode, std::string* error = nullptr);
+
+}  // namespace mcpmux

@@ -1,0 +1,57 @@
+#include "core/protocol/text.hpp"
+
+#include <fmt/format.h>
+#include <cstdint>
+
+namespace mcpmux {
+
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  std::uint32_t cp = c & (0xFF >> (len + 1));
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  static constexpr std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+  const bool ok = cp >= min_cp[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+  return ok ? len : 0;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const auto len = utf8_sequence(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (const auto len = utf8_sequence(s, i)) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string clip(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return std::string(s);
+  return fmt::format("{}… ({} bytes)", s.substr(0, n), s.size());
+}
+
+}  // namespace mcpmux

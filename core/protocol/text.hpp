@@ -1,0 +1,22 @@
+// Text from untrusted sources: UTF-8 checks and repair, clipping for log lines.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace mcpmux {
+
+/// The first `n` bytes of `s`, with a marker when cut; for logging untrusted input.
+std::string clip(std::string_view s, std::size_t n = 200);
+
+/// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so that untrusted bytes (a child's
+/// stderr) can be put into JSON that every parser accepts.
+std::string valid_utf8(std::string_view s);
+/// The length of the well-formed UTF-8 sequence at s[i]; 0 when there is none (a stray byte, a
+/// truncated sequence, an overlong form, a surrogate, a code point past U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, std::size_t i);
+/// True when `s` is well-formed UTF-8 (what valid_utf8 would leave unchanged).
+bool is_valid_utf8(std::string_view s);
+
+}  // namespace mcpmux

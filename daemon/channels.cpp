@@ -1,0 +1,36 @@
+#include "daemon/channels.hpp"
+
+#include "transports/http_transport.hpp"
+#include "transports/stdio_transport.hpp"
+
+namespace mcpmux {
+
+channel_factory make_channel_factory(boost::asio::io_context& io) {
+  return [&io](const channel_request& req) -> opened_channel {
+    const auto& cfg = req.server;
+    if (cfg.type != server_type::stdio) {
+      http_transport_options opt;
+      opt.type = cfg.type == server_type::sse ? http_transport_options::kind::legacy_sse
+                                              : http_transport_options::kind::streamable_http;
+      opt.url = cfg.url;
+      opt.headers = cfg.headers;
+      opt.ca_file = cfg.ca_file;
+      opt.token_command = cfg.token_command;
+      opt.timeout = req.timeout;
+      opt.limits = req.limits;
+      opt.server_name = cfg.name;
+      return {make_http_transport(io, std::move(opt)), -1, {}};
+    }
+    stdio_options opt;
+    opt.command = cfg.command;
+    opt.args = cfg.args;
+    opt.env = cfg.env;
+    opt.cwd = cfg.cwd;
+    opt.limits = req.limits;
+    opt.on_stderr = req.on_stderr;
+    auto spawned = spawn_stdio(io, opt);
+    return {std::move(spawned.channel), spawned.pid, std::move(spawned.error)};
+  };
+}
+
+}  // namespace mcpmux

@@ -1,0 +1,15 @@
+// The daemon's channel factory: which transport each kind of configured server gets.
+#pragma once
+
+#include "core/channel.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+/// Spawns stdio servers and dials Streamable HTTP and legacy SSE endpoints on `io`.
+channel_factory make_channel_factory(boost::asio::io_context& io);
+
+}  // namespace mcpmux
