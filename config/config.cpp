@@ -3,6 +3,10 @@
 #include "config/config.hpp"
 #include "config/import.hpp"
 #include "config/names.hpp"
+#include "core/protocol/text.hpp"
+
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/pchars.hpp>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -46,18 +50,16 @@ std::string check_http_address(std::string_view a, bool allow_remote) {
   const auto colon = a.rfind(':');
   if (colon == std::string_view::npos || colon == 0)
     return fmt::format("must be HOST:PORT, e.g. \"127.0.0.1:8931\" (got \"{}\")", a);
-  std::string host(a.substr(0, colon));
-  const auto port_text = a.substr(colon + 1);
-  int port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 || port > 65535)
-    return fmt::format("port must be 1..65535 (got \"{}\")", port_text);
+  const auto split = split_host_port(a);
+  if (!split || split->port < 1)
+    return fmt::format("port must be 1..65535 (got \"{}\")", a.substr(colon + 1));
+  const std::string host(a.substr(0, colon));
   bool loopback = false;
   unsigned char buf[16];
   if (host == "localhost") {
     loopback = true;
-  } else if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), buf) != 1)
+  } else if (split->bracketed) {
+    if (::inet_pton(AF_INET6, split->host.c_str(), buf) != 1)
       return fmt::format("\"{}\" is not an IPv6 address", host);
     static const unsigned char one[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     loopback = std::memcmp(buf, one, 16) == 0;
@@ -150,23 +152,6 @@ std::string unknown_message(std::string_view what, std::string_view word,
   if (auto c = closest(word, candidates))
     return fmt::format("unknown {}; did you mean \"{}\"?", what, *c);
   return fmt::format("unknown {}", what);
-}
-
-// Unreserved characters plus the RFC 3986 pchar sub-delims stay literal; everything else
-// (space, %, #, ?, control and non-ASCII bytes) is percent-encoded.
-std::string percent_encode_path(std::string_view path) {
-  static constexpr std::string_view keep = "-._~/!$&'()*+,;=:@";
-  std::string out;
-  for (char c : path) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-        keep.find(c) != std::string_view::npos) {
-      out += c;
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
 }
 
 // Expansion core. Errors (unterminated `${`, bad variable name) are reported through `error`
@@ -607,7 +592,7 @@ class validator {
         fail(e, sub, fmt::format("must be an absolute path or a file:// URI (got \"{}\")", *s));
         continue;
       }
-      out.push_back("file://" + percent_encode_path(*s));
+      out.push_back(file_uri(*s));
     }
     return out;
   }
@@ -934,6 +919,13 @@ std::chrono::milliseconds effective_timeout(const server_config& s, const daemon
 
 std::string cache_dir() {
   return xdg_dir("XDG_CACHE_HOME", ".cache") + "/mcpmux";
+}
+
+// RFC 3986 pchars and '/' stay literal; everything else (space, %, #, ?, control and non-ASCII
+// bytes) is percent-encoded, by Boost.URL.
+std::string file_uri(std::string_view path) {
+  static constexpr auto path_chars = boost::urls::pchars + boost::urls::grammar::lut_chars('/');
+  return "file://" + boost::urls::encode(path, path_chars);
 }
 
 }  // namespace mcpmux

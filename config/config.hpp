@@ -150,4 +150,7 @@ std::chrono::milliseconds effective_timeout(const server_config& s, const daemon
 /// $XDG_CACHE_HOME/mcpmux (~/.cache/mcpmux).
 std::string cache_dir();
 
+/// A `file://` URI for an absolute path, percent-encoded (RFC 3986 path characters stay).
+std::string file_uri(std::string_view path);
+
 }  // namespace mcpmux

@@ -8,11 +8,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/json/serializer.hpp>
 #include <cstdio>
 #include <tuple>
 
 #include "core/naming.hpp"
+#include "core/reload_plan.hpp"
 #include "core/session.hpp"
 
 namespace mcpmux {
@@ -39,65 +39,6 @@ json::value nullable(const std::optional<std::uint32_t>& v) {
 rpc_error bad_params(std::string msg) {
   return {rpc_code::invalid_params, std::move(msg), nullptr};
 }
-
-// Writes exposed items into one JSON array: each item as json::serialize would write a copy of it
-// with one member's value replaced (the exposed name or URI), without making that copy (at
-// 10,000 tools the copies were most of a catalogue rebuild). One Boost.JSON serializer writes
-// every key and value.
-class list_writer {
- public:
-  explicit list_writer(std::size_t expected_bytes) {
-    out_.reserve(expected_bytes);
-    out_ += '[';
-  }
-
-  void add(const json::object& item, std::string_view key, std::string_view value) {
-    if (!begins_.empty()) out_ += ',';
-    begins_.push_back(out_.size());
-    out_ += '{';
-    bool first = true, replaced = false;
-    for (const auto& kv : item) {
-      if (!first) out_ += ',';
-      first = false;
-      write(kv.key());
-      out_ += ':';
-      if (kv.key() == key) {
-        write(value);
-        replaced = true;
-      } else {
-        sr_.reset(&kv.value());
-        drain();
-      }
-    }
-    if (!replaced) {  // (json::object's operator[] appends a missing key)
-      if (!first) out_ += ',';
-      write(key);
-      out_ += ':';
-      write(value);
-    }
-    out_ += '}';
-  }
-
-  /// The array and where each item starts in it.
-  std::pair<std::string, std::vector<std::size_t>> finish() && {
-    out_ += ']';
-    return {std::move(out_), std::move(begins_)};
-  }
-
- private:
-  void write(std::string_view s) {
-    sr_.reset(s);
-    drain();
-  }
-  void drain() {
-    while (!sr_.done()) out_.append(sr_.read(buf_, sizeof buf_));
-  }
-
-  std::string out_;
-  std::vector<std::size_t> begins_;
-  json::serializer sr_;
-  char buf_[4096];
-};
 
 }  // namespace
 
@@ -263,7 +204,7 @@ void manager::on_upstream_notification(const std::string& server, const message&
     if (it == subscriptions_.end()) return;
     // Subscribers see the URI they subscribed to (an alias when the server's URI collides).
     json::object params = msg.params();
-    for (const auto& [exposed, r] : cat_[static_cast<std::size_t>(collection::resources)].routes)
+    for (const auto& [exposed, r] : cat_.routes(collection::resources))
       if (r.server == server && r.original == uri->get_string()) params["uri"] = exposed;
     const auto text = make_notification("notifications/resources/updated", params);
     for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
@@ -312,106 +253,30 @@ void manager::rebuild() {
     return;
   }
   catalogue_signature_ = std::move(signature);
-  std::array<bool, collection_count> changed{};
-  changed[static_cast<std::size_t>(collection::tools)] = rebuild_named(collection::tools);
-  changed[static_cast<std::size_t>(collection::prompts)] = rebuild_named(collection::prompts);
-  changed[static_cast<std::size_t>(collection::resources)] =
-      rebuild_uris(collection::resources, "uri");
-  changed[static_cast<std::size_t>(collection::resource_templates)] =
-      rebuild_uris(collection::resource_templates, "uriTemplate");
+  // A server that is down keeps its last good lists; a stopped or disabled one does not.
+  std::vector<catalogue_source> sources;
+  for (const auto& [name, up] : upstreams_) {
+    if (!up->listed()) continue;
+    catalogue_source s{name, up->config().effective_prefix(), {}};
+    for (std::size_t i = 0; i < collection_count; ++i)
+      s.lists[i] = &up->list(static_cast<collection>(i));
+    sources.push_back(std::move(s));
+  }
+  std::vector<std::string> warnings;
+  const auto changed = cat_.rebuild(
+      sources, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name}, warnings);
+  for (const auto& w : warnings) log_.warn("{}", w);
   if (!gate_->open && settled()) release_waiters();
   if (info_.on_change) info_.on_change();
   for (std::size_t i = 0; i < collection_count; ++i) {
     if (!changed[i]) continue;
-    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)), cat_[i].size());
+    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)),
+               cat_.size(static_cast<collection>(i)));
     // Listeners may unregister while being told; iterate over a copy.
     auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
     for (auto* l : ls)
       if (listeners_.count(l)) l->on_list_changed(static_cast<collection>(i));
   }
-}
-
-// Tools and prompts: names under the naming contract (prefix, separator, sanitised, capped).
-bool manager::rebuild_named(collection c) {
-  std::vector<naming_input> inputs;
-  std::vector<const json::object*> defs;
-  std::size_t count = 0;
-  for (const auto& [name, up] : upstreams_)
-    if (up->listed()) count += up->list(c).size();
-  inputs.reserve(count);
-  defs.reserve(count);
-  for (const auto& [name, up] : upstreams_) {
-    // A server that is down keeps its last good lists; a stopped or disabled one does not.
-    if (!up->listed()) continue;
-    const auto prefix = up->config().effective_prefix();
-    for (const auto& t : up->list(c)) {
-      inputs.push_back({name, prefix, std::string(t.at("name").get_string())});
-      defs.push_back(&t);
-    }
-  }
-  std::vector<naming_collision> collisions;
-  auto named = assign_tool_names(
-      inputs, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name}, &collisions);
-  // Each collision is reported once, not at every rebuild.
-  for (const auto& col : collisions)
-    if (reported_collisions_
-            .insert(std::string(to_string(c)) + "\n" + col.loser + "\n" + col.renamed)
-            .second)
-      log_.warn("{} name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"",
-                to_string(c), col.winner, col.loser, col.exposed, col.loser, col.renamed);
-
-  // (Room for ~128 bytes an item: growing a megabyte string by doubling costs more than that.)
-  list_writer items(std::max(cat_[static_cast<std::size_t>(c)].joined->size(), 128 * count));
-  std::vector<std::pair<std::string, route>> routes;  // in name order, as named
-  routes.reserve(named.size());
-  for (auto& n : named) {
-    auto& in = inputs[n.index];
-    items.add(*defs[n.index], "name", n.exposed);
-    routes.emplace_back(std::move(n.exposed), route{std::move(in.server), std::move(in.original)});
-  }
-  return install(c, std::move(items).finish(), std::move(routes));
-}
-
-// Resources and templates: URIs unchanged; a URI two servers share is exposed for the later
-// server (in name order) as mcpmux://<server>/<uri>.
-bool manager::rebuild_uris(collection c, std::string_view key) {
-  list_writer items(cat_[static_cast<std::size_t>(c)].joined->size());
-  std::vector<std::pair<std::string, route>> routes;
-  std::unordered_set<std::string> seen;
-  for (const auto& [name, up] : upstreams_) {
-    if (!up->listed()) continue;
-    for (const auto& r : up->list(c)) {
-      std::string original(r.at(key).get_string());
-      std::string exposed = original;
-      if (!seen.insert(exposed).second) {
-        exposed = "mcpmux://" + name + "/" + original;
-        if (reported_collisions_.insert(std::string(to_string(c)) + "\n" + exposed).second)
-          log_.warn("{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key,
-                    original, name, name, exposed);
-      }
-      items.add(r, key, exposed);
-      seen.insert(exposed);
-      routes.emplace_back(std::move(exposed), route{name, std::move(original)});
-    }
-  }
-  // By URI for lookups; of one URI listed twice (an alias taken already), the first.
-  std::stable_sort(routes.begin(), routes.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  routes.erase(std::unique(routes.begin(), routes.end(),
-                           [](const auto& a, const auto& b) { return a.first == b.first; }),
-               routes.end());
-  return install(c, std::move(items).finish(), std::move(routes));
-}
-
-bool manager::install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
-                      std::vector<std::pair<std::string, route>> routes) {
-  auto& cat = cat_[static_cast<std::size_t>(c)];
-  cat.routes = std::move(routes);  // even for the same list: routes may have moved between servers
-  if (items.first == *cat.joined) return false;
-  cat.joined = std::make_shared<const std::string>(std::move(items.first));
-  cat.begins = std::move(items.second);
-  ++cat.generation;
-  return true;
 }
 
 std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::uint64_t session) {
@@ -430,34 +295,12 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
 }
 
 const route* manager::find(collection c, std::string_view exposed) const {
-  const auto& routes = cat_[static_cast<std::size_t>(c)].routes;
-  auto it = std::lower_bound(routes.begin(), routes.end(), exposed,
-                             [](const auto& r, std::string_view name) { return r.first < name; });
-  return it != routes.end() && it->first == exposed ? &it->second : nullptr;
+  return cat_.find(c, exposed);
 }
 
 std::optional<route> manager::route_resource(std::string_view uri) const {
-  if (const auto* r = find(collection::resources, uri)) return *r;
-  if (uri.substr(0, 9) == "mcpmux://") {
-    auto rest = uri.substr(9);
-    auto slash = rest.find('/');
-    if (slash != std::string_view::npos) {
-      std::string server(rest.substr(0, slash));
-      if (upstreams_.count(server)) return route{server, std::string(rest.substr(slash + 1))};
-    }
-  }
-  // A URI made from a template: the template whose literal head matches most of it.
-  const route* best = nullptr;
-  std::size_t best_len = 0;
-  for (const auto& [tmpl, r] :
-       cat_[static_cast<std::size_t>(collection::resource_templates)].routes) {
-    const auto head = std::string_view(r.original).substr(0, r.original.find('{'));
-    if (head.size() >= best_len && uri.substr(0, head.size()) == head) {
-      best = &r;
-      best_len = head.size();
-    }
-  }
-  if (best) return route{best->server, std::string(uri)};
+  auto r = cat_.route_resource(uri, [&](std::string_view s) { return upstreams_.count(s) > 0; });
+  if (r) return r;
   // One server with resources at all: it is the only place the URI can be.
   std::optional<route> only;
   for (const auto& [name, up] : upstreams_)
@@ -487,37 +330,7 @@ std::optional<route> manager::route_completion(const json::object& ref) const {
 }
 
 std::variant<list_page, rpc_error> manager::page(collection c, std::string_view cursor) const {
-  const auto& cat = cat_[static_cast<std::size_t>(c)];
-  const auto size = cfg_.daemon.page_size;
-  std::size_t offset = 0;
-  if (!cursor.empty()) {
-    // "<generation>.<offset>": opaque to clients, bound to the list it paged.
-    unsigned long long gen = 0, off = 0;
-    if (std::sscanf(std::string(cursor).c_str(), "%llu.%llu", &gen, &off) != 2)
-      return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
-    if (gen != cat.generation)
-      return rpc_error{
-          rpc_code::invalid_params,
-          "Invalid params: stale cursor; the list changed since, list again from the start",
-          nullptr};
-    offset = static_cast<std::size_t>(off);
-    if (offset > cat.size())
-      return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
-  }
-  if (offset == 0 && cat.size() <= size) return list_page{{cat.joined}, std::nullopt};
-  const auto end = std::min(cat.size(), offset + size);
-  std::string out = "[";
-  if (offset < end) {
-    // Items [offset, end) are one run of `joined`: from the first's start to the comma (or the
-    // closing bracket) after the last.
-    const auto from = cat.begins[offset];
-    const auto to = end < cat.size() ? cat.begins[end] - 1 : cat.joined->size() - 1;
-    out.append(*cat.joined, from, to - from);
-  }
-  out += ']';
-  std::optional<std::string> next;
-  if (end < cat.size()) next = std::to_string(cat.generation) + "." + std::to_string(end);
-  return list_page{{std::make_shared<const std::string>(std::move(out))}, std::move(next)};
+  return cat_.page(c, cursor, cfg_.daemon.page_size);
 }
 
 json::object manager::downstream_capabilities() const {
@@ -677,7 +490,7 @@ json::object manager::status() const {
 // Every exposed tool in list order with its server, original name and first description line.
 // Built on demand: only `mcpmux tools` asks, and keeping it current cost every rebuild.
 json::array manager::tool_table() const {
-  const auto& routes = cat_[static_cast<std::size_t>(collection::tools)].routes;  // name order
+  const auto& routes = cat_.routes(collection::tools);  // name order
   // Descriptions by (server, original), one server's list indexed at a time.
   std::map<std::string_view, std::unordered_map<std::string_view, const json::object*>> defs;
   auto definition = [&](const route& r) -> const json::object* {
@@ -746,57 +559,46 @@ std::variant<json::value, rpc_error> manager::reload() {
                      json::value(json::object{{"errors", std::move(errors)}})};
   }
   config next = std::move(*loaded.value);
-  json::array added, removed, changed, unchanged, restart_required, warnings;
+  json::array warnings;
   for (const auto& w : loaded.warnings) {
     log_.warn("config: {}", w);
     warnings.push_back(json::string(w));
   }
-  // The socket is bound once; everything else applies now.
-  if (info_.socket_for && info_.socket_for(next.daemon) != info_.socket_path)
-    restart_required.push_back("daemon.socket");
-  // The HTTP endpoint is bound once too.
-  if (next.daemon.http != cfg_.daemon.http) restart_required.push_back("daemon.http");
-  if (next.daemon.http_allow_remote != cfg_.daemon.http_allow_remote)
-    restart_required.push_back("daemon.http_allow_remote");
-  if (next.daemon.http_token_file != cfg_.daemon.http_token_file)
-    restart_required.push_back("daemon.http_token_file");
+  const bool socket_moves = info_.socket_for && info_.socket_for(next.daemon) != info_.socket_path;
+  const auto plan = plan_reload(cfg_, next, socket_moves);
   if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
 
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;
-  for (const auto& s : next.servers) {
-    auto it = upstreams_.find(s.name);
-    if (it != upstreams_.end() && it->second->config() == s) {
-      it->second->set_daemon_config(next.daemon);
-      kept.emplace(s.name, std::move(it->second));
-      upstreams_.erase(it);
-      unchanged.push_back(json::string(s.name));
-      continue;
-    }
-    (it == upstreams_.end() ? added : changed).push_back(json::string(s.name));
-    if (it != upstreams_.end()) {
-      it->second->stop();
-      upstreams_.erase(it);
-    }
-    kept.emplace(s.name, std::make_shared<upstream>(io_, s, next.daemon, *this, open_));
+  for (const auto& name : plan.unchanged) {
+    auto it = upstreams_.find(name);
+    if (it == upstreams_.end()) continue;  // (cannot be: cfg_ lists what runs) started below
+    it->second->set_daemon_config(next.daemon);
+    kept.emplace(name, std::move(it->second));
+    upstreams_.erase(it);
   }
-  for (auto& [name, up] : upstreams_) {
-    removed.push_back(json::string(name));
-    up->stop();
-  }
+  for (auto& [name, up] : upstreams_) up->stop();  // removed, or changed (started anew below)
+  for (const auto& s : next.servers)
+    if (!kept.count(s.name))
+      kept.emplace(s.name, std::make_shared<upstream>(io_, s, next.daemon, *this, open_));
   upstreams_ = std::move(kept);
   const auto source = next.source;
   cfg_ = std::move(next);
   info_.config_path = source;
   for (auto& [name, up] : upstreams_) up->start();  // no-op for the ones already running
-  log_.info("reloaded {}: {} added, {} removed, {} changed, {} unchanged", source, added.size(),
-            removed.size(), changed.size(), unchanged.size());
+  log_.info("reloaded {}: {} added, {} removed, {} changed, {} unchanged", source,
+            plan.added.size(), plan.removed.size(), plan.changed.size(), plan.unchanged.size());
   schedule_rebuild();
+  auto names = [](const std::vector<std::string>& v) {
+    json::array a;
+    for (const auto& n : v) a.push_back(json::string(n));
+    return a;
+  };
   return json::value(json::object{{"config", source},
-                                  {"added", std::move(added)},
-                                  {"removed", std::move(removed)},
-                                  {"changed", std::move(changed)},
-                                  {"unchanged", std::move(unchanged)},
-                                  {"restart_required", std::move(restart_required)},
+                                  {"added", names(plan.added)},
+                                  {"removed", names(plan.removed)},
+                                  {"changed", names(plan.changed)},
+                                  {"unchanged", names(plan.unchanged)},
+                                  {"restart_required", names(plan.restart_required)},
                                   {"warnings", std::move(warnings)}});
 }
 

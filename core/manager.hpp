@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/catalogue.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/upstream.hpp"
@@ -40,24 +41,6 @@ struct daemon_info {
   std::function<std::string(const daemon_config&)> socket_for;
   /// Called after every catalogue rebuild (server states changed): for the systemd STATUS line.
   std::function<void()> on_change;
-};
-
-/// Where an exposed item really lives.
-struct route {
-  std::string server;    ///< upstream name
-  std::string original;  ///< its name or URI on that server
-};
-
-/// One page of a combined list, ready to be spliced into a result.
-struct list_page {
-  /// Read-only text shared with the catalogue: a whole list of 10,000 tools is a megabyte, not
-  /// worth copying for every tools/list. Reads as a std::string_view.
-  struct shared_text {
-    std::shared_ptr<const std::string> text;
-    operator std::string_view() const { return *text; }
-  };
-  shared_text items_json;                  ///< a JSON array
-  std::optional<std::string> next_cursor;  ///< opaque; absent on the last page
 };
 
 /// Someone to tell when a combined list changed (a session).
@@ -106,9 +89,7 @@ class manager : public upstream_observer {
   /// A page of a combined list; `cursor` empty for the first page. A cursor of an older
   /// generation of the list is an error.
   std::variant<list_page, rpc_error> page(collection c, std::string_view cursor) const;
-  std::size_t tool_count() const {
-    return cat_[static_cast<std::size_t>(collection::tools)].routes.size();
-  }
+  std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
 
@@ -166,24 +147,11 @@ class manager : public upstream_observer {
   channel_factory open_;
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
-  struct catalogue {
-    /// The serialized exposed items, in list order, as one array (shared with pages being sent).
-    std::shared_ptr<const std::string> joined = std::make_shared<const std::string>("[]");
-    std::vector<std::size_t> begins;                    ///< where each item starts in `joined`
-    std::vector<std::pair<std::string, route>> routes;  ///< by exposed name, sorted
-    std::uint64_t generation = 0;  ///< bumped whenever the list changes (cursors carry it)
-    std::size_t size() const { return begins.size(); }
-  };
-  bool rebuild_named(collection c);
-  bool rebuild_uris(collection c, std::string_view key);
-  /// Installs a rebuilt list (the array and its items' offsets); true when it changed.
-  bool install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
-               std::vector<std::pair<std::string, route>> routes);
   json::array tool_table() const;
   void forward_log_message(const std::string& server, const message& msg);
   void push_log_level();
 
-  std::array<catalogue, collection_count> cat_;
+  catalogue cat_;
   std::map<std::pair<std::string, std::string>, std::unordered_set<std::uint64_t>> subscriptions_;
   /// Subscriptions whose resources/subscribe is in flight: who waits for its answer.
   std::map<std::pair<std::string, std::string>,
@@ -200,7 +168,6 @@ class manager : public upstream_observer {
   bool stopped_ = false;  ///< stop() was called (shutdown)
   /// What the catalogue was last built from: (server, listed, lists version) and naming rules.
   std::vector<std::tuple<std::string, bool, std::uint64_t>> catalogue_signature_;
-  std::unordered_set<std::string> reported_collisions_;
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   /// Sessions following a server's log (`mcpmux logs -f`), by server name.

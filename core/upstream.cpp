@@ -33,22 +33,6 @@ rpc_outcome error_reply(int code, std::string text) {
   return {{}, message{message_kind::error_response, std::move(body)}};
 }
 
-std::string file_uri(const std::string& path) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out = "file://";
-  for (unsigned char c : path) {
-    if (std::isalnum(c) ||
-        std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
-      out += static_cast<char>(c);
-    else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 void upstream_stats::record(std::chrono::microseconds d, bool error) {

@@ -1,6 +1,5 @@
-// The one translation unit that compiles Boost.Asio (with SSL), Beast and Process v2: separate
-// compilation keeps every other translation unit light.
+// The one translation unit that compiles Boost.Asio (with SSL) and Beast: separate compilation
+// keeps every other translation unit light.
 #include <boost/asio/impl/src.hpp>
 #include <boost/asio/ssl/impl/src.hpp>
 #include <boost/beast/src.hpp>
-#include <boost/process/v2/src.hpp>

@@ -94,9 +94,25 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   void on_read(boost::system::error_code ec, std::size_t n) {
-    if (n > 0 && events_) {
+    if (n > 0) feed(std::string_view(shared_buffer().data(), n));
+    if (ec) {
+      read_done_ = true;
+      if (ec == asio::error::eof) {
+        if (opt_.last_line_at_eof) feed("\n");  // a last line without its newline still counts
+        fail(errc::transport_closed, "end of stream");
+      } else if (ec != asio::error::operation_aborted) {
+        fail(errc::transport_closed, "read failed: " + ec.message());
+      }
+      maybe_drained();
+      return;
+    }
+    read_more();
+  }
+
+  void feed(std::string_view data) {
+    if (events_) {
       framer_.feed(
-          std::string_view(shared_buffer().data(), n),
+          data,
           [this](std::string_view line, std::string* whole) {
             if (!events_) return;
             if (whole)
@@ -115,16 +131,6 @@ class fd_transport final : public transport, public std::enable_shared_from_this
         events_->on_oversize(framer_.discarded());
       }
     }
-    if (ec) {
-      read_done_ = true;
-      if (ec == asio::error::eof)
-        fail(errc::transport_closed, "end of stream");
-      else if (ec != asio::error::operation_aborted)
-        fail(errc::transport_closed, "read failed: " + ec.message());
-      maybe_drained();
-      return;
-    }
-    read_more();
   }
 
   void write_more() {

@@ -20,6 +20,9 @@ struct fd_transport_options {
   std::chrono::milliseconds flush_timeout{2000};
   /// For a socket (read_fd == write_fd): shut down the write side after the flush.
   bool half_close_on_flush = true;
+  /// Deliver a last line that the end of the stream cut off before its newline (for programs
+  /// that print one value, like a token command; a JSON-RPC peer always ends its lines).
+  bool last_line_at_eof = false;
 };
 
 /// Creates a transport over `read_fd` and `write_fd` (equal for a socket), taking ownership.

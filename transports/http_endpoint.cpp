@@ -536,17 +536,10 @@ class endpoint_impl final : public http_endpoint,
   // Validates the settings, reads the token and binds; "" on success.
   std::string open() {
     const auto& a = opt_.address;
-    const auto colon = a.rfind(':');
-    if (colon == std::string::npos || colon == 0)
-      return "daemon.http \"" + a + "\": expected HOST:PORT";
-    std::string host = a.substr(0, colon);
-    unsigned port = 0;
-    const auto* pb = a.data() + colon + 1;
-    auto [pe, pec] = std::from_chars(pb, a.data() + a.size(), port);
-    if (pec != std::errc() || pe != a.data() + a.size() || port > 65535)
-      return "daemon.http \"" + a + "\": invalid port";
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-      host = host.substr(1, host.size() - 2);
+    const auto split = split_host_port(a);
+    if (!split) return "daemon.http \"" + a + "\": expected HOST:PORT";
+    const auto& host = split->host;
+    const auto port = split->port;
     error_code ec;
     const auto addr = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
     if (ec) return "daemon.http \"" + a + "\": host must be localhost or an IP address";

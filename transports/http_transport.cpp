@@ -20,7 +20,6 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/process/v2.hpp>
 #include <boost/url.hpp>
 #include <deque>
 #include <set>
@@ -29,8 +28,9 @@
 #include "core/protocol/error.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
-#include "transports/openssl_loader.hpp"
 #include "core/protocol/sse_parser.hpp"
+#include "transports/openssl_loader.hpp"
+#include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
 namespace {
@@ -40,7 +40,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
 namespace urls = boost::urls;
-namespace bp = boost::process::v2;
 using tcp = asio::ip::tcp;
 using asio::awaitable;
 using error_code = boost::system::error_code;
@@ -972,73 +971,81 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
   // ---- token_command ------------------------------------------------------------------------
 
-  struct token_run {
-    explicit token_run(asio::io_context& io) : pipe(io) {}
-    asio::readable_pipe pipe;
-    std::optional<bp::process> proc;
-    bool timed_out = false;
+  // Collects what the token command prints, until its output ends.
+  struct token_run final : transport_events {
+    explicit token_run(asio::io_context& io) : wake(io) {
+      wake.expires_at(asio::steady_timer::time_point::max());
+    }
+    void on_message(std::string_view line) override { lines.emplace_back(line); }
+    void on_oversize(std::size_t) override { too_long = true; }
+    void on_closed(std::error_code, std::string) override {
+      closed = true;
+      wake.cancel();
+    }
+    asio::steady_timer wake;  ///< cancelled when the run is over (or timed out)
+    std::vector<std::string> lines;
+    std::optional<int> status;  ///< the wait status, once reaped
+    bool too_long = false, closed = false, timed_out = false;
   };
 
-  // Runs `/bin/sh -c token_command` without blocking; its trimmed stdout is the token.
+  // Runs `/bin/sh -c token_command` as any other child (posix_spawn, its own process group,
+  // reaped), without blocking; its trimmed stdout is the token.
   awaitable<std::optional<std::string>> run_token_command(std::string& err) {
     auto self = shared_from_this();
     auto run = std::make_shared<token_run>(io_);
-    error_code ec;
-    std::vector<std::string> args{"-c", opt_.token_command};
-    run->proc.emplace(
-        bp::default_process_launcher()(io_.get_executor(), ec, bp::filesystem::path("/bin/sh"),
-                                       args, bp::process_stdio{nullptr, run->pipe, nullptr}));
-    if (ec) {
-      err = "cannot run token_command: " + ec.message();
+    stdio_options so;
+    so.command = "/bin/sh";
+    so.args = {"-c", opt_.token_command};
+    so.limits.max_message_bytes = max_token_bytes;
+    so.last_line_at_eof = true;  // `cat token-file` need not end with a newline
+    so.stdin_grace = std::chrono::milliseconds(100);  // it reads nothing: no reason to wait
+    so.term_grace = std::chrono::milliseconds(500);
+    so.on_exit = [run](int status) { run->status = status; };
+    auto spawned = spawn_stdio(io_, so);
+    if (!spawned.channel) {
+      err = "cannot run token_command: " + spawned.error;
       co_return std::nullopt;
     }
+    spawned.channel->start(*run);
     asio::steady_timer t(io_);
     if (opt_.timeout.count() > 0) {
       t.expires_after(opt_.timeout);
-      t.async_wait([run](error_code tec) {
-        if (tec) return;
+      t.async_wait([run](error_code ec) {
+        if (ec || run->closed) return;
         run->timed_out = true;
-        error_code ignored;
-        run->pipe.close(ignored);
-        run->proc->terminate(ignored);
+        run->wake.cancel();
       });
     }
-    std::string out;
-    std::array<char, 4096> buf;
-    bool too_long = false;
-    for (;;) {
-      auto [rec, n] = co_await run->pipe.async_read_some(asio::buffer(buf), use_tuple);
-      if (out.size() + n > max_token_bytes) {
-        too_long = true;
-        break;
-      }
-      out.append(buf.data(), n);
-      if (rec) break;
-    }
-    error_code ignored;
-    run->pipe.close(ignored);
-    if (too_long) run->proc->terminate(ignored);
-    auto [wec, code] = co_await run->proc->async_wait(use_tuple);
+    co_await run->wake.async_wait(use_tuple);
     t.cancel();
+    spawned.channel->close();  // a command still running is stopped, its group with it
     if (run->timed_out) {
       err = "token_command timed out after " + std::to_string(opt_.timeout.count()) + "ms";
       co_return std::nullopt;
     }
-    if (too_long) {
+    if (run->too_long) {
       err = "token_command printed more than " + std::to_string(max_token_bytes) + " bytes";
       co_return std::nullopt;
     }
-    if (!wec && code != 0) {
-      err = "token_command exited with code " + std::to_string(code);
+    if (!run->status) {
+      err = "token_command closed its output but did not exit";
       co_return std::nullopt;
     }
-    auto token = trim(out);
+    if (*run->status != 0) {
+      err = "token_command " + describe_wait_status(*run->status);
+      co_return std::nullopt;
+    }
+    if (run->lines.size() > 1) {
+      err = "token_command printed more than one line";
+      co_return std::nullopt;
+    }
+    auto token = run->lines.empty() ? std::string() : trim(run->lines.front());
     if (token.empty()) {
       err = "token_command printed nothing";
       co_return std::nullopt;
     }
     if (!safe_header_value(token)) {
-      err = "token_command printed more than one line";
+      err = "token_command printed an unusable line";
       co_return std::nullopt;
     }
     co_return token;

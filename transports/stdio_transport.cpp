@@ -115,6 +115,7 @@ class stdio_transport final : public transport,
     fd_transport_options fo;
     fo.limits = opt.limits;
     fo.flush_timeout = opt.stdin_grace;
+    fo.last_line_at_eof = opt.last_line_at_eof;
     inner_ = make_fd_transport(io, stdout_r, stdin_w, fo);
     ++g_live_children;
   }
@@ -242,6 +243,7 @@ class stdio_transport final : public transport,
     exited_ = true;
     --g_live_children;
     status_ = status;
+    if (opt_.on_exit) opt_.on_exit(status);
     boost::system::error_code ignored;
     exit_wait_.close(ignored);
     if (sigchld_) sigchld_->cancel(ignored);

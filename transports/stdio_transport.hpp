@@ -27,6 +27,10 @@ struct stdio_options {
   transport_limits limits;
   /// Each line the child writes to stderr (cut at 4 KiB).
   std::function<void(std::string_view)> on_stderr;
+  /// See fd_transport_options::last_line_at_eof.
+  bool last_line_at_eof = false;
+  /// The child's wait status once it is reaped (before the transport reports its close).
+  std::function<void(int status)> on_exit;
   /// Teardown: stdin closed → wait stdin_grace → SIGTERM to the group → wait term_grace → SIGKILL.
   std::chrono::milliseconds stdin_grace{1000};
   std::chrono::milliseconds term_grace{1500};

@@ -1,6 +1,7 @@
 #include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
+#include <charconv>
 #include <cstdint>
 
 namespace mcpmux {
@@ -52,6 +53,22 @@ std::string valid_utf8(std::string_view s) {
 std::string clip(std::string_view s, std::size_t n) {
   if (s.size() <= n) return std::string(s);
   return fmt::format("{}… ({} bytes)", s.substr(0, n), s.size());
+}
+
+std::optional<host_port> split_host_port(std::string_view a) {
+  const auto colon = a.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  host_port out;
+  const auto port = a.substr(colon + 1);
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
+  if (ec != std::errc() || end != port.data() + port.size() || port.empty() || out.port > 65535)
+    return std::nullopt;
+  out.host = a.substr(0, colon);
+  if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+    out.bracketed = true;
+  }
+  return out;
 }
 
 }  // namespace mcpmux

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,15 @@ std::string valid_utf8(std::string_view s);
 std::size_t utf8_sequence(std::string_view s, std::size_t i);
 /// True when `s` is well-formed UTF-8 (what valid_utf8 would leave unchanged).
 bool is_valid_utf8(std::string_view s);
+
+/// A HOST:PORT address split in two.
+struct host_port {
+  std::string host;        ///< without the brackets of an IPv6 literal
+  bool bracketed = false;  ///< the host was written [like:this]
+  unsigned port = 0;       ///< 0..65535
+};
+/// Splits "HOST:PORT" or "[V6]:PORT"; nullopt when there is no host, no colon or no valid
+/// port number (0..65535). The host itself is not checked.
+std::optional<host_port> split_host_port(std::string_view address);
 
 }  // namespace mcpmux

@@ -1,0 +1,227 @@
+#include "core/catalogue.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <boost/json/serializer.hpp>
+#include <cstdio>
+
+namespace mcpmux {
+namespace {
+
+// Writes exposed items into one JSON array: each item as json::serialize would write a copy of it
+// with one member's value replaced (the exposed name or URI), without making that copy (at
+// 10,000 tools the copies were most of a catalogue rebuild). One Boost.JSON serializer writes
+// every key and value.
+class list_writer {
+ public:
+  explicit list_writer(std::size_t expected_bytes) {
+    out_.reserve(expected_bytes);
+    out_ += '[';
+  }
+
+  void add(const json::object& item, std::string_view key, std::string_view value) {
+    if (!begins_.empty()) out_ += ',';
+    begins_.push_back(out_.size());
+    out_ += '{';
+    bool first = true, replaced = false;
+    for (const auto& kv : item) {
+      if (!first) out_ += ',';
+      first = false;
+      write(kv.key());
+      out_ += ':';
+      if (kv.key() == key) {
+        write(value);
+        replaced = true;
+      } else {
+        sr_.reset(&kv.value());
+        drain();
+      }
+    }
+    if (!replaced) {  // (json::object's operator[] appends a missing key)
+      if (!first) out_ += ',';
+      write(key);
+      out_ += ':';
+      write(value);
+    }
+    out_ += '}';
+  }
+
+  /// The array and where each item starts in it.
+  std::pair<std::string, std::vector<std::size_t>> finish() && {
+    out_ += ']';
+    return {std::move(out_), std::move(begins_)};
+  }
+
+ private:
+  void write(std::string_view s) {
+    sr_.reset(s);
+    drain();
+  }
+  void drain() {
+    while (!sr_.done()) out_.append(sr_.read(buf_, sizeof buf_));
+  }
+
+  std::string out_;
+  std::vector<std::size_t> begins_;
+  json::serializer sr_;
+  char buf_[4096];
+};
+
+}  // namespace
+
+std::array<bool, collection_count> catalogue::rebuild(const std::vector<catalogue_source>& sources,
+                                                      const naming_rules& rules,
+                                                      std::vector<std::string>& warnings) {
+  std::array<bool, collection_count> changed{};
+  changed[static_cast<std::size_t>(collection::tools)] =
+      rebuild_named(collection::tools, sources, rules, warnings);
+  changed[static_cast<std::size_t>(collection::prompts)] =
+      rebuild_named(collection::prompts, sources, rules, warnings);
+  changed[static_cast<std::size_t>(collection::resources)] =
+      rebuild_uris(collection::resources, sources, warnings);
+  changed[static_cast<std::size_t>(collection::resource_templates)] =
+      rebuild_uris(collection::resource_templates, sources, warnings);
+  return changed;
+}
+
+// Tools and prompts: names under the naming contract (prefix, separator, sanitised, capped).
+bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>& sources,
+                              const naming_rules& rules, std::vector<std::string>& warnings) {
+  const auto ci = static_cast<std::size_t>(c);
+  std::vector<naming_input> inputs;
+  std::vector<const json::object*> defs;
+  std::size_t count = 0;
+  for (const auto& s : sources) count += s.lists[ci]->size();
+  inputs.reserve(count);
+  defs.reserve(count);
+  for (const auto& s : sources) {
+    for (const auto& t : *s.lists[ci]) {
+      inputs.push_back({s.server, s.prefix, std::string(t.at("name").get_string())});
+      defs.push_back(&t);
+    }
+  }
+  std::vector<naming_collision> collisions;
+  auto named = assign_tool_names(inputs, rules, &collisions);
+  // Each collision is reported once, not at every rebuild.
+  for (const auto& col : collisions)
+    if (reported_.insert(std::string(to_string(c)) + "\n" + col.loser + "\n" + col.renamed).second)
+      warnings.push_back(
+          fmt::format("{} name collision: {} and {} both map to \"{}\"; {} is exposed as \"{}\"",
+                      to_string(c), col.winner, col.loser, col.exposed, col.loser, col.renamed));
+
+  // (Room for ~128 bytes an item: growing a megabyte string by doubling costs more than that.)
+  list_writer items(std::max(lists_[ci].joined->size(), 128 * count));
+  routes_t routes;  // in name order, as named
+  routes.reserve(named.size());
+  for (auto& n : named) {
+    auto& in = inputs[n.index];
+    items.add(*defs[n.index], "name", n.exposed);
+    routes.emplace_back(std::move(n.exposed), route{std::move(in.server), std::move(in.original)});
+  }
+  return install(c, std::move(items).finish(), std::move(routes));
+}
+
+// Resources and templates: URIs unchanged; a URI two servers share is exposed for the later
+// server (in name order) as mcpmux://<server>/<uri>.
+bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& sources,
+                             std::vector<std::string>& warnings) {
+  const auto ci = static_cast<std::size_t>(c);
+  const std::string_view key = info(c).identity;
+  list_writer items(lists_[ci].joined->size());
+  routes_t routes;
+  std::unordered_set<std::string> seen;
+  for (const auto& s : sources) {
+    for (const auto& r : *s.lists[ci]) {
+      std::string original(r.at(key).get_string());
+      std::string exposed = original;
+      if (!seen.insert(exposed).second) {
+        exposed = "mcpmux://" + s.server + "/" + original;
+        if (reported_.insert(std::string(to_string(c)) + "\n" + exposed).second)
+          warnings.push_back(fmt::format(
+              "{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key,
+              original, s.server, s.server, exposed));
+      }
+      items.add(r, key, exposed);
+      seen.insert(exposed);
+      routes.emplace_back(std::move(exposed), route{s.server, std::move(original)});
+    }
+  }
+  // By URI for lookups; of one URI listed twice (an alias taken already), the first.
+  std::stable_sort(routes.begin(), routes.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  routes.erase(std::unique(routes.begin(), routes.end(),
+                           [](const auto& a, const auto& b) { return a.first == b.first; }),
+               routes.end());
+  return install(c, std::move(items).finish(), std::move(routes));
+}
+
+bool catalogue::install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
+                        routes_t routes) {
+  auto& l = lists_[static_cast<std::size_t>(c)];
+  l.routes = std::move(routes);  // even for the same list: routes may have moved between servers
+  if (items.first == *l.joined) return false;
+  l.joined = std::make_shared<const std::string>(std::move(items.first));
+  l.begins = std::move(items.second);
+  ++l.generation;
+  return true;
+}
+
+const route* catalogue::find(collection c, std::string_view exposed) const {
+  const auto& routes = at(c).routes;
+  auto it = std::lower_bound(routes.begin(), routes.end(), exposed,
+                             [](const auto& r, std::string_view name) { return r.first < name; });
+  return it != routes.end() && it->first == exposed ? &it->second : nullptr;
+}
+
+// A URI made from a template: the template whose literal head matches most of it.
+std::optional<route> catalogue::route_by_template(std::string_view uri) const {
+  const route* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& [tmpl, r] : at(collection::resource_templates).routes) {
+    const auto head = std::string_view(r.original).substr(0, r.original.find('{'));
+    if (head.size() >= best_len && uri.substr(0, head.size()) == head) {
+      best = &r;
+      best_len = head.size();
+    }
+  }
+  if (best) return route{best->server, std::string(uri)};
+  return std::nullopt;
+}
+
+std::variant<list_page, rpc_error> catalogue::page(collection c, std::string_view cursor,
+                                                   std::size_t page_size) const {
+  const auto& cat = at(c);
+  const auto size = page_size;
+  const auto count = cat.begins.size();
+  std::size_t offset = 0;
+  if (!cursor.empty()) {
+    // "<generation>.<offset>": opaque to clients, bound to the list it paged.
+    unsigned long long gen = 0, off = 0;
+    if (std::sscanf(std::string(cursor).c_str(), "%llu.%llu", &gen, &off) != 2)
+      return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
+    if (gen != cat.generation)
+      return rpc_error{
+          rpc_code::invalid_params,
+          "Invalid params: stale cursor; the list changed since, list again from the start",
+          nullptr};
+    offset = static_cast<std::size_t>(off);
+    if (offset > count)
+      return rpc_error{rpc_code::invalid_params, "Invalid params: unknown cursor", nullptr};
+  }
+  if (offset == 0 && count <= size) return list_page{{cat.joined}, std::nullopt};
+  const auto end = std::min(count, offset + size);
+  std::string out = "[";
+  if (offset < end) {
+    // Items [offset, end) are one run of `joined`: from the first's start to the comma (or the
+    // closing bracket) after the last.
+    const auto from = cat.begins[offset];
+    const auto to = end < count ? cat.begins[end] - 1 : cat.joined->size() - 1;
+    out.append(*cat.joined, from, to - from);
+  }
+  out += ']';
+  std::optional<std::string> next;
+  if (end < count) next = std::to_string(cat.generation) + "." + std::to_string(end);
+  return list_page{{std::make_shared<const std::string>(std::move(out))}, std::move(next)};
+}
+
+}  // namespace mcpmux

@@ -1,0 +1,105 @@
+// The catalogue: what clients see of the upstreams' lists. Pure: the servers' lists in, the
+// exposed lists out (names under the naming contract, URI collisions as aliases), with routes
+// back to (server, original name) and pages with cursors bound to the list they paged.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/lists.hpp"
+#include "core/naming.hpp"
+#include "core/protocol/json_rpc.hpp"
+
+namespace mcpmux {
+
+/// Where an exposed item really lives.
+struct route {
+  std::string server;    ///< upstream name
+  std::string original;  ///< its name or URI on that server
+};
+
+/// One page of a combined list, ready to be spliced into a result.
+struct list_page {
+  /// Read-only text shared with the catalogue: a whole list of 10,000 tools is a megabyte, not
+  /// worth copying for every tools/list. Reads as a std::string_view.
+  struct shared_text {
+    std::shared_ptr<const std::string> text;
+    operator std::string_view() const { return *text; }
+  };
+  shared_text items_json;                  ///< a JSON array
+  std::optional<std::string> next_cursor;  ///< opaque; absent on the last page
+};
+
+/// One server's part of the catalogue.
+struct catalogue_source {
+  std::string server;  ///< sources come in server-name order
+  std::string prefix;  ///< the effective prefix of its tool and prompt names
+  std::array<const std::vector<json::object>*, collection_count> lists{};
+};
+
+class catalogue {
+ public:
+  using routes_t = std::vector<std::pair<std::string, route>>;  ///< by exposed name, sorted
+
+  /// Rebuilds every list from `sources`. Returns which lists changed (their cursors go stale).
+  /// A name or URI collision is described in `warnings` the first time it is seen.
+  std::array<bool, collection_count> rebuild(const std::vector<catalogue_source>& sources,
+                                             const naming_rules& rules,
+                                             std::vector<std::string>& warnings);
+
+  /// The route of an exposed tool or prompt name, resource URI or template.
+  const route* find(collection c, std::string_view exposed) const;
+  /// The server for a URI: an exposed resource, an `mcpmux://server/uri` alias of a server
+  /// `is_server` knows, or the server whose template's literal head matches most of it.
+  template <class IsServer>
+  std::optional<route> route_resource(std::string_view uri, IsServer&& is_server) const;
+  /// A page of a list of at most `page_size` items; `cursor` empty for the first page. A cursor
+  /// of an older generation of the list is an error.
+  std::variant<list_page, rpc_error> page(collection c, std::string_view cursor,
+                                          std::size_t page_size) const;
+  std::size_t size(collection c) const { return at(c).begins.size(); }
+  const routes_t& routes(collection c) const { return at(c).routes; }
+
+ private:
+  struct list {
+    /// The serialized exposed items, in list order, as one array (shared with pages being sent).
+    std::shared_ptr<const std::string> joined = std::make_shared<const std::string>("[]");
+    std::vector<std::size_t> begins;  ///< where each item starts in `joined`
+    routes_t routes;
+    std::uint64_t generation = 0;  ///< bumped whenever the list changes (cursors carry it)
+  };
+  const list& at(collection c) const { return lists_[static_cast<std::size_t>(c)]; }
+  bool rebuild_named(collection c, const std::vector<catalogue_source>& sources,
+                     const naming_rules& rules, std::vector<std::string>& warnings);
+  bool rebuild_uris(collection c, const std::vector<catalogue_source>& sources,
+                    std::vector<std::string>& warnings);
+  bool install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
+               routes_t routes);
+  std::optional<route> route_by_template(std::string_view uri) const;
+
+  std::array<list, collection_count> lists_;
+  std::unordered_set<std::string> reported_;  ///< collisions already described
+};
+
+template <class IsServer>
+std::optional<route> catalogue::route_resource(std::string_view uri, IsServer&& is_server) const {
+  if (const auto* r = find(collection::resources, uri)) return *r;
+  if (uri.substr(0, 9) == "mcpmux://") {
+    auto rest = uri.substr(9);
+    auto slash = rest.find('/');
+    if (slash != std::string_view::npos && is_server(rest.substr(0, slash)))
+      return route{std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1))};
+  }
+  return route_by_template(uri);
+}
+
+}  // namespace mcpmux

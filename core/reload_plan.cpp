@@ -1,0 +1,36 @@
+#include "core/reload_plan.hpp"
+
+#include <algorithm>
+
+namespace mcpmux {
+
+reload_plan plan_reload(const config& old, const config& next, bool socket_moves) {
+  reload_plan p;
+  // The socket and the HTTP endpoint are bound once; everything else applies now.
+  if (socket_moves) p.restart_required.push_back("daemon.socket");
+  if (next.daemon.http != old.daemon.http) p.restart_required.push_back("daemon.http");
+  if (next.daemon.http_allow_remote != old.daemon.http_allow_remote)
+    p.restart_required.push_back("daemon.http_allow_remote");
+  if (next.daemon.http_token_file != old.daemon.http_token_file)
+    p.restart_required.push_back("daemon.http_token_file");
+
+  auto find = [](const config& c, const std::string& name) -> const server_config* {
+    auto it = std::find_if(c.servers.begin(), c.servers.end(),
+                           [&](const server_config& s) { return s.name == name; });
+    return it == c.servers.end() ? nullptr : &*it;
+  };
+  for (const auto& s : next.servers) {
+    const auto* before = find(old, s.name);
+    if (!before)
+      p.added.push_back(s.name);
+    else if (*before == s)
+      p.unchanged.push_back(s.name);
+    else
+      p.changed.push_back(s.name);
+  }
+  for (const auto& s : old.servers)
+    if (!find(next, s.name)) p.removed.push_back(s.name);
+  return p;
+}
+
+}  // namespace mcpmux

@@ -1,0 +1,143 @@
+// Unit tests of core/catalogue: the servers' lists in, the exposed lists out (names, URI aliases,
+// routes, pages and cursors). No daemon, no server: lists built by hand.
+#include "core/catalogue.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+
+namespace mcpmux {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<json::object> items(std::string_view key, std::vector<std::string> ids) {
+  std::vector<json::object> out;
+  for (auto& id : ids) out.push_back(json::object{{key, id}, {"description", "d " + id}});
+  return out;
+}
+
+struct fixture {
+  std::array<std::vector<json::object>, collection_count> a, b;
+  catalogue cat;
+  std::vector<std::string> warnings;
+  naming_rules rules{"__", 64};
+  std::string prefix_a = "a", prefix_b = "b";
+
+  std::array<bool, collection_count> rebuild() {
+    std::vector<catalogue_source> s(2);
+    s[0].server = "a";
+    s[0].prefix = prefix_a;
+    s[1].server = "b";
+    s[1].prefix = prefix_b;
+    for (std::size_t i = 0; i < collection_count; ++i) {
+      s[0].lists[i] = &a[i];
+      s[1].lists[i] = &b[i];
+    }
+    return cat.rebuild(s, rules, warnings);
+  }
+  std::vector<std::string> exposed(collection c) const {
+    std::vector<std::string> out;
+    for (const auto& [name, r] : cat.routes(c)) out.push_back(name);
+    return out;
+  }
+};
+
+constexpr auto tools = static_cast<std::size_t>(collection::tools);
+constexpr auto resources = static_cast<std::size_t>(collection::resources);
+constexpr auto templates = static_cast<std::size_t>(collection::resource_templates);
+
+TEST(Catalogue, NamesArePrefixedSortedAndRouteBackToTheirServer) {
+  fixture f;
+  f.a[tools] = items("name", {"read", "write"});
+  f.b[tools] = items("name", {"read"});
+  auto changed = f.rebuild();
+  EXPECT_TRUE(changed[tools]);
+  EXPECT_THAT(f.exposed(collection::tools), ElementsAre("a__read", "a__write", "b__read"));
+  const auto* r = f.cat.find(collection::tools, "b__read");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->server, "b");
+  EXPECT_EQ(r->original, "read");
+  EXPECT_FALSE(f.cat.find(collection::tools, "read"));
+  EXPECT_TRUE(f.warnings.empty());
+  // The exposed list is the items with their exposed names, in order.
+  auto page = std::get<list_page>(f.cat.page(collection::tools, "", 100));
+  const auto arr = json::parse(std::string_view(page.items_json)).as_array();
+  ASSERT_EQ(arr.size(), 3u);
+  EXPECT_EQ(arr[2].at("name").as_string(), "b__read");
+  EXPECT_EQ(arr[2].at("description").as_string(), "d read");
+  EXPECT_FALSE(page.next_cursor);
+}
+
+TEST(Catalogue, ACollisionIsResolvedAndReportedOnce) {
+  // The same exposed name from two servers (both with prefix "").
+  fixture g;
+  g.prefix_a = g.prefix_b = "";
+  g.a[tools] = items("name", {"same"});
+  g.b[tools] = items("name", {"same"});
+  g.rebuild();
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_THAT(g.warnings[0], HasSubstr("collision"));
+  EXPECT_EQ(g.cat.routes(collection::tools).size(), 2u);
+  EXPECT_EQ(g.cat.find(collection::tools, "same")->server, "a");
+  g.rebuild();
+  EXPECT_EQ(g.warnings.size(), 1u);  // not again
+}
+
+TEST(Catalogue, ASharedUriIsAliasedAndResourcesRouteByUriAliasAndTemplate) {
+  fixture f;
+  f.a[resources] = items("uri", {"shared://x", "a://1"});
+  f.b[resources] = items("uri", {"shared://x"});
+  f.b[templates] = items("uriTemplate", {"b://item/{id}"});
+  f.rebuild();
+  EXPECT_THAT(f.exposed(collection::resources),
+              ElementsAre("a://1", "mcpmux://b/shared://x", "shared://x"));
+  ASSERT_EQ(f.warnings.size(), 1u);
+  auto known = [](std::string_view s) { return s == "a" || s == "b"; };
+  EXPECT_EQ(f.cat.route_resource("shared://x", known)->server, "a");
+  auto alias = f.cat.route_resource("mcpmux://b/shared://x", known);
+  ASSERT_TRUE(alias);
+  EXPECT_EQ(alias->server, "b");
+  EXPECT_EQ(alias->original, "shared://x");
+  auto by_template = f.cat.route_resource("b://item/42", known);
+  ASSERT_TRUE(by_template);
+  EXPECT_EQ(by_template->server, "b");
+  EXPECT_EQ(by_template->original, "b://item/42");
+  EXPECT_FALSE(f.cat.route_resource("mcpmux://nobody/x", known));
+  EXPECT_FALSE(f.cat.route_resource("zzz://1", known));
+}
+
+TEST(Catalogue, PagesCarryCursorsThatAChangeMakesStale) {
+  fixture f;
+  f.a[tools] = items("name", {"t1", "t2", "t3", "t4", "t5"});
+  f.rebuild();
+  std::vector<std::string> seen;
+  std::string cursor;
+  for (int n = 0; n < 10; ++n) {
+    auto page = std::get<list_page>(f.cat.page(collection::tools, cursor, 2));
+    const auto arr = json::parse(std::string_view(page.items_json));
+    for (const auto& v : arr.as_array()) seen.emplace_back(v.at("name").as_string());
+    if (!page.next_cursor) break;
+    cursor = *page.next_cursor;
+  }
+  EXPECT_THAT(seen, ElementsAre("a__t1", "a__t2", "a__t3", "a__t4", "a__t5"));
+
+  auto first = std::get<list_page>(f.cat.page(collection::tools, "", 2));
+  ASSERT_TRUE(first.next_cursor);
+  auto unchanged = f.rebuild();  // nothing changed: the cursor still holds
+  EXPECT_FALSE(unchanged[tools]);
+  EXPECT_TRUE(
+      std::holds_alternative<list_page>(f.cat.page(collection::tools, *first.next_cursor, 2)));
+  f.a[tools].pop_back();
+  EXPECT_TRUE(f.rebuild()[tools]);
+  auto stale = f.cat.page(collection::tools, *first.next_cursor, 2);
+  ASSERT_TRUE(std::holds_alternative<rpc_error>(stale));
+  EXPECT_THAT(std::get<rpc_error>(stale).message, HasSubstr("stale cursor"));
+  for (std::string_view bad : {"x", "1", "0.99"})
+    EXPECT_TRUE(std::holds_alternative<rpc_error>(f.cat.page(collection::tools, bad, 2))) << bad;
+}
+
+}  // namespace
+}  // namespace mcpmux

@@ -1,0 +1,56 @@
+// Unit tests of core/reload_plan: old and new configuration in, what happens to each server out.
+#include "core/reload_plan.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace mcpmux {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+server_config server(std::string name, std::string command = "run") {
+  server_config s;
+  s.name = std::move(name);
+  s.command = std::move(command);
+  return s;
+}
+
+TEST(ReloadPlan, SortsServersIntoAddedRemovedChangedAndUnchanged) {
+  config old, next;
+  old.servers = {server("keep"), server("change"), server("gone")};
+  next.servers = {server("new"), server("change", "other"), server("keep")};
+  const auto p = plan_reload(old, next, false);
+  EXPECT_THAT(p.added, ElementsAre("new"));
+  EXPECT_THAT(p.changed, ElementsAre("change"));
+  EXPECT_THAT(p.unchanged, ElementsAre("keep"));
+  EXPECT_THAT(p.removed, ElementsAre("gone"));
+  EXPECT_THAT(p.restart_required, IsEmpty());
+}
+
+TEST(ReloadPlan, AnyChangedServerSettingRestartsIt) {
+  config old, next;
+  old.servers = {server("s")};
+  next.servers = {server("s")};
+  next.servers[0].env["K"] = "v";
+  EXPECT_THAT(plan_reload(old, next, false).changed, ElementsAre("s"));
+  next.servers = {server("s")};
+  next.servers[0].enabled = false;
+  EXPECT_THAT(plan_reload(old, next, false).changed, ElementsAre("s"));
+}
+
+TEST(ReloadPlan, SettingsBoundAtStartNeedARestart) {
+  config old, next;
+  next.daemon.http = "127.0.0.1:9000";
+  next.daemon.http_token_file = "/t";
+  auto p = plan_reload(old, next, true);
+  EXPECT_THAT(p.restart_required,
+              ElementsAre("daemon.socket", "daemon.http", "daemon.http_token_file"));
+  next = old;
+  next.daemon.timeout = std::chrono::milliseconds(5);  // applies at once
+  EXPECT_THAT(plan_reload(old, next, false).restart_required, IsEmpty());
+}
+
+}  // namespace
+}  // namespace mcpmux
