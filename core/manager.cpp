@@ -1,8 +1,6 @@
 // The manager: upstream ownership, the combined catalogue, control methods.
 #include "core/manager.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -19,26 +17,6 @@ namespace mcpmux {
 namespace {
 
 namespace asio = boost::asio;
-
-std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-
-std::string first_line(const json::object& tool) {
-  const auto* d = tool.if_contains("description");
-  if (!d || !d->is_string()) return {};
-  std::string_view s = d->get_string();
-  return std::string(s.substr(0, s.find('\n')));
-}
-
-json::value nullable(const std::optional<std::uint32_t>& v) {
-  return v ? json::value(*v) : json::value(nullptr);
-}
-
-rpc_error bad_params(std::string msg) {
-  return {rpc_code::invalid_params, std::move(msg), nullptr};
-}
 
 }  // namespace
 
@@ -150,22 +128,16 @@ void manager::attach(std::shared_ptr<session> s, std::uint64_t id) {
 // A new connection knows nothing of the old one's subscriptions: subscribe again.
 void manager::on_upstream_ready(const std::string& server, upstream& up) {
   if (up.config().per_client) return;
-  for (const auto& [key, ids] : subscriptions_)
-    if (key.first == server && !ids.empty())
-      up.call_optional("resources/subscribe", json::object{{"uri", key.second}});
+  for (const auto& uri : subscriptions_.uris_of(server))
+    up.call_optional("resources/subscribe", json::object{{"uri", uri}});
 }
 
 void manager::on_upstream_log(const std::string& server, const std::string& line) {
-  auto it = log_followers_.find(server);
-  if (it == log_followers_.end()) return;
-  const auto text = make_notification("notifications/mcpmux/log",
-                                      json::object{{"server", server}, {"line", line}});
-  for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
-    if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
+  control_.on_log(server, line);
 }
 
 void manager::detach(std::uint64_t id) {
-  for (auto& [server, ids] : log_followers_) ids.erase(id);
+  control_.forget(id);
   for (auto it = per_client_.begin(); it != per_client_.end();) {
     if (it->first.second != id) {
       ++it;
@@ -175,10 +147,7 @@ void manager::detach(std::uint64_t id) {
     it = per_client_.erase(it);
   }
   // A client that leaves drops its subscriptions and its logging level.
-  std::vector<route> subs;
-  for (const auto& [key, ids] : subscriptions_)
-    if (ids.count(id)) subs.push_back({key.first, key.second});
-  for (const auto& r : subs) unsubscribe(id, r);
+  for (const auto& [server, uri] : subscriptions_.of_session(id)) unsubscribe(id, {server, uri});
   if (session_log_levels_.erase(id)) push_log_level();
   // Destroy after the erase: the session's destructor must not see itself in the map.
   auto node = sessions_.extract(id);
@@ -200,15 +169,14 @@ void manager::on_upstream_notification(const std::string& server, const message&
   if (method == "notifications/resources/updated") {
     const auto* uri = msg.params().if_contains("uri");
     if (!uri || !uri->is_string()) return;
-    auto it = subscriptions_.find({server, std::string(uri->get_string())});
-    if (it == subscriptions_.end()) return;
+    const auto subscribers = subscriptions_.subscribers({server, std::string(uri->get_string())});
+    if (subscribers.empty()) return;
     // Subscribers see the URI they subscribed to (an alias when the server's URI collides).
     json::object params = msg.params();
     for (const auto& [exposed, r] : cat_.routes(collection::resources))
       if (r.server == server && r.original == uri->get_string()) params["uri"] = exposed;
     const auto text = make_notification("notifications/resources/updated", params);
-    for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
-      if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
+    for (auto id : subscribers) notify_session(id, text);
     return;
   }
   log_.debug("notification {} from {} not forwarded", method, server);
@@ -362,46 +330,33 @@ json::object manager::downstream_capabilities() const {
 }
 
 void manager::subscribe(std::uint64_t session, const route& r, subscribe_done done) {
-  const std::pair<std::string, std::string> key{r.server, r.original};
-  if (auto it = subscriptions_.find(key); it != subscriptions_.end() && !it->second.empty()) {
-    it->second.insert(session);
-    return done(0, {});
-  }
-  auto& waiting = subscribing_[key];
-  waiting.emplace_back(session, std::move(done));
-  if (waiting.size() > 1) return;  // the server is being asked already
+  const subscription_table::key key{r.server, r.original};
+  if (subscriptions_.subscribe(key, session, std::move(done)) !=
+      subscription_table::next::ask_server)
+    return;
+  auto alive_session = [this](std::uint64_t id) { return sessions_.count(id) > 0; };
   auto up = find_upstream(r.server);
   if (!up)
-    return finish_subscribe(key, rpc_code::invalid_params, "Unknown resource: " + r.original);
+    return subscriptions_.answered(key, rpc_code::invalid_params, "Unknown resource: " + r.original,
+                                   alive_session);
   up->call("resources/subscribe", json::object{{"uri", r.original}},
-           [this, key, alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
+           [this, key, alive_session, alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
              if (alive.expired()) return;
              if (out.ec)
-               return finish_subscribe(key, rpc_code::connection_closed, out.ec.message());
+               return subscriptions_.answered(key, rpc_code::connection_closed, out.ec.message(),
+                                              alive_session);
              if (out.reply->kind != message_kind::error_response)
-               return finish_subscribe(key, 0, {});
+               return subscriptions_.answered(key, 0, {}, alive_session);
              // The server's refusal, as it gave it.
              const auto& err = out.reply->body["error"].as_object();
              const auto* code = err.at("code").if_int64();
-             finish_subscribe(key, code ? static_cast<int>(*code) : rpc_code::internal_error,
-                              std::string(err.at("message").as_string()));
+             subscriptions_.answered(key, code ? static_cast<int>(*code) : rpc_code::internal_error,
+                                     std::string(err.at("message").as_string()), alive_session);
            });
 }
 
-void manager::finish_subscribe(const std::pair<std::string, std::string>& key, int code,
-                               const std::string& message) {
-  auto node = subscribing_.extract(key);
-  if (node.empty()) return;
-  for (auto& [session, done] : node.mapped()) {
-    if (code == 0 && sessions_.count(session)) subscriptions_[key].insert(session);
-    done(code, message);
-  }
-}
-
 void manager::unsubscribe(std::uint64_t session, const route& r) {
-  auto it = subscriptions_.find({r.server, r.original});
-  if (it == subscriptions_.end() || !it->second.erase(session) || !it->second.empty()) return;
-  subscriptions_.erase(it);
+  if (!subscriptions_.unsubscribe({r.server, r.original}, session)) return;
   if (auto up = find_upstream(r.server))
     up->call("resources/unsubscribe", json::object{{"uri", r.original}}, [](rpc_outcome) {});
 }
@@ -440,105 +395,14 @@ std::pair<std::size_t, std::size_t> manager::ready_count() const {
   return {ready, enabled};
 }
 
-json::object manager::status() const {
-  json::object out;
-  out["version"] = MCPMUX_VERSION;
-  out["pid"] = ::getpid();
-  out["uptime_ms"] = ms_since(info_.started);
-  out["socket"] = info_.socket_path;
-  out["config"] = info_.config_path;
-  out["clients"] = sessions_.size();
-  out["tools"] = tool_count();
-  json::array servers;
-  for (const auto& [name, up] : upstreams_) {
-    json::object s;
-    s["name"] = name;
-    s["type"] = to_string(up->config().type);
-    s["state"] = to_string(up->visible_state());
-    s["enabled"] = up->config().enabled;
-    s["pid"] = up->pid() ? json::value(*up->pid()) : json::value(nullptr);
-    s["uptime_ms"] =
-        up->ready_since() ? json::value(ms_since(*up->ready_since())) : json::value(nullptr);
-    s["restarts"] = up->stats().restarts;
-    s["tools"] = up->tools().size();
-    s["calls"] = up->stats().calls;
-    s["errors"] = up->stats().errors;
-    s["latency_p50_us"] = nullable(up->stats().percentile(0.50));
-    s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
-    s["last_error"] =
-        up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
-    s["attempt"] = up->life().attempt();
-    s["next_try_ms"] =
-        up->state() == upstream_state::backoff
-            ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
-            : json::value(nullptr);
-    s["tools_from_cache"] = up->tools_from_cache();
-    auto tail = up->stderr_tail(5);
-    s["last_stderr"] = tail.empty() ? json::value(nullptr) : json::value(tail.back());
-    s["crash_looping"] = up->crash_looping();
-    json::array stderr_lines, notes;
-    for (auto& line : tail) stderr_lines.push_back(json::string(line));
-    s["stderr_tail"] = std::move(stderr_lines);
-    for (auto& n : up->notes()) notes.push_back(json::string(n));
-    s["notes"] = std::move(notes);
-    servers.push_back(std::move(s));
-  }
-  out["servers"] = std::move(servers);
-  return out;
-}
-
-// Every exposed tool in list order with its server, original name and first description line.
-// Built on demand: only `mcpmux tools` asks, and keeping it current cost every rebuild.
-json::array manager::tool_table() const {
-  const auto& routes = cat_.routes(collection::tools);  // name order
-  // Descriptions by (server, original), one server's list indexed at a time.
-  std::map<std::string_view, std::unordered_map<std::string_view, const json::object*>> defs;
-  auto definition = [&](const route& r) -> const json::object* {
-    auto [it, fresh] = defs.try_emplace(r.server);
-    if (fresh)
-      if (auto up = find_upstream(r.server))
-        for (const auto& t : up->tools()) it->second.emplace(t.at("name").get_string(), &t);
-    auto d = it->second.find(r.original);
-    return d == it->second.end() ? nullptr : d->second;
-  };
-  json::array tools;
-  tools.reserve(routes.size());
-  for (const auto& [name, r] : routes) {
-    const auto* def = definition(r);
-    tools.push_back(json::object{{"name", name},
-                                 {"server", r.server},
-                                 {"original", r.original},
-                                 {"description", def ? first_line(*def) : std::string()}});
-  }
-  return tools;
-}
-
 std::variant<json::value, rpc_error> manager::control(std::string_view method,
                                                       const json::object& params,
                                                       std::uint64_t session) {
-  if (method == "mcpmux/status") return json::value(status());
-  if (method == "mcpmux/tools") return json::value(json::object{{"tools", tool_table()}});
-  if (method == "mcpmux/logs" || method == "mcpmux/restart") {
-    const auto* s = params.if_contains("server");
-    if (!s || !s->is_string()) return bad_params("params.server (string) is required");
-    auto up = find_upstream(s->get_string());
-    if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
-    if (method == "mcpmux/restart") {
-      log_.info("restart of {} requested", up->name());
-      up->restart();
-      return json::value(json::object{});
-    }
-    std::size_t n = 100;
-    if (const auto* l = params.if_contains("lines"); l && l->is_int64() && l->get_int64() > 0)
-      n = static_cast<std::size_t>(l->get_int64());
-    json::array lines;
-    for (auto& line : up->log_lines(n)) lines.push_back(json::string(line));
-    if (const auto* f = params.if_contains("follow"); f && f->is_bool() && f->get_bool())
-      log_followers_[up->name()].insert(session);
-    return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
-  }
-  if (method == "mcpmux/reload") return reload();
-  return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
+  return control_.handle(method, params, session);
+}
+
+void manager::notify_session(std::uint64_t id, const std::string& text) {
+  if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
 }
 
 std::variant<json::value, rpc_error> manager::reload() {

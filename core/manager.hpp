@@ -17,8 +17,10 @@
 
 #include "config/config.hpp"
 #include "core/catalogue.hpp"
+#include "core/control.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/subscriptions.hpp"
 #include "core/upstream.hpp"
 
 namespace boost::asio {
@@ -97,7 +99,7 @@ class manager : public upstream_observer {
   /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server
   /// (later ones, while it is in flight, wait for the same answer); `done` hears how it went:
   /// code 0, or the JSON-RPC error code and message to answer the client with.
-  using subscribe_done = std::function<void(int code, std::string message)>;
+  using subscribe_done = subscription_table::done_fn;
   void subscribe(std::uint64_t session, const route& r, subscribe_done done);
   void unsubscribe(std::uint64_t session, const route& r);
   /// A session's logging level changed ("" = none); the servers are asked for the most verbose.
@@ -128,6 +130,15 @@ class manager : public upstream_observer {
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
+  // For the control plane.
+  const daemon_info& info() const { return info_; }
+  const std::map<std::string, std::shared_ptr<upstream>, std::less<>>& upstreams() const {
+    return upstreams_;
+  }
+  const catalogue& exposed() const { return cat_; }
+  /// Sends a notification line to a session (dropped when it is gone).
+  void notify_session(std::uint64_t id, const std::string& text);
+
   // upstream_observer
   void on_upstream_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, const message& msg) override;
@@ -139,7 +150,6 @@ class manager : public upstream_observer {
   void rebuild();
   bool settled() const;
   void release_waiters();
-  json::object status() const;
 
   boost::asio::io_context& io_;
   config cfg_;
@@ -147,18 +157,11 @@ class manager : public upstream_observer {
   channel_factory open_;
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
-  json::array tool_table() const;
   void forward_log_message(const std::string& server, const message& msg);
   void push_log_level();
 
   catalogue cat_;
-  std::map<std::pair<std::string, std::string>, std::unordered_set<std::uint64_t>> subscriptions_;
-  /// Subscriptions whose resources/subscribe is in flight: who waits for its answer.
-  std::map<std::pair<std::string, std::string>,
-           std::vector<std::pair<std::uint64_t, subscribe_done>>>
-      subscribing_;
-  void finish_subscribe(const std::pair<std::string, std::string>& key, int code,
-                        const std::string& message);
+  subscription_table subscriptions_;
   std::unordered_map<std::uint64_t, std::string> session_log_levels_;
   /// Per-client upstreams by (server, session).
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
@@ -170,8 +173,7 @@ class manager : public upstream_observer {
   std::vector<std::tuple<std::string, bool, std::uint64_t>> catalogue_signature_;
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
-  /// Sessions following a server's log (`mcpmux logs -f`), by server name.
-  std::map<std::string, std::unordered_set<std::uint64_t>, std::less<>> log_followers_;
+  control_plane control_{*this};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;

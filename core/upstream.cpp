@@ -418,7 +418,7 @@ void upstream::become_ready() {
   timers_->handshake.cancel();
   ready_since_ = steady_clock::now();
   ever_ready_ = true;
-  missed_pings_ = 0;
+  live_ = liveness(cfg_.ping_interval, timeout_);
   note("ready with " + std::to_string(tools().size()) + " tools");
   log_.info("ready with {} tools", tools().size());
   perform(lc_.on_ready(steady_clock::now()));
@@ -434,28 +434,26 @@ void upstream::store_cache() {
 
 // Liveness: a server that misses two pings in a row is hung; reconnecting is the only cure.
 void upstream::schedule_ping() {
-  if (cfg_.ping_interval.count() == 0) return;
-  timers_->ping.expires_after(cfg_.ping_interval);
+  const auto due = live_.next_ping();
+  if (!due) return;
+  timers_->ping.expires_after(*due);
   timers_->ping.async_wait(
       [weak = weak_from_this(), gen = generation_](boost::system::error_code ec) {
         auto self = weak.lock();
         if (ec || !self || self->generation_ != gen || !self->peer_) return;
-        auto wait = self->timeout_.count() > 0 ? std::min(self->timeout_, self->cfg_.ping_interval)
-                                               : self->cfg_.ping_interval;
-        self->peer_->request("ping", json::object{}, wait, [weak, gen](rpc_outcome out) {
-          auto s = weak.lock();
-          if (!s || s->generation_ != gen) return;
-          if (out.ec == errc::timeout) {
-            if (++s->missed_pings_ >= 2)
-              return s->fail("no answer to 2 pings in a row (server hung?)");
-            s->log_.warn("missed a ping ({} in a row)", s->missed_pings_);
-          } else if (!out.ec) {
-            s->missed_pings_ = 0;
-          } else {
-            return;
-          }
-          s->schedule_ping();
-        });
+        self->peer_->request(
+            "ping", json::object{}, self->live_.ping_timeout(), [weak, gen](rpc_outcome out) {
+              auto s = weak.lock();
+              if (!s || s->generation_ != gen) return;
+              if (out.ec && out.ec != errc::timeout) return;  // closed: the reconnect pings anew
+              const auto verdict = out.ec ? s->live_.on_no_answer() : s->live_.on_answer();
+              if (verdict == liveness::verdict::hung)
+                return s->fail("no answer to " + std::to_string(liveness::allowed_misses) +
+                               " pings in a row (server hung?)");
+              if (verdict == liveness::verdict::missed)
+                s->log_.warn("missed a ping ({} in a row)", s->live_.misses());
+              s->schedule_ping();
+            });
       });
 }
 
@@ -576,17 +574,9 @@ void upstream::on_progress(const message& msg) {
   auto it = n ? progress_.find(*n) : progress_.end();
   if (it == progress_.end()) return;
   // Progress proves the server is working: the call's deadline starts again, up to the cap.
-  if (cfg_.reset_timeout_on_progress && peer_ && timeout_.count() > 0) {
-    if (auto f = sent_.find(it->second.token); f != sent_.end()) {
-      auto extend = timeout_;
-      if (cfg_.max_timeout.count() > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            f->second.call->started + cfg_.max_timeout - steady_clock::now());
-        extend = std::max(std::chrono::milliseconds(1), std::min(extend, left));
-      }
-      peer_->extend(f->second.wire_id, extend);
-    }
-  }
+  if (auto f = sent_.find(it->second.token); f != sent_.end() && peer_)
+    if (auto extend = policy().on_progress(f->second.call->started, steady_clock::now()))
+      peer_->extend(f->second.wire_id, *extend);
   auto owner = it->second.owner.lock();
   if (!owner) return;
   json::object params = msg.params();
@@ -735,12 +725,7 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     requeue(token, std::move(c));
     return expire_queue();
   }
-  auto remaining = timeout_opt();
-  if (remaining) {
-    auto spent =
-        std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - c->started);
-    remaining = std::max(std::chrono::milliseconds(1), *remaining - spent);
-  }
+  const auto remaining = policy().send_timeout(c->started, steady_clock::now());
   auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
     auto self = weak.lock();
     if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
@@ -750,8 +735,8 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     };
     // A dropped connection is worth one more try on the next one (unless the tool must not
     // run twice); the call waits in the queue, still bounded by its original deadline.
-    if (out.ec == errc::transport_closed && self->cfg_.retry_calls && !c->retried &&
-        self->state() != upstream_state::stopped) {
+    if (out.ec == errc::transport_closed &&
+        self->policy().resend_after_drop(c->retried, self->state() == upstream_state::stopped)) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
                       c->method);
@@ -811,9 +796,10 @@ void upstream::flush_queue() {
 
 // Fails queued calls whose deadline passed while the server was still connecting.
 void upstream::expire_queue() {
-  if (queue_.empty() || timeout_.count() == 0) return;
+  const auto rules = policy();
+  if (queue_.empty() || !rules.deadline(queue_.front().second->started)) return;
   const auto now = steady_clock::now();
-  while (!queue_.empty() && queue_.front().second->started + timeout_ <= now) {
+  while (!queue_.empty() && rules.expired(queue_.front().second->started, now)) {
     auto c = std::move(queue_.front().second);
     queue_.pop_front();
     stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c->started), true);
@@ -825,7 +811,7 @@ void upstream::expire_queue() {
     c->done(error_reply(rpc_code::request_timeout, std::move(why)));
   }
   if (queue_.empty()) return;
-  timers_->queue.expires_at(queue_.front().second->started + timeout_);
+  timers_->queue.expires_at(*rules.deadline(queue_.front().second->started));
   timers_->queue.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     if (auto self = weak.lock(); self && !ec) self->expire_queue();
   });

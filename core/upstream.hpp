@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/call_policy.hpp"
 #include "core/channel.hpp"
 #include "core/handshake.hpp"
 #include "core/lifecycle.hpp"
@@ -189,6 +190,10 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void expire_queue();
   void note(std::string line);
   std::optional<std::chrono::milliseconds> timeout_opt() const;
+  /// The rules of this server's calls (timeout, retry once, progress extension).
+  call_policy policy() const {
+    return {timeout_, cfg_.retry_calls, cfg_.reset_timeout_on_progress, cfg_.max_timeout};
+  }
 
   boost::asio::io_context& io_;
   channel_factory open_;
@@ -201,7 +206,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool started_ = false;  ///< start() was called (the manager starts servers one per loop turn)
   bool ever_ready_ = false;
   bool tools_from_cache_ = false;
-  unsigned missed_pings_ = 0;
+  liveness live_{std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
   std::shared_ptr<rpc_peer> peer_;
   std::uint64_t generation_ = 0;  ///< bumped per connection; stale callbacks compare it
   int pid_ = -1;

@@ -1,0 +1,155 @@
+#include "core/control.hpp"
+
+#include <unistd.h>
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "core/manager.hpp"
+
+namespace mcpmux {
+namespace {
+
+const logger& log() {
+  static const logger l("control");
+  return l;
+}
+
+std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+std::string first_line(const json::object& tool) {
+  const auto* d = tool.if_contains("description");
+  if (!d || !d->is_string()) return {};
+  std::string_view s = d->get_string();
+  return std::string(s.substr(0, s.find('\n')));
+}
+
+json::value nullable(const std::optional<std::uint32_t>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+rpc_error bad_params(std::string msg) {
+  return {rpc_code::invalid_params, std::move(msg), nullptr};
+}
+
+}  // namespace
+
+json::object control_plane::status() const {
+  json::object out;
+  out["version"] = MCPMUX_VERSION;
+  out["pid"] = ::getpid();
+  out["uptime_ms"] = ms_since(m_.info().started);
+  out["socket"] = m_.info().socket_path;
+  out["config"] = m_.info().config_path;
+  out["clients"] = m_.clients();
+  out["tools"] = m_.tool_count();
+  json::array servers;
+  for (const auto& [name, up] : m_.upstreams()) {
+    json::object s;
+    s["name"] = name;
+    s["type"] = to_string(up->config().type);
+    s["state"] = to_string(up->visible_state());
+    s["enabled"] = up->config().enabled;
+    s["pid"] = up->pid() ? json::value(*up->pid()) : json::value(nullptr);
+    s["uptime_ms"] =
+        up->ready_since() ? json::value(ms_since(*up->ready_since())) : json::value(nullptr);
+    s["restarts"] = up->stats().restarts;
+    s["tools"] = up->tools().size();
+    s["calls"] = up->stats().calls;
+    s["errors"] = up->stats().errors;
+    s["latency_p50_us"] = nullable(up->stats().percentile(0.50));
+    s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
+    s["last_error"] =
+        up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
+    s["attempt"] = up->life().attempt();
+    s["next_try_ms"] =
+        up->state() == upstream_state::backoff
+            ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
+            : json::value(nullptr);
+    s["tools_from_cache"] = up->tools_from_cache();
+    auto tail = up->stderr_tail(5);
+    s["last_stderr"] = tail.empty() ? json::value(nullptr) : json::value(tail.back());
+    s["crash_looping"] = up->crash_looping();
+    json::array stderr_lines, notes;
+    for (auto& line : tail) stderr_lines.push_back(json::string(line));
+    s["stderr_tail"] = std::move(stderr_lines);
+    for (auto& n : up->notes()) notes.push_back(json::string(n));
+    s["notes"] = std::move(notes);
+    servers.push_back(std::move(s));
+  }
+  out["servers"] = std::move(servers);
+  return out;
+}
+
+// Every exposed tool in list order with its server, original name and first description line.
+// Built on demand: only `mcpmux tools` asks, and keeping it current cost every rebuild.
+json::array control_plane::tool_table() const {
+  const auto& routes = m_.exposed().routes(collection::tools);  // name order
+  // Descriptions by (server, original), one server's list indexed at a time.
+  std::map<std::string_view, std::unordered_map<std::string_view, const json::object*>> defs;
+  auto definition = [&](const route& r) -> const json::object* {
+    auto [it, fresh] = defs.try_emplace(r.server);
+    if (fresh)
+      if (auto up = m_.find_upstream(r.server))
+        for (const auto& t : up->tools()) it->second.emplace(t.at("name").get_string(), &t);
+    auto d = it->second.find(r.original);
+    return d == it->second.end() ? nullptr : d->second;
+  };
+  json::array tools;
+  tools.reserve(routes.size());
+  for (const auto& [name, r] : routes) {
+    const auto* def = definition(r);
+    tools.push_back(json::object{{"name", name},
+                                 {"server", r.server},
+                                 {"original", r.original},
+                                 {"description", def ? first_line(*def) : std::string()}});
+  }
+  return tools;
+}
+
+std::variant<json::value, rpc_error> control_plane::handle(std::string_view method,
+                                                           const json::object& params,
+                                                           std::uint64_t session) {
+  if (method == "mcpmux/status") return json::value(status());
+  if (method == "mcpmux/tools") return json::value(json::object{{"tools", tool_table()}});
+  if (method == "mcpmux/logs" || method == "mcpmux/restart") {
+    const auto* s = params.if_contains("server");
+    if (!s || !s->is_string()) return bad_params("params.server (string) is required");
+    auto up = m_.find_upstream(s->get_string());
+    if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
+    if (method == "mcpmux/restart") {
+      log().info("restart of {} requested", up->name());
+      up->restart();
+      return json::value(json::object{});
+    }
+    std::size_t n = 100;
+    if (const auto* l = params.if_contains("lines"); l && l->is_int64() && l->get_int64() > 0)
+      n = static_cast<std::size_t>(l->get_int64());
+    json::array lines;
+    for (auto& line : up->log_lines(n)) lines.push_back(json::string(line));
+    if (const auto* f = params.if_contains("follow"); f && f->is_bool() && f->get_bool())
+      followers_[up->name()].insert(session);
+    return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
+  }
+  if (method == "mcpmux/reload") return m_.reload();
+  return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
+}
+
+void control_plane::on_log(const std::string& server, const std::string& line) {
+  auto it = followers_.find(server);
+  if (it == followers_.end()) return;
+  const auto text = make_notification("notifications/mcpmux/log",
+                                      json::object{{"server", server}, {"line", line}});
+  for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
+    m_.notify_session(id, text);
+}
+
+void control_plane::forget(std::uint64_t session) {
+  for (auto& [server, ids] : followers_) ids.erase(session);
+}
+
+}  // namespace mcpmux
