@@ -1,10 +1,9 @@
-// Upstream: spawn, MCP handshake, tool listing, call forwarding and failure reporting for one
-// server.
+// Upstream: one server's lifecycle — connect, the handshake, its lists and notes, liveness and
+// failure reporting. Calls through it, both ways, are in upstream_calls.cpp.
 #include "core/upstream.hpp"
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
 #include <random>
 #include <set>
@@ -12,6 +11,7 @@
 #include "core/protocol/error.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
+#include "core/upstream_detail.hpp"
 
 namespace mcpmux {
 namespace {
@@ -21,7 +21,8 @@ namespace asio = boost::asio;
 constexpr std::size_t log_ring_size = 1000;
 constexpr std::size_t latency_ring_size = 1024;
 
-// A synthesized error reply, so that callers see every failure the same way.
+}  // namespace
+
 rpc_outcome error_reply(int code, std::string text) {
   json::object err;
   err["code"] = code;
@@ -32,8 +33,6 @@ rpc_outcome error_reply(int code, std::string text) {
   body["error"] = std::move(err);
   return {{}, message{message_kind::error_response, std::move(body)}};
 }
-
-}  // namespace
 
 void upstream_stats::record(std::chrono::microseconds d, bool error) {
   ++calls;
@@ -53,14 +52,6 @@ std::optional<std::uint32_t> upstream_stats::percentile(double p) const {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
-
-struct upstream::timer_holder {
-  explicit timer_holder(asio::io_context& io) : handshake(io), queue(io), backoff(io), ping(io) {}
-  asio::steady_timer handshake;  ///< bounds spawn + initialize + tools/list
-  asio::steady_timer queue;      ///< deadline of the oldest call waiting for ready
-  asio::steady_timer backoff;    ///< next reconnect attempt
-  asio::steady_timer ping;       ///< next liveness ping
-};
 
 namespace {
 
@@ -490,114 +481,6 @@ std::vector<std::string> upstream::stderr_tail(std::size_t n) const {
   return out;
 }
 
-void upstream::handle_request(const message& msg) {
-  if (!peer_) return;
-  const auto method = msg.method();
-  if (method == "ping") {
-    peer_->send_raw(make_result(msg.id(), json::object{}));
-  } else if (method == "sampling/createMessage") {
-    ask_owner(msg, "sampling");
-  } else if (method == "elicitation/create") {
-    ask_owner(msg, "elicitation");
-  } else if (method == "roots/list" && [&] {
-               for (const auto& [t, f] : sent_)
-                 if (auto o = f.call->owner.lock(); o && o->client_supports("roots")) return true;
-               return false;
-             }()) {
-    ask_owner(msg, "roots");
-  } else if (method == "roots/list") {
-    // Configured roots, else the configured cwd, else none: servers such as server-filesystem
-    // narrow their access to the roots they get, so an unasked-for root must not widen it.
-    json::array roots;
-    if (cfg_.roots.empty()) {
-      if (!cfg_.cwd.empty())
-        roots.push_back(json::object{{"uri", file_uri(cfg_.cwd)}, {"name", cfg_.cwd}});
-    } else {
-      for (const auto& r : cfg_.roots) roots.push_back(json::object{{"uri", r}});
-    }
-    peer_->send_raw(make_result(msg.id(), json::object{{"roots", std::move(roots)}}));
-  } else {
-    log_.debug("answered unsupported server request {} with -32601", method);
-    peer_->send_raw(
-        make_error(msg.id(), rpc_code::method_not_found,
-                   "Method not found: mcpmux does not handle \"" + std::string(method) + "\""));
-  }
-}
-
-// A server's request goes to the client it is serving. stdio has no link between a request and
-// the call it serves, so: the client whose call to this server started last and that declared
-// the capability (a heuristic, documented in README.md).
-void upstream::ask_owner(const message& msg, std::string_view capability) {
-  std::shared_ptr<call_owner> owner;
-  steady_clock::time_point latest{};
-  for (const auto& [token, f] : sent_)
-    if (auto o = f.call->owner.lock();
-        o && f.call->started >= latest && o->client_supports(capability)) {
-      owner = std::move(o);
-      latest = f.call->started;
-    }
-  const json::value server_id = msg.id();
-  if (!owner) {
-    log_.info("no client can answer {} (none with a call in flight declared {})", msg.method(),
-              capability);
-    peer_->send_raw(
-        make_error(server_id, rpc_code::method_not_found,
-                   "Method not found: no connected client with a call in flight to this server "
-                   "declared the \"" +
-                       std::string(capability) + "\" capability"));
-    return;
-  }
-  const auto key = json::serialize(server_id);
-  const auto client_id = owner->ask_client(
-      msg.method(), msg.body.contains("params") ? msg.body.at("params") : json::value(nullptr),
-      [weak = weak_from_this(), gen = generation_, server_id, key](rpc_outcome out) {
-        auto self = weak.lock();
-        if (!self || self->generation_ != gen || !self->peer_)
-          return;  // answer to a dead connection
-        if (auto a = self->asked_.find(key); a != self->asked_.end() && a->second.generation == gen)
-          self->asked_.erase(a);
-        if (out.ec) {
-          self->peer_->send_raw(make_error(server_id, rpc_code::internal_error,
-                                           "the client did not answer: " + out.ec.message()));
-          return;
-        }
-        self->peer_->send_raw(relay_reply(server_id, *out.reply));
-      });
-  // Requests of connections gone by are not cancelled by anyone any more.
-  std::erase_if(asked_, [&](const auto& a) { return a.second.generation != generation_; });
-  if (client_id) asked_[key] = asked{owner, client_id, generation_};
-}
-
-void upstream::on_progress(const message& msg) {
-  const auto* tok = msg.params().if_contains("progressToken");
-  const auto* n = tok ? tok->if_int64() : nullptr;
-  auto it = n ? progress_.find(*n) : progress_.end();
-  if (it == progress_.end()) return;
-  // Progress proves the server is working: the call's deadline starts again, up to the cap.
-  if (auto f = sent_.find(it->second.token); f != sent_.end() && peer_)
-    if (auto extend = policy().on_progress(f->second.call->started, steady_clock::now()))
-      peer_->extend(f->second.wire_id, *extend);
-  auto owner = it->second.owner.lock();
-  if (!owner) return;
-  json::object params = msg.params();
-  params["progressToken"] = it->second.client_token;
-  owner->on_progress(params);
-}
-
-// The server gave up on a request it asked a client (sampling, elicitation, roots): the client is
-// told, under its own id.
-void upstream::on_cancelled(const message& msg) {
-  const auto* rid = msg.params().if_contains("requestId");
-  auto it = rid ? asked_.find(json::serialize(*rid)) : asked_.end();
-  if (it == asked_.end() || it->second.generation != generation_) return;
-  std::string reason;
-  if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
-    reason = r->get_string();
-  const auto a = it->second;
-  asked_.erase(it);
-  if (auto owner = a.owner.lock()) owner->cancel_ask(a.client_id, reason);
-}
-
 void upstream::notify(std::string_view method, const json::value& params) {
   if (peer_ && state() == upstream_state::ready) peer_->notify(method, params);
 }
@@ -682,139 +565,6 @@ void upstream::request_page(std::shared_ptr<list_pager> pager) {
                    }
                    self->observer_.on_upstream_changed(self->cfg_.name);
                  });
-}
-
-std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,
-                             std::weak_ptr<call_owner> owner, reply_form form) {
-  const auto token = next_token_++;
-  auto c = std::make_shared<queued_call>(queued_call{std::string(method), std::move(params),
-                                                     std::move(done), steady_clock::now(), owner,
-                                                     std::nullopt, false, form});
-  // A client's progress token is replaced by one unique on this upstream; progress comes back
-  // to that client only, under its own token.
-  if (auto* p = c->params.if_object()) {
-    if (auto* meta = p->if_contains("_meta"); meta && meta->is_object()) {
-      if (auto* tok = meta->get_object().if_contains("progressToken")) {
-        const auto mine = next_progress_++;
-        progress_.emplace(mine, progress_route{owner, *tok, token});
-        *tok = mine;
-        c->progress = mine;
-      }
-    }
-  }
-  switch (visible_state()) {
-    case upstream_state::ready:
-      send_call(token, std::move(c));
-      break;
-    case upstream_state::connecting:
-    case upstream_state::backoff:
-      queue_.emplace_back(token, std::move(c));
-      expire_queue();
-      break;
-    case upstream_state::stopped:
-    case upstream_state::disabled:
-      stats_.record(std::chrono::microseconds(0), true);
-      c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is " +
-                                                           std::string(to_string(state()))));
-  }
-  return token;
-}
-
-void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
-  if (!peer_) {  // between connections: wait for the next one
-    requeue(token, std::move(c));
-    return expire_queue();
-  }
-  const auto remaining = policy().send_timeout(c->started, steady_clock::now());
-  auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
-    auto self = weak.lock();
-    if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
-    self->sent_.erase(token);
-    const auto release_progress = [&] {
-      if (c->progress) self->progress_.erase(*c->progress);
-    };
-    // A dropped connection is worth one more try on the next one (unless the tool must not
-    // run twice); the call waits in the queue, still bounded by its original deadline.
-    if (out.ec == errc::transport_closed &&
-        self->policy().resend_after_drop(c->retried, self->state() == upstream_state::stopped)) {
-      c->retried = true;
-      self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
-                      c->method);
-      self->requeue(token, c);
-      if (self->state() == upstream_state::ready && self->peer_)
-        self->flush_queue();
-      else
-        self->expire_queue();
-      return;
-    }
-    release_progress();
-    const auto elapsed =
-        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
-    self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
-    if (!out.ec) return c->done(std::move(out));
-    const auto& server = self->cfg_.name;
-    if (out.ec == errc::timeout)
-      return c->done(error_reply(rpc_code::request_timeout,
-                                 "MCP server \"" + server + "\" did not answer " + c->method +
-                                     " within " + std::to_string(self->timeout_.count()) + "ms"));
-    std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
-    c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
-  };
-  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
-  if (id) sent_[token] = in_flight{*id, std::move(c)};
-}
-
-void upstream::cancel(std::uint64_t token, std::string_view reason) {
-  if (auto it = sent_.find(token); it != sent_.end()) {
-    if (peer_) peer_->cancel(it->second.wire_id, reason);
-    if (it->second.call->progress) progress_.erase(*it->second.call->progress);
-    sent_.erase(it);
-    return;
-  }
-  auto it =
-      std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
-  if (it != queue_.end()) {
-    if (it->second->progress) progress_.erase(*it->second->progress);
-    queue_.erase(it);
-  }
-}
-
-// The queue stays ordered by start time, so its front always holds the nearest deadline.
-void upstream::requeue(std::uint64_t token, std::shared_ptr<queued_call> c) {
-  auto pos = std::find_if(queue_.begin(), queue_.end(),
-                          [&](const auto& q) { return q.second->started > c->started; });
-  queue_.emplace(pos, token, std::move(c));
-}
-
-void upstream::flush_queue() {
-  while (!queue_.empty() && state() == upstream_state::ready && peer_) {
-    auto [token, c] = std::move(queue_.front());
-    queue_.pop_front();
-    send_call(token, std::move(c));
-  }
-}
-
-// Fails queued calls whose deadline passed while the server was still connecting.
-void upstream::expire_queue() {
-  const auto rules = policy();
-  if (queue_.empty() || !rules.deadline(queue_.front().second->started)) return;
-  const auto now = steady_clock::now();
-  while (!queue_.empty() && rules.expired(queue_.front().second->started, now)) {
-    auto c = std::move(queue_.front().second);
-    queue_.pop_front();
-    stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c->started), true);
-    std::string why = "MCP server \"" + cfg_.name + "\" is not ready after " +
-                      std::to_string(timeout_.count()) + "ms (" + std::string(to_string(state()));
-    if (state() == upstream_state::backoff) why += ", attempt " + std::to_string(lc_.attempt());
-    why += ")";
-    if (!last_error_.empty()) why += ": " + last_error_;
-    c->done(error_reply(rpc_code::request_timeout, std::move(why)));
-  }
-  if (queue_.empty()) return;
-  timers_->queue.expires_at(*rules.deadline(queue_.front().second->started));
-  timers_->queue.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-    if (auto self = weak.lock(); self && !ec) self->expire_queue();
-  });
 }
 
 }  // namespace mcpmux

@@ -1,0 +1,24 @@
+// What the upstream's translation units share; included by core/upstream*.cpp only.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <string>
+
+#include "core/upstream.hpp"
+
+namespace mcpmux {
+
+struct upstream::timer_holder {
+  explicit timer_holder(boost::asio::io_context& io)
+      : handshake(io), queue(io), backoff(io), ping(io) {}
+  boost::asio::steady_timer handshake;  ///< bounds spawn + initialize + tools/list
+  boost::asio::steady_timer queue;      ///< deadline of the oldest call waiting for ready
+  boost::asio::steady_timer backoff;    ///< next reconnect attempt
+  boost::asio::steady_timer ping;       ///< next liveness ping
+};
+
+/// A synthesized error reply, so that callers see every failure the same way.
+rpc_outcome error_reply(int code, std::string text);
+
+}  // namespace mcpmux
