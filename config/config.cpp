@@ -1,12 +1,11 @@
-// Loads mcpmuxd's TOML configuration: parse, validate (collecting every error), ${VAR} expansion,
-// paths.
+// Loads mcpmuxd's TOML configuration: parse and validate (collecting every error), includes.
+// The ${VAR} language is in expand.cpp, the paths in paths.cpp.
 #include "config/config.hpp"
+#include "config/expand.hpp"
 #include "config/import.hpp"
 #include "config/names.hpp"
+#include "config/paths.hpp"
 #include "core/protocol/text.hpp"
-
-#include <boost/url/encode.hpp>
-#include <boost/url/rfc/pchars.hpp>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -152,111 +151,6 @@ std::string unknown_message(std::string_view what, std::string_view word,
   if (auto c = closest(word, candidates))
     return fmt::format("unknown {}; did you mean \"{}\"?", what, *c);
   return fmt::format("unknown {}", what);
-}
-
-// Expansion core. Errors (unterminated `${`, bad variable name) are reported through `error`
-// (first one only) and the offending text is kept literally so the public expand_vars, which
-// cannot fail, still returns something sensible.
-void expand_into(std::string_view in, env_lookup lookup, std::string& out,
-                 std::vector<std::string>& undefined, std::string* error, int depth_left = 8) {
-  auto set_error = [&](std::string msg) {
-    if (error && error->empty()) *error = std::move(msg);
-  };
-  std::size_t i = 0;
-  while (i < in.size()) {
-    const char c = in[i];
-    if (c != '$' || i + 1 == in.size()) {
-      out += c;
-      ++i;
-      continue;
-    }
-    if (in[i + 1] == '$') {
-      out += '$';
-      i += 2;
-      continue;
-    }
-    if (in[i + 1] != '{') {  // a lone `$` (e.g. in a regex or a price) is kept as written
-      out += '$';
-      ++i;
-      continue;
-    }
-    // Find the matching `}`, allowing `${...}` nested in a default.
-    std::size_t j = i + 2;
-    int depth = 1;
-    while (j < in.size()) {
-      if (in[j] == '$' && j + 1 < in.size() && (in[j + 1] == '$' || in[j + 1] == '{')) {
-        if (in[j + 1] == '{') ++depth;
-        j += 2;
-        continue;
-      }
-      if (in[j] == '}' && --depth == 0) break;
-      ++j;
-    }
-    if (j >= in.size()) {
-      set_error(fmt::format("unterminated \"${{\" at offset {}", i));
-      out.append(in.substr(i));
-      return;
-    }
-    const std::string_view body = in.substr(i + 2, j - i - 2);
-    const std::size_t sep = body.find(":-");
-    const std::string_view name = body.substr(0, sep);
-    if (!is_var_name(name)) {
-      set_error(
-          fmt::format("invalid variable reference \"${{{}}}\" (expected ${{NAME}} or "
-                      "${{NAME:-default}})",
-                      body));
-      out.append(in.substr(i, j + 1 - i));
-      i = j + 1;
-      continue;
-    }
-    const std::optional<std::string> value = lookup(name);
-    if (sep != std::string_view::npos) {
-      // Like the shell's `:-`: an empty variable is as good as an unset one.
-      if (value && !value->empty()) {
-        out += *value;
-      } else if (depth_left == 0) {
-        // Defaults recurse; a bound keeps a pathological value from exhausting the stack.
-        set_error("${...:-default} nested too deeply");
-        out.append(in.substr(i, j + 1 - i));
-      } else {
-        expand_into(body.substr(sep + 2), lookup, out, undefined, error, depth_left - 1);
-      }
-    } else if (value) {
-      out += *value;
-    } else if (std::find(undefined.begin(), undefined.end(), name) == undefined.end()) {
-      undefined.emplace_back(name);
-    }
-    i = j + 1;
-  }
-}
-
-std::optional<std::string> getenv_nonempty(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-std::string home_dir() {
-  if (auto h = getenv_nonempty("HOME")) return *h;
-  // `env -i mcpmuxd` or a bare service manager may not set HOME; the passwd entry still knows.
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found && found->pw_dir)
-    return found->pw_dir;
-  return "/";
-}
-
-// `~` or `~/...` in a path given on the command line or in the environment.
-std::string expand_tilde(std::string p) {
-  if (p == "~" || p.starts_with("~/")) return home_dir() + p.substr(1);
-  return p;
-}
-
-// $XDG_<kind>_HOME per the XDG spec (ignored unless absolute), else ~/<fallback>.
-std::string xdg_dir(const char* env_name, std::string_view fallback) {
-  if (auto v = getenv_nonempty(env_name); v && v->front() == '/') return *v;
-  return fmt::format("{}/{}", home_dir(), fallback);
 }
 
 // Walks the parsed TOML tree once, filling a config and collecting every problem on the way.
@@ -813,21 +707,6 @@ std::string config_error::to_string() const {
   return out + message;
 }
 
-std::optional<std::string> process_env(std::string_view name) {
-  const char* v = std::getenv(std::string(name).c_str());
-  if (!v) return std::nullopt;
-  return std::string(v);
-}
-
-std::string expand_vars(std::string_view in, env_lookup lookup,
-                        std::vector<std::string>* undefined) {
-  std::string out;
-  std::vector<std::string> missing;
-  expand_into(in, lookup ? lookup : process_env, out, missing, nullptr);
-  if (undefined) undefined->insert(undefined->end(), missing.begin(), missing.end());
-  return out;
-}
-
 config_result parse_config(std::string_view text, std::string_view source_name, env_lookup lookup) {
   toml::table root;
   try {
@@ -859,12 +738,6 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
   return r;
 }
 
-std::string resolve_config_path(const std::string& explicit_path) {
-  if (!explicit_path.empty()) return expand_tilde(explicit_path);
-  if (auto env = getenv_nonempty("MCPMUX_CONFIG")) return expand_tilde(*env);
-  return xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux/config.toml";
-}
-
 config_result load_config(const std::string& explicit_path, env_lookup lookup) {
   // Only the default location may be absent: a path the user named and mistyped must fail loudly
   // rather than silently start the daemon with the embedded servers.
@@ -887,17 +760,6 @@ std::vector<std::string> include_files(const daemon_config& daemon,
   return out;
 }
 
-std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon) {
-  if (!explicit_path.empty()) return expand_tilde(explicit_path);
-  if (auto env = getenv_nonempty("MCPMUX_SOCKET")) return expand_tilde(*env);
-  if (daemon && !daemon->socket.empty()) return daemon->socket;
-  if (auto run = getenv_nonempty("XDG_RUNTIME_DIR"); run && run->front() == '/')
-    return *run + "/mcpmux/mcpmux.sock";
-  // No runtime dir (e.g. a login without systemd-logind): a per-user directory in /tmp, which the
-  // listener creates with mode 0700 and checks ownership of.
-  return fmt::format("/tmp/mcpmux-{}/mcpmux.sock", ::getuid());
-}
-
 std::chrono::milliseconds effective_timeout(const server_config& s, const daemon_config& d,
                                             env_lookup lookup) {
   if (auto env = (lookup ? lookup : process_env)("MCPMUX_TIMEOUT_MS"); env && !env->empty()) {
@@ -915,17 +777,6 @@ std::chrono::milliseconds effective_timeout(const server_config& s, const daemon
   }
   if (s.timeout) return *s.timeout;
   return d.timeout;
-}
-
-std::string cache_dir() {
-  return xdg_dir("XDG_CACHE_HOME", ".cache") + "/mcpmux";
-}
-
-// RFC 3986 pchars and '/' stay literal; everything else (space, %, #, ?, control and non-ASCII
-// bytes) is percent-encoded, by Boost.URL.
-std::string file_uri(std::string_view path) {
-  static constexpr auto path_chars = boost::urls::pchars + boost::urls::grammar::lut_chars('/');
-  return "file://" + boost::urls::encode(path, path_chars);
 }
 
 }  // namespace mcpmux

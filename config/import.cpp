@@ -358,18 +358,8 @@ class server_importer {
         ++i;
         continue;
       }
-      std::size_t j = i + 2;
-      int depth = 1;
-      while (j < in.size()) {
-        if (in[j] == '$' && j + 1 < in.size() && in[j + 1] == '{') {
-          ++depth;
-          j += 2;
-          continue;
-        }
-        if (in[j] == '}' && --depth == 0) break;
-        ++j;
-      }
-      if (j >= in.size()) {  // unterminated: literal text
+      const std::size_t j = names::closing_brace(in, i, false);
+      if (j == std::string_view::npos) {  // unterminated: literal text
         out += "$$";
         ++i;
         continue;

@@ -66,7 +66,6 @@ merge_outcome merge_into_config(std::string_view existing, const std::string& pa
                                 const std::vector<server_config>& servers, std::string_view comment,
                                 env_lookup lookup = process_env);
 
-
 /// How the printer treats `$` in strings.
 enum class toml_strings {
   templates,  ///< written as is: `${VAR}` is expanded again by parse_config (import output)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <string_view>
 
 namespace mcpmux::names {
@@ -30,6 +31,24 @@ inline bool is_header_name(std::string_view s) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
            extra.find(c) != std::string_view::npos;
   });
+}
+
+/// The index of the `}` that closes the `${` at `open`, allowing `${...}` nested in a default;
+/// npos when it is never closed. With `dollar_escapes`, `$$` inside is an escaped `$`.
+inline std::size_t closing_brace(std::string_view in, std::size_t open, bool dollar_escapes) {
+  std::size_t j = open + 2;
+  int depth = 1;
+  while (j < in.size()) {
+    if (in[j] == '$' && j + 1 < in.size() &&
+        (in[j + 1] == '{' || (dollar_escapes && in[j + 1] == '$'))) {
+      if (in[j + 1] == '{') ++depth;
+      j += 2;
+      continue;
+    }
+    if (in[j] == '}' && --depth == 0) return j;
+    ++j;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace mcpmux::names
