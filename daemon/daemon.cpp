@@ -24,6 +24,7 @@
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
+#include "daemon/metrics.hpp"
 #include "daemon/systemd.hpp"
 #include "transports/fd_transport.hpp"
 #include "transports/http_endpoint.hpp"
@@ -253,11 +254,13 @@ int run_daemon(const daemon_options& opt) {
         .allow_remote = d.http_allow_remote,
         .token_file = d.http_token_file,
         .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue}};
+    auto status = [&] {
+      return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
+    };
     http = start_http_endpoint(
         io, std::move(ho),
         [&](std::shared_ptr<transport> t) { session::start(mgr, std::move(t), next_session++); },
-        [&] { return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0))); },
-        {}, &error);
+        status, [status] { return metrics_from_status(status()); }, &error);
     if (!http) {
       log.error("{}", error);
       listener->close();

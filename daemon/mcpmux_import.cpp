@@ -11,86 +11,32 @@
 
 #include "config/config.hpp"
 #include "config/import.hpp"
+#include "daemon/cli/usage.hpp"
 
 namespace mcpmux {
 namespace {
 
 constexpr std::size_t max_stdin_bytes = 64u << 20;
 
-constexpr std::string_view help_text =
-    "Usage: mcpmux import FILE... [--write] [--config PATH]\n"
-    "\n"
-    "Converts the MCP server lists of other clients to mcpmux configuration:\n"
+constexpr const char* details =
+    "Understands the MCP server lists of:\n"
     "  Claude Desktop   claude_desktop_config.json          (mcpServers)\n"
     "  Claude Code      .mcp.json, ~/.claude.json           (mcpServers, projects.*.mcpServers)\n"
     "  Cursor           ~/.cursor/mcp.json, .cursor/mcp.json (mcpServers)\n"
     "  Windsurf         ~/.codeium/windsurf/mcp_config.json (mcpServers, serverUrl)\n"
     "  VS Code          .vscode/mcp.json, settings.json     (servers, mcp.servers)\n"
-    "FILE may be - for standard input.\n"
     "\n"
     "Without --write the [servers.NAME] tables are printed on standard output. Whatever cannot\n"
     "be carried over (envFile, inputs, autoApprove, unknown keys, ...) is listed on standard\n"
-    "error. Names are reduced to [A-Za-z0-9_-]; a name used twice gets a -2, -3 ... suffix.\n"
-    "\n"
-    "Options:\n"
-    "  -w, --write        append the servers to the config file instead of printing them;\n"
-    "                     a server the file already defines is never overwritten: it is\n"
-    "                     skipped and reported. The result is validated first and written\n"
-    "                     atomically; a missing file (and directory) is created.\n"
-    "  -c, --config PATH  the config file for --write; default $MCPMUX_CONFIG, else\n"
-    "                     $XDG_CONFIG_HOME/mcpmux/config.toml (~/.config/mcpmux/config.toml)\n"
-    "  -h, --help         show this help\n"
-    "\n"
+    "error. Names are reduced to [A-Za-z0-9_-]; a name used twice gets a -2, -3 ... suffix.\n";
+
+constexpr const char* footer =
     "To follow such a file instead of copying it, list it in the config:\n"
     "  [daemon]\n"
     "  include = [\"~/.cursor/mcp.json\"]\n"
     "\n"
     "Exit status: 0 success, 1 an input could not be read or imported, the config is invalid,\n"
-    "or a server was skipped because the config already has it; 2 bad usage.\n";
-
-int usage_error(const std::string& message) {
-  fmt::print(stderr,
-             "mcpmux import: {}\nusage: mcpmux import FILE... [--write] [--config PATH]\n"
-             "Try 'mcpmux import --help'.\n",
-             message);
-  return 2;
-}
-
-struct options {
-  std::vector<std::string> files;
-  bool write = false;
-  std::optional<std::string> config;
-  bool help = false;
-};
-
-// Returns the exit status of a usage error, or nothing when the arguments are fine.
-std::optional<int> parse_args(int argc, char** argv, options& o) {
-  bool only_files = false;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (only_files || arg == "-" || !arg.starts_with("-")) {
-      o.files.push_back(arg);
-    } else if (arg == "--") {
-      only_files = true;
-    } else if (arg == "-h" || arg == "--help") {
-      o.help = true;
-    } else if (arg == "-w" || arg == "--write") {
-      o.write = true;
-    } else if (arg == "-c" || arg == "--config") {
-      if (i + 1 >= argc) return usage_error(fmt::format("option '{}' needs a value", arg));
-      o.config = argv[++i];
-    } else if (arg.starts_with("--config=")) {
-      o.config = arg.substr(9);
-    } else {
-      return usage_error(fmt::format("unknown option '{}'", arg));
-    }
-    if (o.config && o.config->empty()) return usage_error("--config needs a non-empty path");
-  }
-  if (o.help) return std::nullopt;
-  if (o.files.empty()) return usage_error("no FILE given");
-  if (o.config && !o.write) return usage_error("--config only applies with --write");
-  return std::nullopt;
-}
+    "or a server was skipped because the config already has it; 2 bad usage.";
 
 import_outcome import_one(const std::string& file) {
   if (file != "-") return import_mcp_file(file);
@@ -113,7 +59,7 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-int run(const options& o) {
+int run(const import_options& o) {
   // Every input is read before anything is printed or written: all or nothing.
   std::vector<server_config> servers;
   std::vector<std::string> notes;
@@ -189,19 +135,42 @@ int run(const options& o) {
 
 }  // namespace
 
-int run_import(int argc, char** argv) {
+void add_import_options(CLI::App& app, import_options& o) {
+  cli::use_conventions(app, "mcpmux import FILE... [--write] [--config PATH]", details);
+  app.footer(footer);
+  app.add_option("FILE", o.files, "a client's configuration file; - for standard input")
+      ->required();
+  CLI::Option* write = app.add_flag("-w,--write", o.write,
+                                    "append the servers to the config file instead of printing\n"
+                                    "them; a server the file already defines is never\n"
+                                    "overwritten: it is skipped and reported. The result is\n"
+                                    "validated first and written atomically; a missing file\n"
+                                    "(and directory) is created.");
+  app.add_option("-c,--config", o.config,
+                 "the config file for --write; default $MCPMUX_CONFIG, else\n"
+                 "$XDG_CONFIG_HOME/mcpmux/config.toml\n"
+                 "(~/.config/mcpmux/config.toml)")
+      ->type_name("PATH")
+      ->check(cli::non_empty("a path"))
+      ->needs(write);
+}
+
+int run_import(const import_options& o) {
   try {
-    options o;
-    if (auto status = parse_args(argc, argv, o)) return *status;
-    if (o.help) {
-      std::fwrite(help_text.data(), 1, help_text.size(), stdout);
-      return 0;
-    }
     return run(o);
   } catch (const std::exception& e) {
     fmt::print(stderr, "mcpmux import: internal error: {}\n", e.what());
     return 1;
   }
+}
+
+int run_import(int argc, char** argv) {
+  CLI::App app{"", "mcpmux import"};
+  import_options o;
+  add_import_options(app, o);
+  if (auto done = cli::parse_command_line(app, std::vector<std::string>(argv, argv + argc)))
+    return *done;
+  return run_import(o);
 }
 
 }  // namespace mcpmux

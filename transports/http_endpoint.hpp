@@ -62,17 +62,16 @@ class http_endpoint {
 
 /// Called with the transport of each new MCP session (the daemon starts a core session on it).
 using http_session_handler = std::function<void(std::shared_ptr<transport>)>;
-/// Returns the serialized status JSON (the result of `mcpmux/status`).
+/// Returns a document the endpoint serves: the serialized status JSON (the result of
+/// `mcpmux/status`), the Prometheus text.
 using http_text_source = std::function<std::string()>;
 
-/// Binds and starts serving. `metrics_text` may be empty: /metrics is then derived from
-/// `status_json` by metrics_from_status(). Returns null with `*error` set when the address is
-/// invalid, not loopback (without allow_remote), cannot be bound, or the token file is unusable.
+/// Binds and starts serving. GET /status serves `status_json`; GET /metrics serves
+/// `metrics_text` (text exposition format 0.0.4), or answers 404 when it is empty. Returns null
+/// with `*error` set when the address is invalid, not loopback (without allow_remote), cannot be
+/// bound, or the token file is unusable.
 std::shared_ptr<http_endpoint> start_http_endpoint(
     boost::asio::io_context& io, http_endpoint_options options, http_session_handler on_session,
     http_text_source status_json, http_text_source metrics_text, std::string* error);
-
-/// Prometheus text exposition (format 0.0.4) of a status JSON document.
-std::string metrics_from_status(std::string_view status_json);
 
 }  // namespace mcpmux

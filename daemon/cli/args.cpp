@@ -1,0 +1,191 @@
+// mcpmux's command line: the subcommand table, their options on CLI11, and the global options
+// (--socket, --timeout), which may come before or after the command.
+#include "daemon/cli/args.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/cli/usage.hpp"
+
+namespace mcpmux::cli {
+namespace {
+
+constexpr milliseconds control_timeout{10'000};
+constexpr milliseconds call_timeout{60'000};
+
+/// A decimal count in [min, max], as `target`. (CLI11's own integer parse would read "010" as
+/// octal and accept " 5" and "0x5".)
+CLI::Option* add_count(CLI::App& app, const std::string& names, std::int64_t& target,
+                       std::int64_t min, std::int64_t max, const std::string& what,
+                       const std::string& description) {
+  auto check = [=](std::string& value) -> std::string {
+    auto n = parse_count(value);
+    return n && *n >= min && *n <= max ? "" : "wants " + what + ", not '" + value + "'";
+  };
+  auto store = [&target](const std::string& value) { target = *parse_count(value); };
+  return app.add_option_function<std::string>(names, store, description)
+      ->check(CLI::Validator(check, ""));
+}
+
+struct command_spec {
+  const char* name;
+  const char* synopsis;  ///< after "mcpmux "
+  const char* summary;   ///< one line, for the command list and the command's help
+  const char* details;   ///< "" or text shown before the options in the command's help
+  milliseconds default_timeout;
+  command_fn run;
+  void (*declare)(CLI::App&, command_args&);  ///< the command's arguments and options
+};
+
+// The subcommands that talk to the daemon; `import` is added by daemon/mcpmux_import.cpp.
+const command_spec commands[] = {
+    {"connect", "connect [--spawn]",
+     "bridge stdin/stdout to the daemon (use as a stdio MCP server)",
+     "Copies bytes between stdin/stdout and the daemon's socket, unchanged, so that any MCP\n"
+     "client that launches stdio servers can use mcpmux:\n"
+     "  command = \"mcpmux\", args = [\"connect\", \"--spawn\"]\n"
+     "Ends when the daemon closes the connection (after stdin's EOF has been passed on).\n"
+     "--timeout bounds only the connection attempt.\n",
+     control_timeout, run_connect,
+     [](CLI::App& c, command_args& a) {
+       c.add_flag("--spawn", a.spawn,
+                  "when no daemon answers, start mcpmuxd (from this program's\n"
+                  "directory, else PATH) in the background with --socket, and wait\n"
+                  "up to 5 s for it; clients starting together share one daemon\n"
+                  "(they queue on SOCKET.lock). Its output goes to\n"
+                  "$XDG_STATE_HOME/mcpmux/mcpmuxd.log.");
+     }},
+    {"status", "status [--json]", "show the daemon and the state of every server", "",
+     control_timeout, run_status,
+     [](CLI::App& c, command_args& a) {
+       c.add_flag("--json", a.json, "print the daemon's status object as JSON");
+     }},
+    {"tools", "tools [--json] [--server NAME]", "list the combined tools", "", control_timeout,
+     run_tools,
+     [](CLI::App& c, command_args& a) {
+       c.add_flag("--json", a.json, "print the tool list as a JSON array");
+       c.add_option("--server", a.server, "only the tools of server NAME")->type_name("NAME");
+     }},
+    {"call", "call TOOL [JSON_ARGS] [--json]", "call a tool and print its result",
+     "Text content is printed as text, other content as JSON; a tool error goes to stderr\n"
+     "and exits 1.\n",
+     call_timeout, run_call,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("TOOL", a.target, "the exposed tool (see `mcpmux tools`)")->required();
+       c.add_option("JSON_ARGS", a.json_args, "its arguments, a JSON object (default {})");
+       c.add_flag("--json", a.json, "print the raw result object (including\nstructuredContent)");
+     }},
+    {"logs", "logs SERVER [-n N] [-f]", "print a server's recent log lines", "", control_timeout,
+     run_logs,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("SERVER", a.target, "the server's name")->required();
+       add_count(c, "-n,--lines", a.lines, 1, INT32_MAX, "a positive number of lines",
+                 "how many of the latest lines (default 100)")
+           ->type_name("N");
+       c.add_flag("-f,--follow", a.follow,
+                  "then keep printing new lines as they come, until the\n"
+                  "daemon closes the connection or Ctrl-C (no timeout applies)");
+     }},
+    {"restart", "restart SERVER", "restart one server", "", control_timeout, run_restart,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("SERVER", a.target, "the server's name")->required();
+     }},
+    {"reload", "reload [--json]", "reload the configuration and print what changed",
+     "Unchanged servers keep running; changed ones restart; added ones start; removed ones\n"
+     "stop. An invalid file changes nothing: its errors are printed and the exit status is 1.\n",
+     control_timeout, run_reload,
+     [](CLI::App& c, command_args& a) {
+       c.add_flag("--json", a.json, "print the daemon's answer as JSON");
+     }},
+};
+
+constexpr const char* global_footer =
+    "Exit status: 0 success, 1 the daemon or the tool reported an error (or timed out),\n"
+    "2 bad usage, 3 no daemon answers.";
+
+}  // namespace
+
+std::variant<int, invocation> parse_args(int argc, char** argv) {
+  CLI::App app{
+      "Client of mcpmuxd, the daemon that shares one set of MCP servers among many "
+      "clients.",
+      "mcpmux"};
+  use_conventions(app, "mcpmux [--socket PATH] [--timeout MS] COMMAND [ARGS...]");
+  app.require_subcommand(1);  // also: after the command, other command names are arguments
+  app.set_version_flag("-V,--version", "mcpmux " MCPMUX_VERSION, "show the version and exit");
+  app.footer([] {
+    return "Global options may come before or after the command. `mcpmux COMMAND --help` for\n"
+           "one command.\nThe socket here: " +
+           default_socket_path() + "\n\n" + global_footer;
+  });
+
+  std::optional<std::string> socket;
+  std::int64_t timeout_ms = 0;
+  app.add_option("--socket", socket,
+                 "the daemon's socket; default $MCPMUX_SOCKET, else\n"
+                 "daemon.socket of the config ($MCPMUX_CONFIG or\n"
+                 "~/.config/mcpmux/config.toml), else\n"
+                 "$XDG_RUNTIME_DIR/mcpmux/mcpmux.sock, else\n"
+                 "/tmp/mcpmux-UID/mcpmux.sock")
+      ->type_name("PATH")
+      ->check(non_empty("a path"));
+  add_count(app, "--timeout", timeout_ms, 1, INT32_MAX, "milliseconds > 0",
+            fmt::format("how long to wait for each answer (default {}\nfor call, {} otherwise)",
+                        call_timeout.count(), control_timeout.count()))
+      ->type_name("MS");
+
+  invocation inv;
+  std::vector<std::pair<const CLI::App*, const command_spec*>> subs;
+  for (const command_spec& spec : commands) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+    use_conventions(*sub, fmt::format("mcpmux {}", spec.synopsis), spec.details);
+    sub->group("Commands")->fallthrough();  // the global options also after the command
+    sub->footer(fmt::format(
+        "Global options: --socket PATH, --timeout MS (default {} ms). See `mcpmux --help`.",
+        spec.default_timeout.count()));
+    spec.declare(*sub, inv.args);
+    subs.emplace_back(sub, &spec);
+  }
+  CLI::App* import = app.add_subcommand(
+      "import", "convert mcpServers JSON (Claude, Cursor, VS Code, ...) to mcpmux TOML");
+  add_import_options(*import, inv.import);
+  import->group("Commands");
+
+  // `mcpmux help [COMMAND]`, not listed: the same as `mcpmux [COMMAND] --help`.
+  CLI::App* help = app.add_subcommand("help", "show the help of mcpmux or of one command");
+  use_conventions(*help, "mcpmux help [COMMAND]");
+  help->group("")->fallthrough();
+  std::string topic;
+  help->add_option("COMMAND", topic, "a command")
+      ->check(CLI::Validator(
+          [&app](std::string& name) -> std::string {
+            for (const CLI::App* c : app.get_subcommands({}))
+              if (c->get_name() == name) return "";
+            return "unknown command '" + name + "'";
+          },
+          ""));
+
+  if (auto done = parse_command_line(app, std::vector<std::string>(argv + 1, argv + argc)))
+    return *done;
+
+  const CLI::App& chosen = selected(app);
+  if (&chosen == help) {
+    // app.help() would show the selected subcommand's: `help` itself.
+    const std::string text =
+        topic.empty() ? app.get_formatter()->make_help(&app, "mcpmux", CLI::AppFormatMode::Normal)
+                      : app.get_subcommand(topic)->help();
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  for (const auto& [sub, spec] : subs) {
+    if (sub != &chosen) continue;
+    inv.run = spec->run;
+    inv.ctx.socket_path = socket ? *socket : default_socket_path();
+    inv.ctx.timeout = timeout_ms > 0 ? milliseconds(timeout_ms) : spec->default_timeout;
+  }
+  return inv;
+}
+
+}  // namespace mcpmux::cli

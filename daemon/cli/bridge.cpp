@@ -1,0 +1,213 @@
+// The stdio<->socket bridge of `mcpmux connect`: one poll loop, bounded buffers, no parsing.
+#include "daemon/cli/bridge.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <span>
+
+namespace mcpmux::cli {
+namespace {
+
+/// A source stops being read while its destination holds this much (bounded memory).
+constexpr std::size_t bridge_high_water = 1u << 20;
+/// Largest single read; big reads keep syscalls per message low.
+constexpr std::size_t bridge_read_chunk = 256u << 10;
+
+/// Fixed-capacity FIFO of bytes: append at the back, consume from the front.
+class byte_buffer {
+ public:
+  byte_buffer() : storage_(std::make_unique_for_overwrite<char[]>(capacity)) {}
+
+  std::size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  bool accepting() const { return size() < bridge_high_water; }
+  const char* data() const { return storage_.get() + begin_; }
+
+  /// Free space at the back, at least bridge_read_chunk bytes while accepting().
+  std::span<char> space() {
+    if (capacity - end_ < bridge_read_chunk && begin_ > 0) {
+      std::memmove(storage_.get(), storage_.get() + begin_, size());
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    return {storage_.get() + end_, std::min(bridge_read_chunk, capacity - end_)};
+  }
+  void commit(std::size_t n) { end_ += n; }
+  void consume(std::size_t n) {
+    begin_ += n;
+    if (begin_ == end_) begin_ = end_ = 0;
+  }
+  void clear() { begin_ = end_ = 0; }
+
+ private:
+  static constexpr std::size_t capacity = bridge_high_water + bridge_read_chunk;
+  std::unique_ptr<char[]> storage_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+enum class io_result { progress, would_block, eof, error };
+
+io_result read_into(int fd, byte_buffer& buf, int& err) {
+  auto space = buf.space();
+  for (;;) {
+    ssize_t n = ::read(fd, space.data(), space.size());
+    if (n > 0) {
+      buf.commit(static_cast<std::size_t>(n));
+      return io_result::progress;
+    }
+    if (n == 0) return io_result::eof;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return io_result::would_block;
+    err = errno;
+    return io_result::error;
+  }
+}
+
+// Writes as much of buf as the fd takes without blocking.
+io_result drain(int fd, byte_buffer& buf, int& err) {
+  while (!buf.empty()) {
+    ssize_t n = ::write(fd, buf.data(), buf.size());
+    if (n > 0) {
+      buf.consume(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return io_result::would_block;
+    err = n < 0 ? errno : EIO;
+    return io_result::error;
+  }
+  return io_result::progress;
+}
+
+// stdin/stdout are made non-blocking for the bridge; when they are a terminal that flag is
+// shared with the shell, so it is restored on every way out, including fatal signals.
+int saved_stdin_flags = -1;
+int saved_stdout_flags = -1;
+
+void restore_stdio_flags() {
+  if (saved_stdin_flags >= 0) ::fcntl(STDIN_FILENO, F_SETFL, saved_stdin_flags);
+  if (saved_stdout_flags >= 0) ::fcntl(STDOUT_FILENO, F_SETFL, saved_stdout_flags);
+}
+
+extern "C" void restore_and_reraise(int sig) {
+  restore_stdio_flags();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void make_stdio_nonblocking() {
+  saved_stdin_flags = ::fcntl(STDIN_FILENO, F_GETFL);
+  saved_stdout_flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+  struct sigaction sa {};
+  sa.sa_handler = restore_and_reraise;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  if (saved_stdin_flags >= 0) ::fcntl(STDIN_FILENO, F_SETFL, saved_stdin_flags | O_NONBLOCK);
+  if (saved_stdout_flags >= 0) ::fcntl(STDOUT_FILENO, F_SETFL, saved_stdout_flags | O_NONBLOCK);
+}
+
+}  // namespace
+
+exit_status run_bridge(int sock) {
+  ::signal(SIGPIPE, SIG_IGN);
+  make_stdio_nonblocking();
+  struct restore_guard {
+    ~restore_guard() { restore_stdio_flags(); }
+  } guard;
+
+  byte_buffer to_sock;  // read from stdin, not yet written to the daemon
+  byte_buffer to_out;   // read from the daemon, not yet written to stdout
+  bool stdin_open = true;
+  bool sock_readable = true;
+  bool sock_writable = true;
+  exit_status status = exit_status::ok;
+  int err = 0;
+
+  auto lose_socket_writes = [&] {
+    sock_writable = false;
+    stdin_open = false;
+    to_sock.clear();
+  };
+  auto flush_to_socket = [&] {
+    if (sock_writable && drain(sock, to_sock, err) == io_result::error) lose_socket_writes();
+  };
+
+  for (;;) {
+    if (!stdin_open && to_sock.empty() && sock_writable) {
+      ::shutdown(sock, SHUT_WR);  // the daemon sees EOF and may still answer what it has
+      sock_writable = false;
+    }
+    if (!sock_readable && to_out.empty()) return status;
+
+    pollfd fds[3] = {};
+    fds[0].fd = stdin_open && to_sock.accepting() ? STDIN_FILENO : -1;
+    fds[0].events = POLLIN;
+    short sock_events = 0;
+    if (sock_readable && to_out.accepting()) sock_events |= POLLIN;
+    if (sock_writable && !to_sock.empty()) sock_events |= POLLOUT;
+    fds[1].fd = sock_events != 0 ? sock : -1;
+    fds[1].events = sock_events;
+    fds[2].fd = to_out.empty() ? -1 : STDOUT_FILENO;
+    fds[2].events = POLLOUT;
+
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      fmt::print(stderr, "mcpmux: poll: {}\n", errno_text(errno));
+      return exit_status::failure;
+    }
+
+    if (fds[2].revents != 0 && drain(STDOUT_FILENO, to_out, err) == io_result::error) {
+      return exit_status::ok;  // whoever reads our stdout is gone
+    }
+
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (sock_events & POLLIN) {
+        switch (read_into(sock, to_out, err)) {
+          case io_result::progress:
+            if (drain(STDOUT_FILENO, to_out, err) == io_result::error) return exit_status::ok;
+            break;
+          case io_result::would_block:
+            break;
+          case io_result::eof:
+            sock_readable = false;
+            lose_socket_writes();
+            break;
+          case io_result::error:
+            fmt::print(stderr, "mcpmux: lost the connection to the daemon: {}\n", errno_text(err));
+            status = exit_status::failure;
+            sock_readable = false;
+            lose_socket_writes();
+            break;
+        }
+      } else if (fds[1].revents & (POLLHUP | POLLERR)) {
+        flush_to_socket();  // surfaces the error, if any, as a failed write
+      }
+    }
+    if (fds[1].revents & POLLOUT) flush_to_socket();
+
+    if (fds[0].revents != 0) {
+      switch (read_into(STDIN_FILENO, to_sock, err)) {
+        case io_result::progress:
+          flush_to_socket();
+          break;
+        case io_result::would_block:
+          break;
+        case io_result::eof:
+        case io_result::error:  // an unreadable stdin ends the conversation like EOF
+          stdin_open = false;
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace mcpmux::cli

@@ -1,0 +1,36 @@
+// The subcommands of mcpmux that talk to the daemon, one function each: given where the daemon
+// is and their typed arguments, they print their result and return the exit status or the
+// failure. (`import` works on files: daemon/mcpmux_import.hpp.)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "daemon/cli/client.hpp"
+
+namespace mcpmux::cli {
+
+/// The arguments of the daemon's subcommands, parsed (daemon/cli/args.cpp); each command reads
+/// its own fields.
+struct command_args {
+  bool json = false;                     ///< status, tools, call, reload: --json
+  bool spawn = false;                    ///< connect: --spawn
+  std::optional<std::string> server;     ///< tools: --server NAME
+  std::string target;                    ///< call: TOOL; logs, restart: SERVER
+  std::optional<std::string> json_args;  ///< call: JSON_ARGS
+  std::int64_t lines = 100;              ///< logs: -n N
+  bool follow = false;                   ///< logs: -f
+};
+
+using command_fn = outcome<exit_status> (*)(const context&, const command_args&);
+
+outcome<exit_status> run_connect(const context& ctx, const command_args& args);
+outcome<exit_status> run_status(const context& ctx, const command_args& args);
+outcome<exit_status> run_tools(const context& ctx, const command_args& args);
+outcome<exit_status> run_call(const context& ctx, const command_args& args);
+outcome<exit_status> run_logs(const context& ctx, const command_args& args);
+outcome<exit_status> run_restart(const context& ctx, const command_args& args);
+outcome<exit_status> run_reload(const context& ctx, const command_args& args);
+
+}  // namespace mcpmux::cli

@@ -1,0 +1,14 @@
+// `mcpmux connect --spawn`: starting mcpmuxd when nothing answers on the socket.
+#pragma once
+
+#include "daemon/cli/client.hpp"
+
+namespace mcpmux::cli {
+
+/// Nothing answers at ctx.socket_path: under an exclusive lock on `<socket>.lock`, checks again
+/// and, if still nothing answers, starts mcpmuxd (detached) and waits until it accepts
+/// connections. Clients that start at the same moment queue on the lock and then find the one
+/// daemon.
+outcome<unique_fd> spawn_and_dial(const context& ctx);
+
+}  // namespace mcpmux::cli

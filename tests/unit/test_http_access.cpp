@@ -1,0 +1,71 @@
+// Unit tests of transports/http_access: who may use the loopback HTTP endpoint (Host and Origin
+// against DNS rebinding, the bearer token), header values in, a refusal out.
+#include "transports/http_access.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace mcpmux {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(HttpAccess, OnlyLoopbackHostsWithTheBoundPortPass) {
+  http_access a(true);
+  a.allow_hosts(8931);
+  EXPECT_FALSE(a.check("127.0.0.1:8931", std::nullopt, ""));
+  EXPECT_FALSE(a.check("localhost:8931", std::nullopt, ""));
+  EXPECT_FALSE(a.check("[::1]:8931", std::nullopt, ""));
+  for (std::string_view bad : {"evil.example:8931", "127.0.0.1:80", "localhost", ""}) {
+    auto r = a.check(bad, std::nullopt, "");
+    ASSERT_TRUE(r) << bad;
+    EXPECT_EQ(r->status, 403u) << bad;
+  }
+  http_access remote(false);  // allow_remote: any Host, Origin still checked
+  remote.allow_hosts(8931);
+  EXPECT_FALSE(remote.check("mybox.lan:8931", std::nullopt, ""));
+}
+
+TEST(HttpAccess, ABrowserOriginMustBeLoopback) {
+  http_access a(true);
+  a.allow_hosts(8931);
+  EXPECT_FALSE(a.check("127.0.0.1:8931", "http://localhost:3000", ""));
+  EXPECT_FALSE(a.check("127.0.0.1:8931", "https://127.0.0.1", ""));
+  auto r = a.check("127.0.0.1:8931", "https://evil.example", "");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403u);
+  EXPECT_TRUE(http_access::loopback_origin("http://[::1]:9"));
+  EXPECT_FALSE(http_access::loopback_origin("http://localhost.evil.example"));
+  EXPECT_FALSE(http_access::loopback_origin("file://localhost"));
+}
+
+TEST(HttpAccess, TheTokenFileGuardsEveryRequest) {
+  char path[] = "/tmp/mcpmux-token-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream(path) << "  s3cret \n";
+  http_access a(true);
+  a.allow_hosts(8931);
+  EXPECT_EQ(a.read_token_file(path), "");
+  EXPECT_TRUE(a.token_required());
+  EXPECT_FALSE(a.check("127.0.0.1:8931", std::nullopt, "Bearer s3cret"));
+  for (std::string_view bad : {"", "Bearer wrong", "Basic s3cret", "Bearer s3cret2"}) {
+    auto r = a.check("127.0.0.1:8931", std::nullopt, bad);
+    ASSERT_TRUE(r) << bad;
+    EXPECT_EQ(r->status, 401u) << bad;
+    EXPECT_TRUE(r->bearer_challenge) << bad;
+    EXPECT_THAT(r->text, ::testing::Not(HasSubstr("s3cret"))) << bad;
+  }
+  std::ofstream(path) << "";
+  EXPECT_THAT(http_access(true).read_token_file(path), HasSubstr("empty"));
+  std::remove(path);
+  EXPECT_THAT(http_access(true).read_token_file(path), HasSubstr("cannot read"));
+}
+
+}  // namespace
+}  // namespace mcpmux

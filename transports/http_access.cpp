@@ -1,0 +1,88 @@
+// The HTTP endpoint's access checks: Host and Origin against DNS rebinding, the bearer token.
+#include "transports/http_access.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "config/files.hpp"
+#include "core/protocol/log.hpp"
+#include "transports/http_text.hpp"
+
+namespace mcpmux {
+namespace {
+constexpr std::size_t max_token_bytes = 4096;
+}
+
+std::string http_access::read_token_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077))
+    logger("http").warn("http_token_file {} is readable by other users (chmod 600 it)", path);
+  std::string error;
+  auto text = read_text_file(path, max_token_bytes, error);
+  if (!text) return "cannot read http_token_file \"" + path + "\": " + error;
+  token_ = trim(*text);
+  if (token_.empty()) return "http_token_file \"" + path + "\" is empty";
+  if (token_.find_first_of("\r\n") != std::string::npos || token_.find('\0') != std::string::npos)
+    return "http_token_file \"" + path + "\" must hold one line";
+  return {};
+}
+
+void http_access::allow_hosts(unsigned short port, const std::string& bound) {
+  port_ = port;
+  allowed_hosts_.clear();
+  const std::string p = std::to_string(port);
+  for (std::string name : {"localhost", "127.0.0.1", "[::1]"}) {
+    allowed_hosts_.push_back(name + ":" + p);
+    if (port == 80) allowed_hosts_.push_back(name);
+  }
+  if (!bound.empty()) allowed_hosts_.push_back(bound + ":" + p);
+}
+
+std::optional<access_refusal> http_access::check(std::string_view host,
+                                                 std::optional<std::string_view> origin,
+                                                 std::string_view authorization) const {
+  if (check_host_ &&
+      std::find(allowed_hosts_.begin(), allowed_hosts_.end(), lower(host)) == allowed_hosts_.end())
+    return access_refusal{403, "Forbidden: Host must be localhost, 127.0.0.1 or [::1] with port " +
+                                   std::to_string(port_)};
+  if (origin && !loopback_origin(*origin))
+    return access_refusal{403, "Forbidden: Origin is not a loopback origin"};
+  if (!token_.empty() && !token_ok(authorization))
+    return access_refusal{401, "Unauthorized: a valid bearer token is required", true};
+  return std::nullopt;
+}
+
+bool http_access::loopback_origin(std::string_view origin) {
+  const auto o = lower(trim(origin));
+  std::string_view rest = o;
+  if (rest.substr(0, 7) == "http://")
+    rest.remove_prefix(7);
+  else if (rest.substr(0, 8) == "https://")
+    rest.remove_prefix(8);
+  else
+    return false;  // "null", file:, chrome-extension:, ...
+  for (std::string_view name : {"localhost", "127.0.0.1", "[::1]"}) {
+    if (rest.substr(0, name.size()) != name) continue;
+    auto port = rest.substr(name.size());
+    if (port.empty()) return true;
+    if (port.front() != ':' || port.size() < 2 || port.size() > 6) return false;
+    return std::all_of(port.begin() + 1, port.end(),
+                       [](char ch) { return ch >= '0' && ch <= '9'; });
+  }
+  return false;
+}
+
+bool http_access::token_ok(std::string_view header) const {
+  const auto v = trim(header);
+  if (v.size() < 7 || lower(v.substr(0, 7)) != "bearer ") return false;
+  const auto given = trim(std::string_view(v).substr(7));
+  // Constant time in the token's content; its length is not a secret worth hiding.
+  if (given.size() != token_.size()) return false;
+  unsigned char diff = 0;  // no early exit: no timing hint about where they differ
+  for (std::size_t i = 0; i < token_.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ token_[i]);
+  return diff == 0;
+}
+
+}  // namespace mcpmux

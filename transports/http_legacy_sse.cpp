@@ -1,0 +1,64 @@
+// The legacy HTTP+SSE client (2024-11-05): one GET stream carries every message from the server;
+// its first `endpoint` event names where to POST (on the same origin). The POSTs themselves go
+// through post_message (http_streamable.cpp), whose reply policy knows the legacy rows.
+#include <boost/url.hpp>
+
+#include "transports/http_client_detail.hpp"
+#include "transports/http_text.hpp"
+
+namespace mcpmux::http_client {
+
+namespace urls = boost::urls;
+
+awaitable<void> http_transport::run_legacy() {
+  auto self = shared_from_this();
+  std::string err;
+  conn_ptr c = co_await open_connection(err);
+  if (closing_ || failed_) co_return;
+  if (!c) co_return fail(err);
+  live_guard guard(this, c.get());
+  auto req = make_request(http::verb::get, origin_.target, {}, "text/event-stream");
+  response_parser p;
+  auto ec = co_await round_trip(*c, req, p);
+  if (closing_ || failed_) co_return;
+  if (ec) co_return fail("Legacy SSE: GET " + origin_.target + " failed: " + ec.message());
+  const auto status = p.get().result_int();
+  const auto ctype = media_type(p.get()[http::field::content_type]);
+  if (status != 200) {
+    std::string body;
+    bool over = false;
+    co_await read_body(*c, p, error_body_cap, body, over);
+    co_return fail("Legacy SSE: GET returned HTTP " + std::to_string(status) + ": " +
+                   clip(body, error_text_cap));
+  }
+  if (ctype != "text/event-stream")
+    co_return fail("Legacy SSE: GET returned Content-Type \"" + clip(ctype, 80) + "\"");
+  stream_ctx ctx(opt_.limits.max_message_bytes);
+  ec = co_await read_events(*c, p, ctx, stream_role::legacy, false);
+  if (closing_ || failed_) co_return;
+  fail(ec ? "Legacy SSE stream closed: " + ec.message() : std::string("Legacy SSE stream closed"));
+}
+
+void http_transport::on_endpoint(const std::string& data) {
+  if (endpoint_known_) return;
+  const std::string ref_text = trim(data);
+  auto base = urls::parse_uri(opt_.url);
+  auto ref = urls::parse_uri_reference(ref_text);
+  if (!base || !ref) return fail("Legacy SSE: invalid endpoint \"" + clip(ref_text, 200) + "\"");
+  urls::url dest;
+  if (auto r = urls::resolve(*base, *ref, dest); !r)
+    return fail("Legacy SSE: cannot resolve endpoint \"" + clip(ref_text, 200) + "\"");
+  origin o;
+  if (auto e = parse_origin(dest.buffer(), o); !e.empty())
+    return fail("Legacy SSE: endpoint: " + e);
+  if (o.scheme != origin_.scheme || o.host != origin_.host || o.port != origin_.port)
+    return fail("Legacy SSE: endpoint \"" + clip(std::string(dest.buffer()), 200) +
+                "\" is not on the same origin as the configured URL; refused");
+  endpoint_target_ = o.target;
+  endpoint_known_ = true;
+  endpoint_timer_.cancel();
+  log_.debug("legacy endpoint: {}", clip(endpoint_target_, 200));
+  pump();
+}
+
+}  // namespace mcpmux::http_client
