@@ -22,6 +22,7 @@
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/protocol/pending_table.hpp"
+#include "core/router.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -235,23 +236,12 @@ class upstream : public std::enable_shared_from_this<upstream> {
     std::int64_t wire_id;
     std::shared_ptr<queued_call> call;
   };
-  struct progress_route {
-    std::weak_ptr<call_owner> owner;
-    json::value client_token;
-    std::uint64_t token;  ///< the call's token, to find its wire id for deadline extension
-  };
-  std::int64_t next_progress_ = 1;
-  std::unordered_map<std::int64_t, progress_route> progress_;  ///< upstream token → client
+  progress_router<std::weak_ptr<call_owner>> progress_;  ///< this upstream's tokens → clients
   std::uint64_t next_token_ = 1;
   std::deque<std::pair<std::uint64_t, std::shared_ptr<queued_call>>> queue_;  ///< waiting for ready
   std::unordered_map<std::uint64_t, in_flight> sent_;  ///< token → the call on the wire
-  struct asked {
-    std::weak_ptr<call_owner> owner;
-    std::int64_t client_id;
-    std::uint64_t generation;  ///< of the connection the request came on
-  };
-  /// The server's requests passed to a client, by serialized server id (for their cancellation).
-  std::unordered_map<std::string, asked> asked_;
+  /// The server's requests passed to a client (for their cancellation).
+  request_router<std::weak_ptr<call_owner>> asked_;
   void ask_owner(const message& msg, std::string_view capability);
   void on_progress(const message& msg);
   struct timer_holder;

@@ -20,16 +20,7 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
                                                      std::nullopt, false, form});
   // A client's progress token is replaced by one unique on this upstream; progress comes back
   // to that client only, under its own token.
-  if (auto* p = c->params.if_object()) {
-    if (auto* meta = p->if_contains("_meta"); meta && meta->is_object()) {
-      if (auto* tok = meta->get_object().if_contains("progressToken")) {
-        const auto mine = next_progress_++;
-        progress_.emplace(mine, progress_route{owner, *tok, token});
-        *tok = mine;
-        c->progress = mine;
-      }
-    }
-  }
+  c->progress = progress_.rewrite(c->params, owner, token);
   switch (visible_state()) {
     case upstream_state::ready:
       send_call(token, std::move(c));
@@ -59,7 +50,7 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
     self->sent_.erase(token);
     const auto release_progress = [&] {
-      if (c->progress) self->progress_.erase(*c->progress);
+      if (c->progress) self->progress_.release(*c->progress);
     };
     // A dropped connection is worth one more try on the next one (unless the tool must not
     // run twice); the call waits in the queue, still bounded by its original deadline.
@@ -95,14 +86,14 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
 void upstream::cancel(std::uint64_t token, std::string_view reason) {
   if (auto it = sent_.find(token); it != sent_.end()) {
     if (peer_) peer_->cancel(it->second.wire_id, reason);
-    if (it->second.call->progress) progress_.erase(*it->second.call->progress);
+    if (it->second.call->progress) progress_.release(*it->second.call->progress);
     sent_.erase(it);
     return;
   }
   auto it =
       std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
   if (it != queue_.end()) {
-    if (it->second->progress) progress_.erase(*it->second->progress);
+    if (it->second->progress) progress_.release(*it->second->progress);
     queue_.erase(it);
   }
 }
@@ -202,15 +193,13 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
                        std::string(capability) + "\" capability"));
     return;
   }
-  const auto key = json::serialize(server_id);
   const auto client_id = owner->ask_client(
       msg.method(), msg.body.contains("params") ? msg.body.at("params") : json::value(nullptr),
-      [weak = weak_from_this(), gen = generation_, server_id, key](rpc_outcome out) {
+      [weak = weak_from_this(), gen = generation_, server_id](rpc_outcome out) {
         auto self = weak.lock();
         if (!self || self->generation_ != gen || !self->peer_)
           return;  // answer to a dead connection
-        if (auto a = self->asked_.find(key); a != self->asked_.end() && a->second.generation == gen)
-          self->asked_.erase(a);
+        self->asked_.forget(server_id, gen);
         if (out.ec) {
           self->peer_->send_raw(make_error(server_id, rpc_code::internal_error,
                                            "the client did not answer: " + out.ec.message()));
@@ -218,24 +207,21 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
         }
         self->peer_->send_raw(relay_reply(server_id, *out.reply));
       });
-  // Requests of connections gone by are not cancelled by anyone any more.
-  std::erase_if(asked_, [&](const auto& a) { return a.second.generation != generation_; });
-  if (client_id) asked_[key] = asked{owner, client_id, generation_};
+  if (client_id) asked_.remember(server_id, owner, client_id, generation_);
 }
 
 void upstream::on_progress(const message& msg) {
   const auto* tok = msg.params().if_contains("progressToken");
-  const auto* n = tok ? tok->if_int64() : nullptr;
-  auto it = n ? progress_.find(*n) : progress_.end();
-  if (it == progress_.end()) return;
+  const auto* route = tok ? progress_.find(*tok) : nullptr;
+  if (!route) return;
   // Progress proves the server is working: the call's deadline starts again, up to the cap.
-  if (auto f = sent_.find(it->second.token); f != sent_.end() && peer_)
+  if (auto f = sent_.find(route->call); f != sent_.end() && peer_)
     if (auto extend = policy().on_progress(f->second.call->started, steady_clock::now()))
       peer_->extend(f->second.wire_id, *extend);
-  auto owner = it->second.owner.lock();
+  auto owner = route->owner.lock();
   if (!owner) return;
   json::object params = msg.params();
-  params["progressToken"] = it->second.client_token;
+  params["progressToken"] = route->client_token;
   owner->on_progress(params);
 }
 
@@ -243,14 +229,12 @@ void upstream::on_progress(const message& msg) {
 // told, under its own id.
 void upstream::on_cancelled(const message& msg) {
   const auto* rid = msg.params().if_contains("requestId");
-  auto it = rid ? asked_.find(json::serialize(*rid)) : asked_.end();
-  if (it == asked_.end() || it->second.generation != generation_) return;
+  auto asked = rid ? asked_.take(*rid, generation_) : std::nullopt;
+  if (!asked) return;
   std::string reason;
   if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
     reason = r->get_string();
-  const auto a = it->second;
-  asked_.erase(it);
-  if (auto owner = a.owner.lock()) owner->cancel_ask(a.client_id, reason);
+  if (auto owner = asked->owner.lock()) owner->cancel_ask(asked->client_id, reason);
 }
 
 }  // namespace mcpmux
