@@ -90,4 +90,13 @@ std::string expand_vars(std::string_view in, env_lookup lookup,
   return out;
 }
 
+std::string escape_dollars(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == '$') out += '$';
+  }
+  return out;
+}
+
 }  // namespace mcpmux

@@ -15,4 +15,7 @@ namespace mcpmux {
 void expand_into(std::string_view in, env_lookup lookup, std::string& out,
                  std::vector<std::string>& undefined, std::string* error, int depth_left = 8);
 
+/// `s` with every `$` doubled, so that expansion gives `s` back.
+std::string escape_dollars(std::string_view s);
+
 }  // namespace mcpmux
