@@ -19,8 +19,8 @@
 #include <cstdlib>
 
 #include "config/config.hpp"
-#include "core/protocol/log.hpp"
 #include "core/manager.hpp"
+#include "core/protocol/log.hpp"
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"

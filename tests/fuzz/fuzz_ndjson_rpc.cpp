@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/protocol/json_rpc.hpp"
-#include "tests/fuzz/fuzz_check.hpp"
 #include "core/protocol/ndjson.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 namespace {
 

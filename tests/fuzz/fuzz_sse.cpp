@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tests/fuzz/fuzz_check.hpp"
 #include "core/protocol/sse_parser.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 namespace {
 
