@@ -61,7 +61,8 @@ std::optional<std::string> read_text_file(const std::string& path, std::size_t m
   return text;
 }
 
-std::string write_file_atomically(const std::string& path_in, std::string_view text) {
+std::string write_file_atomically(const std::string& path_in, std::string_view text,
+                                  durability how) {
   std::string path = path_in;
   // Dotfile managers link config files; replacing the link itself would detach it.
   if (char* real = ::realpath(path_in.c_str(), nullptr)) {
@@ -96,7 +97,7 @@ std::string write_file_atomically(const std::string& path_in, std::string_view t
     if (n < 0) return fail("write");
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) return fail("sync");
+  if (how == durability::synced && ::fsync(fd) != 0) return fail("sync");
   if (::close(fd) != 0) {
     std::string msg = fmt::format("cannot write {}: {}", tmp, std::strerror(errno));
     ::unlink(tmp.c_str());
@@ -107,6 +108,7 @@ std::string write_file_atomically(const std::string& path_in, std::string_view t
     ::unlink(tmp.c_str());
     return msg;
   }
+  if (how == durability::cache) return {};
   if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
     ::fsync(dfd);  // make the rename itself durable; failure here loses nothing already visible
     ::close(dfd);

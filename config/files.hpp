@@ -17,11 +17,19 @@ namespace mcpmux {
 std::optional<std::string> read_text_file(const std::string& path, std::size_t max_bytes,
                                           std::string& error, bool* missing = nullptr);
 
-/// Replaces `path` with `text` atomically (temporary file in the same directory, fsync,
-/// rename), creating missing directories (mode 0700). A symlink is followed, so the file it
-/// points to is replaced. Keeps the old file's mode; a new file gets 0600. Returns "" on success,
-/// else an error message.
-std::string write_file_atomically(const std::string& path, std::string_view text);
+/// How hard a write insists on reaching the disk.
+enum class durability {
+  synced,  ///< fsync the file and its directory: survives a power loss (configs the user edits)
+  cache,   ///< rename only: a crash leaves the old or the new file, never a mix, but the newest
+           ///< write may be lost; for caches, rebuilt anyway, written on the daemon's loop
+};
+
+/// Replaces `path` with `text` atomically (temporary file in the same directory, rename),
+/// creating missing directories (mode 0700). A symlink is followed, so the file it points to is
+/// replaced. Keeps the old file's mode; a new file gets 0600. Returns "" on success, else an
+/// error message.
+std::string write_file_atomically(const std::string& path, std::string_view text,
+                                  durability how = durability::synced);
 
 /// `mkdir -p`: creates the missing directories of `dir`, each with `mode`. False, with `*error`
 /// (if given) naming the directory and the reason, on failure.

@@ -98,9 +98,10 @@ bool store_cached_tools(const std::string& dir, const server_config& s,
   arr.reserve(tools.size());
   for (const auto& t : tools) arr.push_back(t);
   doc["tools"] = std::move(arr);
-  // Atomic and durable (fsync, rename, directory fsync): a crash leaves the old entry or the
-  // new one, never a torn file. The directory is created private.
-  *error = write_file_atomically(entry_path(dir, s), json::serialize(doc));
+  // Atomic (a crash leaves the old entry or the new one, never a torn file) but not synced: a
+  // hundred servers starting would otherwise wait on a hundred fsyncs on the loop, for a cache
+  // the next start rebuilds anyway. The directory is created private.
+  *error = write_file_atomically(entry_path(dir, s), json::serialize(doc), durability::cache);
   return error->empty();
 }
 

@@ -341,11 +341,10 @@ std::string make_error(const json::value& id, int code, std::string_view msg,
   return well_formed(std::move(out));
 }
 
-std::string make_request(const json::value& id, std::string_view method,
-                         const json::value& params) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  append_json(out, id);
-  out += R"(,"method":)";
+namespace {
+// `"method":...,"params":...}` closing a request or a notification.
+std::string finish_call(std::string out, std::string_view method, const json::value& params) {
+  out += R"("method":)";
   out += json::serialize(json::string(method));
   if (!params.is_null()) {
     out += R"(,"params":)";
@@ -354,16 +353,18 @@ std::string make_request(const json::value& id, std::string_view method,
   out += '}';
   return well_formed(std::move(out));
 }
+}  // namespace
+
+std::string make_request(const json::value& id, std::string_view method,
+                         const json::value& params) {
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  append_json(out, id);
+  out += ',';
+  return finish_call(std::move(out), method, params);
+}
 
 std::string make_notification(std::string_view method, const json::value& params) {
-  std::string out = R"({"jsonrpc":"2.0","method":)";
-  out += json::serialize(json::string(method));
-  if (!params.is_null()) {
-    out += R"(,"params":)";
-    append_json(out, params);
-  }
-  out += '}';
-  return well_formed(std::move(out));
+  return finish_call(R"({"jsonrpc":"2.0",)", method, params);
 }
 
 }  // namespace mcpmux

@@ -14,6 +14,14 @@ TEST(Utf8, ValidityAgreesWithRepair) {
     EXPECT_EQ(is_valid_utf8(s), valid_utf8(s) == s) << testing::PrintToString(std::string(s));
   }
   EXPECT_EQ(valid_utf8("a\x80z"), "a\xEF\xBF\xBDz");
+  // Long ASCII runs are skipped a word at a time: a bad byte at any offset is still seen.
+  for (std::size_t at = 0; at < 20; ++at) {
+    std::string s(20, 'x');
+    s[at] = '\xFF';
+    EXPECT_FALSE(is_valid_utf8(s)) << at;
+    s[at] = 'y';
+    EXPECT_TRUE(is_valid_utf8(s)) << at;
+  }
   EXPECT_EQ(utf8_sequence("\xE2\x82\xAC", 0), 3u);
   EXPECT_EQ(utf8_sequence("\xE2\x82", 0), 0u);
 }
