@@ -15,6 +15,7 @@
 
 #include "config/config.hpp"
 #include "core/call_policy.hpp"
+#include "core/call_queue.hpp"
 #include "core/channel.hpp"
 #include "core/handshake.hpp"
 #include "core/lifecycle.hpp"
@@ -187,7 +188,6 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void on_cancelled(const message& msg);
   void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
   void flush_queue();
-  void requeue(std::uint64_t token, std::shared_ptr<queued_call> c);
   void expire_queue();
   void note(std::string line);
   std::optional<std::chrono::milliseconds> timeout_opt() const;
@@ -238,7 +238,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   };
   progress_router<std::weak_ptr<call_owner>> progress_;  ///< this upstream's tokens → clients
   std::uint64_t next_token_ = 1;
-  std::deque<std::pair<std::uint64_t, std::shared_ptr<queued_call>>> queue_;  ///< waiting for ready
+  call_queue<std::shared_ptr<queued_call>> queue_;     ///< waiting for ready
   std::unordered_map<std::uint64_t, in_flight> sent_;  ///< token → the call on the wire
   /// The server's requests passed to a client (for their cancellation).
   request_router<std::weak_ptr<call_owner>> asked_;

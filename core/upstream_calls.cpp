@@ -26,10 +26,12 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
       send_call(token, std::move(c));
       break;
     case upstream_state::connecting:
-    case upstream_state::backoff:
-      queue_.emplace_back(token, std::move(c));
+    case upstream_state::backoff: {
+      const auto started = c->started;  // read before c is moved into the queue
+      queue_.push(token, started, std::move(c));
       expire_queue();
       break;
+    }
     case upstream_state::stopped:
     case upstream_state::disabled:
       stats_.record(std::chrono::microseconds(0), true);
@@ -40,8 +42,9 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
 }
 
 void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
-  if (!peer_) {  // between connections: wait for the next one
-    requeue(token, std::move(c));
+  if (!peer_) {                       // between connections: wait for the next one
+    const auto started = c->started;  // read before c is moved into the queue
+    queue_.push(token, started, std::move(c));
     return expire_queue();
   }
   const auto remaining = policy().send_timeout(c->started, steady_clock::now());
@@ -59,7 +62,7 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
                       c->method);
-      self->requeue(token, c);
+      self->queue_.push(token, c->started, c);
       if (self->state() == upstream_state::ready && self->peer_)
         self->flush_queue();
       else
@@ -90,47 +93,34 @@ void upstream::cancel(std::uint64_t token, std::string_view reason) {
     sent_.erase(it);
     return;
   }
-  auto it =
-      std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == token; });
-  if (it != queue_.end()) {
-    if (it->second->progress) progress_.release(*it->second->progress);
-    queue_.erase(it);
-  }
-}
-
-// The queue stays ordered by start time, so its front always holds the nearest deadline.
-void upstream::requeue(std::uint64_t token, std::shared_ptr<queued_call> c) {
-  auto pos = std::find_if(queue_.begin(), queue_.end(),
-                          [&](const auto& q) { return q.second->started > c->started; });
-  queue_.emplace(pos, token, std::move(c));
+  if (auto c = queue_.remove(token); c && (*c)->progress) progress_.release(*(*c)->progress);
 }
 
 void upstream::flush_queue() {
-  while (!queue_.empty() && state() == upstream_state::ready && peer_) {
-    auto [token, c] = std::move(queue_.front());
-    queue_.pop_front();
-    send_call(token, std::move(c));
-  }
+  while (state() == upstream_state::ready && peer_)
+    if (auto e = queue_.pop())
+      send_call(e->token, std::move(e->call));
+    else
+      return;
 }
 
 // Fails queued calls whose deadline passed while the server was still connecting.
 void upstream::expire_queue() {
   const auto rules = policy();
-  if (queue_.empty() || !rules.deadline(queue_.front().second->started)) return;
   const auto now = steady_clock::now();
-  while (!queue_.empty() && rules.expired(queue_.front().second->started, now)) {
-    auto c = std::move(queue_.front().second);
-    queue_.pop_front();
-    stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - c->started), true);
+  for (auto& e : queue_.expire(rules, now)) {
+    stats_.record(std::chrono::duration_cast<std::chrono::microseconds>(now - e.started), true);
     std::string why = "MCP server \"" + cfg_.name + "\" is not ready after " +
                       std::to_string(timeout_.count()) + "ms (" + std::string(to_string(state()));
     if (state() == upstream_state::backoff) why += ", attempt " + std::to_string(lc_.attempt());
     why += ")";
     if (!last_error_.empty()) why += ": " + last_error_;
-    c->done(error_reply(rpc_code::request_timeout, std::move(why)));
+    if (e.call->progress) progress_.release(*e.call->progress);
+    e.call->done(error_reply(rpc_code::request_timeout, std::move(why)));
   }
-  if (queue_.empty()) return;
-  timers_->queue.expires_at(*rules.deadline(queue_.front().second->started));
+  const auto next = queue_.next_deadline(rules);
+  if (!next) return;
+  timers_->queue.expires_at(*next);
   timers_->queue.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     if (auto self = weak.lock(); self && !ec) self->expire_queue();
   });

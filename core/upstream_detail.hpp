@@ -18,6 +18,10 @@ struct upstream::timer_holder {
   boost::asio::steady_timer ping;       ///< next liveness ping
 };
 
+/// A new version for an upstream's lists: unique across upstream objects, so a server replaced
+/// by reload never looks unchanged to the manager.
+std::uint64_t new_lists_version();
+
 /// A synthesized error reply, so that callers see every failure the same way.
 rpc_outcome error_reply(int code, std::string text);
 

@@ -68,6 +68,7 @@ void reset_hwm(pid_t pid) {
 
 struct bench_env {
   std::string mcpmuxd, fake, node_entry;
+  std::string mcpmux, relay;  ///< the CLI (for `mcpmux connect`) and the plain relay (floor row)
   std::size_t calls = 20000;
   int reps = 3;
   fs::path tmp;
@@ -131,6 +132,83 @@ figures best_of(int reps, F&& f, K&& key) {
     if (!have || key(x) > key(best)) best = x, have = true;
   }
   return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Floor: what a hop costs at the least. A plain relay (tests/bench/relay.cpp: read → write, no
+// parsing) between the same client and the fake, once and twice, beside mcpmux with the client
+// on its socket (one hop) and through `mcpmux connect` (two hops), interleaved in one run.
+
+void row_floor(const bench_env& e) {
+  if (e.relay.empty() || e.mcpmux.empty()) {
+    fmt::print("floor     skipped: needs --relay and --mcpmux\n");
+    return;
+  }
+  struct path {
+    std::string name;
+    child proc;  ///< the process at the near end (none for the socket)
+    std::unique_ptr<line_conn> conn;
+    std::string tool = "echo";
+    std::int64_t id = 1;
+    figures seq, wide;
+  };
+  std::vector<path> paths(5);
+  const std::vector<std::vector<std::string>> argvs = {
+      {e.fake}, {e.relay, e.fake}, {e.relay, e.relay, e.fake}};
+  const char* names[] = {"direct", "relay x1", "relay x2", "mux socket", "mux connect"};
+  for (std::size_t i = 0; i < paths.size(); ++i) paths[i].name = names[i];
+  for (std::size_t i = 0; i < argvs.size(); ++i) {
+    paths[i].proc.spawn(argvs[i], true, "", "/dev/null");
+    paths[i].conn =
+        std::make_unique<line_conn>(paths[i].proc.from_child(), paths[i].proc.to_child(), false);
+  }
+  daemon_handle d;
+  start_mux(d, e, "floor", daemon_section() + stdio_server("f", e.fake), e.tmp / "cache-floor");
+  wait_ready(d, 1, e.tmp / "floor.log");
+  paths[3].conn = std::make_unique<line_conn>(line_conn::connect_unix(d.socket));
+  paths[4].proc.spawn({e.mcpmux, "--socket", d.socket, "connect"}, true, "", "/dev/null");
+  paths[4].conn =
+      std::make_unique<line_conn>(paths[4].proc.from_child(), paths[4].proc.to_child(), false);
+  const std::size_t n = e.calls;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (i >= 3) paths[i].tool = "f__echo";
+    paths[i].conn->mcp_handshake();
+    warm_up({paths[i].conn.get()}, paths[i].tool, paths[i].id, std::min<std::size_t>(2000, n / 4));
+  }
+  // Interleaved rounds, best of each: background load hits every path alike.
+  const int reps = std::max(3, e.reps);
+  for (int r = 0; r < reps; ++r)
+    for (auto& p : paths) {
+      figures s = run_calls(p.name, {p.conn.get()}, 1, p.tool, p.id, n);
+      figures w = run_calls(p.name, {p.conn.get()}, 16, p.tool, p.id, n);
+      if (r == 0 || s.p50_us < p.seq.p50_us) p.seq = s;
+      if (r == 0 || w.calls_per_s > p.wide.calls_per_s) p.wide = w;
+    }
+  const double base = paths[0].seq.p50_us;
+  for (auto& p : paths)
+    row("floor", fmt::format("{}: seq p50 / calls/s at 16", p.name),
+        fmt::format("{:.1f} µs / {}", p.seq.p50_us, per_s(p.wide.calls_per_s)),
+        p.name == "direct" ? "-" : fmt::format("+{:.1f} µs", p.seq.p50_us - base));
+  auto compare = [&](const path& mux, const path& relay, std::string_view hops) {
+    const double mux_add = mux.seq.p50_us - base, relay_add = relay.seq.p50_us - base;
+    const double lat = relay_add > 0 ? mux_add / relay_add : 0;
+    const double rate = 100 * mux.wide.calls_per_s / relay.wide.calls_per_s;
+    row("floor", fmt::format("{}: added p50, {} vs {}", hops, mux.name, relay.name),
+        fmt::format("+{:.1f} µs", mux_add), fmt::format("+{:.1f} µs", relay_add),
+        fmt::format("{:.2f}× the relay", lat));
+    row("floor", fmt::format("{}: 16 in flight, {} vs {}", hops, mux.name, relay.name),
+        per_s(mux.wide.calls_per_s), per_s(relay.wide.calls_per_s),
+        fmt::format("{:.0f} % of the relay", rate));
+    target(fmt::format("floor: {} added p50 within 1.2× the plain relay", hops), "<= 1.20×",
+           fmt::format("{:.2f}×", lat), lat <= 1.2);
+    target(fmt::format("floor: {} throughput at 16 in flight vs the plain relay", hops), ">= 95 %",
+           fmt::format("{:.0f} %", rate), rate >= 95);
+  };
+  compare(paths[3], paths[1], "1 hop");
+  compare(paths[4], paths[2], "2 hops");
+  for (auto& p : paths) p.conn.reset();
+  for (auto& p : paths) p.proc.stop();
+  d.proc.stop();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1007,8 +1085,8 @@ void row_endpoint(const bench_env& e) {
 
 [[noreturn]] void usage(int code) {
   fmt::print(code ? stderr : stdout,
-             "usage: bench_suite --mcpmuxd PATH --fake PATH [--row "
-             "calls|node|scale|payload|clients|http|endpoint|all]\n"
+             "usage: bench_suite --mcpmuxd PATH --fake PATH [--mcpmux PATH --relay PATH] [--row "
+             "floor|calls|node|scale|payload|clients|http|endpoint|all]\n"
              "                   [--calls N (20000)] [--reps N (3)] [--node-entry "
              "server-everything/dist/index.js]\n"
              "Prints one table row per figure (mcpmux, direct, comparison) and 'target:' lines.\n");
@@ -1030,6 +1108,10 @@ int main(int argc, char** argv) {
       e.mcpmuxd = fs::absolute(v).string();
     else if (a == "--fake")
       e.fake = fs::absolute(v).string();
+    else if (a == "--mcpmux")
+      e.mcpmux = fs::absolute(v).string();
+    else if (a == "--relay")
+      e.relay = fs::absolute(v).string();
     else if (a == "--node-entry")
       e.node_entry = fs::absolute(v).string();
     else if (a == "--row")
@@ -1050,6 +1132,7 @@ int main(int argc, char** argv) {
   try {
     const temp_dir tmp;
     e.tmp = tmp.path();
+    if (which == "floor" || which == "all") row_floor(e);
     if (which == "calls" || which == "all") row_calls(e);
     if (which == "scale" || which == "all") row_scale(e);
     if (which == "payload" || which == "all") row_payload(e);

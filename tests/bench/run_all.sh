@@ -14,8 +14,15 @@ if [ ! -f "$build/build.ninja" ]; then
   cxx="g++"; command -v ccache >/dev/null && cxx="ccache g++"
   CXX="$cxx" meson setup "$build" "$root" --buildtype=release >/dev/null || exit 2
 fi
-ninja -C "$build" daemon/mcpmuxd tests/fake_mcp_server tests/bench_suite >/dev/null || exit 2
+ninja -C "$build" daemon/mcpmuxd daemon/mcpmux tests/fake_mcp_server tests/relay tests/bench_suite >/dev/null || exit 2
 
+# The SDK client is ~10x slower per call than the C++ one: a tenth of --calls (at least 1000).
+sdk_calls=2000
+prev=
+for a in "$@"; do
+  [ "$prev" = "--calls" ] && sdk_calls=$(( a / 10 > 1000 ? a / 10 : 1000 ))
+  prev=$a
+done
 node_entry=$root/tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -26,15 +33,26 @@ echo
 printf '%-9s %-46s %16s %16s %18s\n' row measurement mcpmux direct comparison
 printf '%s\n' "-------------------------------------------------------------------------------------------------------------"
 status=0
-for r in calls node scale payload clients http endpoint; do
+for r in floor calls node scale payload clients http endpoint; do
   "$build/tests/bench_suite" --row "$r" --mcpmuxd "$build/daemon/mcpmuxd" \
-    --fake "$build/tests/fake_mcp_server" --node-entry "$node_entry" "$@" >"$out.$r" 2>"$out.$r.err" \
+    --fake "$build/tests/fake_mcp_server" --mcpmux "$build/daemon/mcpmux" \
+    --relay "$build/tests/relay" --node-entry "$node_entry" "$@" >"$out.$r" 2>"$out.$r.err" \
     || status=1
   grep -v '^target:' "$out.$r"
   grep '^target:' "$out.$r" >>"$out"
   [ -s "$out.$r.err" ] && sed 's/^/  stderr: /' "$out.$r.err" | head -20
   rm -f "$out.$r" "$out.$r.err"
 done
+# The floor for the official TypeScript SDK client (needs tests/node's npm packages).
+if command -v node >/dev/null; then
+  node "$root/tests/bench/sdk_floor.mjs" --mcpmuxd "$build/daemon/mcpmuxd" \
+    --mcpmux "$build/daemon/mcpmux" --relay "$build/tests/relay" --node-entry "$node_entry" \
+    --calls "$sdk_calls" >"$out.sdk" 2>"$out.sdk.err" || status=1
+  grep -v '^target:' "$out.sdk"
+  grep '^target:' "$out.sdk" >>"$out"
+  [ -s "$out.sdk.err" ] && sed 's/^/  stderr: /' "$out.sdk.err" | head -20
+  rm -f "$out.sdk" "$out.sdk.err"
+fi
 echo
 echo "uptime after:  $(uptime)"
 echo

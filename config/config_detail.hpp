@@ -1,0 +1,92 @@
+// Private to the config loader: the validator that walks a parsed TOML tree, whose jobs are
+// spread over
+//   config.cpp          the entry points, loading and `daemon.include`, the top level and [daemon]
+//   config_servers.cpp  the [servers.NAME] tables
+//   config_values.cpp   typed readers of values, ${VAR} and ~ expansion, key paths, did-you-mean
+// Only config/ includes it.
+#pragma once
+
+#include <toml++/toml.h>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace mcpmux::config_validation {
+
+// Timeouts are added to steady_clock::now() by the transports; capping them keeps that sum far
+// from overflow while still allowing ~24.8 days, which is "forever" for a request.
+inline constexpr std::int64_t max_timeout_ms = 2147483647;
+
+// For messages: a key path as the user writes it, the line of a node, what a node is.
+std::string join_key(std::string_view parent, std::string_view child);
+int line_of(const toml::node& n);
+std::string_view describe(const toml::node& n);
+// Typo hints: the candidate `word` most likely meant, and "unknown WHAT; did you mean ...".
+std::optional<std::string_view> closest(std::string_view word,
+                                        std::initializer_list<std::string_view> candidates);
+std::string unknown_message(std::string_view what, std::string_view word,
+                            std::initializer_list<std::string_view> candidates);
+
+// Walks the parsed TOML tree once, filling a config and collecting every problem on the way.
+class validator {
+ public:
+  validator(std::string_view file, env_lookup lookup) : file_(file), lookup_(lookup) {}
+
+  config_result run(const toml::table& root);
+
+ private:
+  // config_values.cpp: errors, typed values, expansion
+  void fail(int line, std::string key, std::string message);
+  void fail(const toml::node& n, std::string key, std::string message);
+  void type_error(const toml::node& n, std::string key, std::string_view expected);
+  std::optional<std::string> get_string(const toml::node& n, const std::string& key);
+  std::optional<std::int64_t> get_integer(const toml::node& n, const std::string& key,
+                                          std::int64_t lo, std::int64_t hi);
+  std::optional<bool> get_bool(const toml::node& n, const std::string& key);
+  std::optional<std::string> expand(std::string_view raw, const toml::node& n,
+                                    const std::string& key);
+  std::optional<std::string> expanded_string(const toml::node& n, const std::string& key);
+  std::optional<std::string> expand_home(std::string s, const toml::node& n,
+                                         const std::string& key);
+  std::optional<std::string> absolute_path(const toml::node& n, const std::string& key,
+                                           bool expand_vars);
+  /// Calls `f(value, element, "key[i]")` for each string of an array, ${VAR} expanded; a
+  /// non-array or a non-string element is an error.
+  template <class F>
+  void each_string(const toml::node& n, const std::string& key, F&& f) {
+    const auto* a = n.as_array();
+    if (!a) return type_error(n, key, "an array of strings");
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      const std::string sub = key + "[" + std::to_string(i) + "]";
+      if (auto s = expanded_string(e, sub)) f(std::move(*s), e, sub);
+    }
+  }
+
+  // config.cpp: [daemon]
+  void parse_daemon(const toml::node& node, daemon_config& d);
+  std::vector<std::string> include_paths(const toml::node& n, const std::string& key);
+
+  // config_servers.cpp: [servers.NAME]
+  void parse_servers(const toml::node& node, std::vector<server_config>& out);
+  std::vector<std::string> string_array(const toml::node& n, const std::string& key);
+  enum class table_kind { env, headers };
+  std::map<std::string, std::string> string_table(const toml::node& n, const std::string& key,
+                                                  table_kind kind);
+  std::vector<std::string> roots(const toml::node& n, const std::string& key);
+  server_config parse_server(const std::string& name, const std::string& base,
+                             const toml::table& t);
+
+  std::string file_;
+  env_lookup lookup_;
+  std::vector<config_error> errors_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace mcpmux::config_validation

@@ -1,0 +1,207 @@
+// Validation of the `[servers.NAME]` tables: type, command or url and every other server key.
+#include "config/config_detail.hpp"
+#include "config/names.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace mcpmux::config_validation {
+
+using names::is_header_name;
+using names::is_name;
+
+void validator::parse_servers(const toml::node& node, std::vector<server_config>& out) {
+  const auto* t = node.as_table();
+  if (!t) return type_error(node, "servers", "a table of server tables");
+  for (auto&& [k, v] : *t) {
+    const std::string name(k.str());
+    const std::string key = join_key("servers", name);
+    if (name.empty() || name.size() > 64 || !is_name(name))
+      fail(v, key, "server name must be 1 to 64 characters of [A-Za-z0-9_-]");
+    if (const auto* st = v.as_table())
+      out.push_back(parse_server(name, key, *st));
+    else
+      type_error(v, key, "a table");
+  }
+  std::sort(out.begin(), out.end(),
+            [](const server_config& a, const server_config& b) { return a.name < b.name; });
+}
+
+std::vector<std::string> validator::string_array(const toml::node& n, const std::string& key) {
+  std::vector<std::string> out;
+  each_string(n, key, [&](std::string s, const toml::node&, const std::string&) {
+    out.push_back(std::move(s));
+  });
+  return out;
+}
+
+std::map<std::string, std::string> validator::string_table(const toml::node& n,
+                                                           const std::string& key,
+                                                           table_kind kind) {
+  std::map<std::string, std::string> out;
+  const auto* t = n.as_table();
+  if (!t) {
+    type_error(n, key, "a table of strings");
+    return out;
+  }
+  for (auto&& [k, v] : *t) {
+    const std::string name(k.str());
+    const std::string sub = join_key(key, name);
+    if (kind == table_kind::env &&
+        (name.empty() || name.find_first_of("=", 0) != name.npos || name.find('\0') != name.npos)) {
+      fail(v, sub, "environment variable name must be non-empty and contain no '=' or NUL");
+      continue;
+    }
+    if (kind == table_kind::headers && !is_header_name(name)) {
+      fail(v, sub, "not a valid HTTP header name");
+      continue;
+    }
+    auto s = expanded_string(v, sub);
+    if (!s) continue;
+    // A CR/LF in a header value would let a config value inject extra headers.
+    if (kind == table_kind::headers && s->find_first_of(std::string_view("\r\n\0", 3)) != s->npos) {
+      fail(v, sub, "header value must not contain CR, LF or NUL");
+      continue;
+    }
+    out.emplace(name, std::move(*s));
+  }
+  return out;
+}
+
+std::vector<std::string> validator::roots(const toml::node& n, const std::string& key) {
+  std::vector<std::string> out;
+  each_string(n, key, [&](std::string s, const toml::node& e, const std::string& sub) {
+    if (s.starts_with("file://") && s.size() > 7) return out.push_back(std::move(s));
+    auto path = expand_home(std::move(s), e, sub);
+    if (!path) return;
+    if (path->empty() || path->front() != '/')
+      return fail(e, sub,
+                  fmt::format("must be an absolute path or a file:// URI (got \"{}\")", *path));
+    out.push_back(file_uri(*path));
+  });
+  return out;
+}
+
+server_config validator::parse_server(const std::string& name, const std::string& base,
+                                      const toml::table& t) {
+  server_config s;
+  s.name = name;
+  s.line = line_of(t);
+  // `type` decides which other keys apply, so it is read first.
+  bool type_known = true;
+  if (const toml::node* tn = t.get("type")) {
+    const std::string key = base + ".type";
+    if (auto v = get_string(*tn, key)) {
+      if (*v == "stdio") {
+        s.type = server_type::stdio;
+      } else if (*v == "http") {
+        s.type = server_type::http;
+      } else if (*v == "sse") {
+        s.type = server_type::sse;
+      } else {
+        type_known = false;
+        auto near = closest(*v, {"stdio", "http", "sse"});
+        fail(*tn, key,
+             fmt::format("must be \"stdio\", \"http\" or \"sse\" (got \"{}\"){}", *v,
+                         near ? fmt::format("; did you mean \"{}\"?", *near) : ""));
+      }
+    } else {
+      type_known = false;
+    }
+  }
+  const bool stdio = s.type == server_type::stdio;
+  for (auto&& [k, v] : t) {
+    const std::string_view kn = k.str();
+    const std::string key = join_key(base, kn);
+    const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd";
+    const bool remote_only =
+        kn == "url" || kn == "headers" || kn == "ca_file" || kn == "token_command";
+    if (type_known && stdio_only && !stdio) {
+      fail(v, key,
+           fmt::format("only applies to stdio servers (this server has type = \"{}\")",
+                       to_string(s.type)));
+      continue;
+    }
+    if (type_known && remote_only && stdio) {
+      fail(v, key, "only applies to http and sse servers (this server has type = \"stdio\")");
+      continue;
+    }
+    if (kn == "type") {
+      // handled above
+    } else if (kn == "command") {
+      if (auto c = expanded_string(v, key)) {
+        if (c->empty()) fail(v, key, "must not be empty");
+        s.command = std::move(*c);
+      }
+    } else if (kn == "args") {
+      s.args = string_array(v, key);
+    } else if (kn == "env") {
+      s.env = string_table(v, key, table_kind::env);
+    } else if (kn == "cwd") {
+      if (auto c = absolute_path(v, key, true)) s.cwd = std::move(*c);
+    } else if (kn == "url") {
+      if (auto u = expanded_string(v, key)) {
+        const bool ok = (u->starts_with("http://") && u->size() > 7) ||
+                        (u->starts_with("https://") && u->size() > 8);
+        if (!ok) fail(v, key, fmt::format("must start with http:// or https:// (got \"{}\")", *u));
+        s.url = std::move(*u);
+      }
+    } else if (kn == "headers") {
+      s.headers = string_table(v, key, table_kind::headers);
+    } else if (kn == "ca_file") {
+      if (auto c = absolute_path(v, key, true)) s.ca_file = std::move(*c);
+    } else if (kn == "token_command") {
+      if (auto c = expanded_string(v, key)) {
+        if (c->empty()) fail(v, key, "must not be empty");
+        s.token_command = std::move(*c);
+      }
+    } else if (kn == "timeout_ms") {
+      if (auto i = get_integer(v, key, 0, max_timeout_ms))
+        s.timeout = std::chrono::milliseconds(*i);
+    } else if (kn == "enabled") {
+      if (auto b = get_bool(v, key)) s.enabled = *b;
+    } else if (kn == "retry_calls") {
+      if (auto b = get_bool(v, key)) s.retry_calls = *b;
+    } else if (kn == "isolation") {
+      if (auto i = get_string(v, key)) {
+        if (*i == "shared" || *i == "per-client")
+          s.per_client = *i == "per-client";
+        else
+          fail(v, key, fmt::format("must be \"shared\" or \"per-client\" (got \"{}\")", *i));
+      }
+    } else if (kn == "reset_timeout_on_progress") {
+      if (auto b = get_bool(v, key)) s.reset_timeout_on_progress = *b;
+    } else if (kn == "max_timeout_ms") {
+      if (auto i = get_integer(v, key, 0, max_timeout_ms))
+        s.max_timeout = std::chrono::milliseconds(*i);
+    } else if (kn == "ping_interval_ms") {
+      if (auto i = get_integer(v, key, 0, max_timeout_ms))
+        s.ping_interval = std::chrono::milliseconds(*i);
+    } else if (kn == "prefix") {
+      if (auto p = get_string(v, key)) {
+        if (!is_name(*p))
+          fail(v, key, fmt::format("must contain only [A-Za-z0-9_-] (got \"{}\")", *p));
+        else
+          s.prefix = std::move(*p);
+      }
+    } else if (kn == "roots") {
+      s.roots = roots(v, key);
+    } else {
+      fail(v, key,
+           unknown_message(
+               "key", kn,
+               {"type", "command", "args", "env", "cwd", "url", "headers", "timeout_ms", "enabled",
+                "prefix", "roots", "retry_calls", "ping_interval_ms", "ca_file", "token_command",
+                "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
+    }
+  }
+  if (type_known && stdio && !t.contains("command"))
+    fail(s.line, base + ".command", "is required for stdio servers");
+  if (type_known && !stdio && !t.contains("url"))
+    fail(s.line, base + ".url", fmt::format("is required for {} servers", to_string(s.type)));
+  return s;
+}
+
+}  // namespace mcpmux::config_validation

@@ -1,0 +1,188 @@
+// An upstream's lists and notes: the lists the handshake gathered, list_changed and paging,
+// the tool cache, and the optional calls (logging/setLevel, subscription renewals) whose
+// refusal is a note in status rather than a failure.
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+
+#include "core/protocol/error.hpp"
+#include "core/rpc_peer.hpp"
+#include "core/tool_cache.hpp"
+#include "core/upstream_detail.hpp"
+
+namespace mcpmux {
+
+// Takes the lists the handshake gathered: good ones are stored, failed ones noted.
+void upstream::finish_handshake() {
+  auto hs = std::move(handshake_);
+  for (std::size_t i = 0; i < collection_count; ++i) {
+    const auto c = static_cast<collection>(i);
+    auto& got = hs->lists()[i];
+    if (!got.error.empty()) {
+      list_failed(c, std::move(got.error));
+    } else {
+      clear_note(info(c).method);
+      if (c == collection::tools || got.asked)
+        store_list(c, std::move(got.items));
+      else
+        set_list(c, {});
+    }
+  }
+  become_ready();
+}
+
+void upstream::list_failed(collection c, std::string why) {
+  const auto& ci = info(c);
+  set_list(c, {});
+  if (c == collection::tools) tools_from_cache_ = false;
+  if (!offers(c)) {
+    log_.debug("{} (the server does not declare \"{}\")", why, ci.capability);
+    return;
+  }
+  // One warning per new failure: the same refusal after a reconnect is no news.
+  if (has_note(ci.method, why))
+    log_.debug("{} (again)", why);
+  else
+    log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
+              ci.key);
+  if (c == collection::tools) last_error_ = why;  // kept after a recovery, like every last error
+  set_note(ci.method, std::move(why));
+}
+
+void upstream::store_list(collection c, std::vector<json::object> items) {
+  const bool changed = set_list(c, std::move(items));
+  if (c != collection::tools) return;
+  // The entry on disk already holds an unchanged list that came from it: rewriting it (a rename
+  // over the old file, which the filesystem flushes) would cost each of a hundred starting servers.
+  if (changed) store_cache();
+  tools_from_cache_ = false;
+}
+
+bool upstream::set_list(collection c, std::vector<json::object> items) {
+  auto& list = lists_[static_cast<std::size_t>(c)];
+  if (list == items) return false;
+  list = std::move(items);
+  lists_version_ = new_lists_version();
+  return true;
+}
+
+bool upstream::has_note(std::string_view about, std::string_view text) const {
+  return std::any_of(notes_.begin(), notes_.end(),
+                     [&](auto& n) { return n.first == about && n.second == text; });
+}
+
+void upstream::set_note(std::string_view about, std::string text) {
+  auto it = std::find_if(notes_.begin(), notes_.end(), [&](auto& n) { return n.first == about; });
+  if (it != notes_.end() && it->second == text) return;
+  note("note: " + text);
+  if (it != notes_.end())
+    it->second = std::move(text);
+  else
+    notes_.emplace_back(std::string(about), std::move(text));
+  observer_.on_upstream_changed(cfg_.name);
+}
+
+void upstream::clear_note(std::string_view about) {
+  auto it = std::find_if(notes_.begin(), notes_.end(), [&](auto& n) { return n.first == about; });
+  if (it == notes_.end()) return;
+  notes_.erase(it);
+  observer_.on_upstream_changed(cfg_.name);
+}
+
+std::vector<std::string> upstream::notes() const {
+  std::vector<std::string> out;
+  for (const auto& n : notes_) out.push_back(n.second);
+  return out;
+}
+
+void upstream::store_cache() {
+  std::string error;
+  if (!store_cached_tools(cache_dir(), cfg_, tools(), &error)) log_.warn("tool cache: {}", error);
+}
+
+void upstream::notify(std::string_view method, const json::value& params) {
+  if (peer_ && state() == upstream_state::ready) peer_->notify(method, params);
+}
+
+void upstream::set_log_level(std::string level) {
+  if (level == log_level_) return;
+  log_level_ = std::move(level);
+  if (state() == upstream_state::ready) send_log_level();
+}
+
+// Optional: a server that refuses or ignores it keeps working, with a note in its status.
+void upstream::send_log_level() {
+  if (log_level_.empty() || !peer_ || !capabilities_.contains("logging")) return;
+  peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(),
+                 optional_call_handler("logging/setLevel"));
+}
+
+void upstream::call_optional(std::string_view method, json::value params) {
+  call(method, std::move(params), optional_call_handler(std::string(method)));
+}
+
+response_handler upstream::optional_call_handler(std::string method) {
+  return [weak = weak_from_this(), gen = generation_, method = std::move(method)](rpc_outcome out) {
+    auto self = weak.lock();
+    if (!self || self->generation_ != gen || out.ec == errc::transport_closed) return;
+    if (!out.ec && out.reply->kind != message_kind::error_response) return self->clear_note(method);
+    std::string why = out.ec ? method + ": " + out.ec.message()
+                             : method + " failed: " + json::serialize(out.reply->body["error"]);
+    if (self->has_note(method, why))
+      self->log_.debug("{} (again)", why);
+    else
+      self->log_.warn("{} (optional; the server keeps working)", why);
+    self->set_note(method, std::move(why));
+  };
+}
+
+void upstream::handle_notification(const message& msg) {
+  if (msg.method() == "notifications/progress") return on_progress(msg);
+  if (msg.method() == "notifications/cancelled") return on_cancelled(msg);
+  if (msg.method() == "notifications/tools/list_changed") {
+    return relist(collection::tools);
+  }
+  if (msg.method() == "notifications/resources/list_changed") {
+    relist(collection::resources);
+    return relist(collection::resource_templates);
+  }
+  if (msg.method() == "notifications/prompts/list_changed") return relist(collection::prompts);
+  observer_.on_upstream_notification(cfg_.name, msg);
+}
+
+// A list_changed is reason enough to ask, even for a list the server did not declare.
+void upstream::relist(collection c) {
+  if (state() != upstream_state::ready || !peer_) return;
+  request_page(std::make_shared<list_pager>(c));
+}
+
+void upstream::request_page(std::shared_ptr<list_pager> pager) {
+  const auto c = pager->which();
+  const auto params = pager->next_params();
+  peer_->request(info(c).method, params, timeout_opt(),
+                 [weak = weak_from_this(), gen = generation_, pager](rpc_outcome out) {
+                   auto self = weak.lock();
+                   if (!self || self->generation_ != gen || !self->peer_) return;
+                   const auto c = pager->which();
+                   std::vector<std::string> warnings;
+                   auto st = list_pager::status::failed;
+                   if (out.ec == errc::timeout)
+                     self->list_failed(c, std::string(info(c).method) + ": no answer in time");
+                   else if (out.ec)
+                     return;  // closed: the reconnect lists again
+                   else
+                     st = pager->on_page(*out.reply, warnings);
+                   for (auto& w : warnings) self->log_.warn("{}", w);
+                   if (st == list_pager::status::more) return self->request_page(pager);
+                   if (st == list_pager::status::done) {
+                     self->clear_note(info(c).method);
+                     self->store_list(c, pager->take());
+                     self->log_.info("{} list now has {} items", to_string(c),
+                                     self->list(c).size());
+                   } else if (!out.ec) {
+                     self->list_failed(c, pager->error());
+                   }
+                   self->observer_.on_upstream_changed(self->cfg_.name);
+                 });
+}
+
+}  // namespace mcpmux
