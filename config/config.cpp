@@ -165,13 +165,23 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto b = get_bool(v, key)) d.http_allow_remote = *b;
     } else if (name == "http_token_file") {
       if (auto s = absolute_path(v, key, false)) d.http_token_file = *s;
+    } else if (name == "http_max_requests_per_session") {
+      if (auto i = get_integer(v, key, 1, 100000))
+        d.http_max_requests_per_session = static_cast<std::size_t>(*i);
+    } else if (name == "http_max_sessions") {
+      if (auto i = get_integer(v, key, 1, 100000))
+        d.http_max_sessions = static_cast<std::size_t>(*i);
+    } else if (name == "http_max_connections") {
+      if (auto i = get_integer(v, key, 1, 100000))
+        d.http_max_connections = static_cast<std::size_t>(*i);
     } else {
       fail(v, key,
            unknown_message("key", name,
                            {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
                             "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
                             "reconnect_max_ms", "startup_wait_ms", "page_size", "include", "http",
-                            "http_allow_remote", "http_token_file"}));
+                            "http_allow_remote", "http_token_file", "http_max_requests_per_session",
+                            "http_max_sessions", "http_max_connections"}));
     }
   }
   if (http_node && !d.http.empty()) {
@@ -291,6 +301,18 @@ std::string_view to_string(server_type t) {
       return "http";
     case server_type::sse:
       return "sse";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(retry_mode m) {
+  switch (m) {
+    case retry_mode::safe:
+      return "safe";
+    case retry_mode::always:
+      return "always";
+    case retry_mode::never:
+      return "never";
   }
   return "unknown";
 }

@@ -22,6 +22,12 @@ enum class server_type {
 std::string_view to_string(server_type t);
 
 /// Everything a `[servers.NAME]` table sets. All strings are already `${VAR}`-expanded.
+/// When a call whose connection dropped is sent once more on the next connection: `safe` only
+/// when it cannot have run (it never reached the server) or cannot do harm twice (not a
+/// tools/call, or a tool annotated readOnlyHint or idempotentHint); `always`; `never`.
+enum class retry_mode { safe, always, never };
+std::string_view to_string(retry_mode m);
+
 struct server_settings {
   std::string name;                            ///< the table key; unique
   server_type type = server_type::stdio;       ///< `type`, default "stdio"
@@ -37,7 +43,8 @@ struct server_settings {
   bool enabled = true;                ///< `enabled`; false = configured but not started
   std::optional<std::string> prefix;  ///< `prefix`; unset = the server name; "" = no prefix
   std::vector<std::string> roots;  ///< `roots` answered to roots/list; empty = cwd as file:// URI
-  bool retry_calls = true;  ///< resend a call once after a reconnect (tools that may run twice)
+  /// `retry`: whether a call whose connection dropped is sent again on the next connection.
+  retry_mode retry = retry_mode::safe;
   std::chrono::milliseconds ping_interval{0};  ///< liveness pings; 0 = off; two misses → reconnect
   bool reset_timeout_on_progress = true;  ///< progress from the server restarts a call's timeout
   std::chrono::milliseconds max_timeout{600000};  ///< cap on a call extended by progress; 0 = none
@@ -82,6 +89,10 @@ struct daemon_config {
   bool http_allow_remote = false;  ///< `http_allow_remote`: permit a non-loopback `http` address
   std::string
       http_token_file;  ///< `http_token_file`: bearer token the endpoint requires; "" = none
+  /// `http_max_requests_per_session`: requests of one session awaiting their answer; beyond: 429.
+  std::size_t http_max_requests_per_session = 64;
+  std::size_t http_max_sessions = 128;     ///< `http_max_sessions`: live MCP sessions; beyond: 503
+  std::size_t http_max_connections = 256;  ///< `http_max_connections`: open TCP connections
 };
 
 /// A whole configuration. `servers` is sorted by name.

@@ -162,8 +162,21 @@ server_config validator::parse_server(const std::string& name, const std::string
         s.timeout = std::chrono::milliseconds(*i);
     } else if (kn == "enabled") {
       if (auto b = get_bool(v, key)) s.enabled = *b;
-    } else if (kn == "retry_calls") {
-      if (auto b = get_bool(v, key)) s.retry_calls = *b;
+    } else if (kn == "retry") {
+      if (t.contains("retry_calls")) {
+        fail(v, key, "give either retry or the older retry_calls, not both");
+      } else if (auto r = get_string(v, key)) {
+        if (*r == "safe")
+          s.retry = retry_mode::safe;
+        else if (*r == "always")
+          s.retry = retry_mode::always;
+        else if (*r == "never")
+          s.retry = retry_mode::never;
+        else
+          fail(v, key, fmt::format("must be \"safe\", \"always\" or \"never\" (got \"{}\")", *r));
+      }
+    } else if (kn == "retry_calls") {  // before 0.2: a boolean, kept working
+      if (auto b = get_bool(v, key)) s.retry = *b ? retry_mode::always : retry_mode::never;
     } else if (kn == "isolation") {
       if (auto i = get_string(v, key)) {
         if (*i == "shared" || *i == "per-client")
@@ -193,8 +206,8 @@ server_config validator::parse_server(const std::string& name, const std::string
            unknown_message(
                "key", kn,
                {"type", "command", "args", "env", "cwd", "url", "headers", "timeout_ms", "enabled",
-                "prefix", "roots", "retry_calls", "ping_interval_ms", "ca_file", "token_command",
-                "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
+                "prefix", "roots", "retry", "retry_calls", "ping_interval_ms", "ca_file",
+                "token_command", "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
     }
   }
   if (type_known && stdio && !t.contains("command"))

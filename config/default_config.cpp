@@ -73,6 +73,11 @@ page_size = 1000
 # http_allow_remote = false
 # A file whose (trimmed) content every request must send as "Authorization: Bearer ...".
 # http_token_file = "~/.config/mcpmux/http.token"
+# Limits: requests of one session awaiting their answer (beyond: 429), live sessions and open
+# connections (beyond: 503).
+# http_max_requests_per_session = 64
+# http_max_sessions = 128
+# http_max_connections = 256
 
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
@@ -84,8 +89,10 @@ page_size = 1000
 #               name; "" exposes the tool names unchanged
 #   roots       answered to roots/list: absolute paths or file:// URIs;
 #               default the server's cwd
-#   retry_calls a tools/call that fails because the connection dropped is sent once more
-#               after the reconnect (default true); false for tools that must never run twice
+#   retry       a call whose connection dropped (the server died mid-call) is sent once more
+#               after the reconnect: "safe" (default) only when it cannot have run or cannot
+#               harm twice (not a tools/call, or a tool annotated readOnlyHint/idempotentHint);
+#               "always"; "never". (retry_calls = true/false still means always/never.)
 #   ping_interval_ms  send ping this often; two misses in a row restart the server
 #               (default 0 = off)
 #   isolation   "shared" (default: one upstream for every client) or "per-client": each client

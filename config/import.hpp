@@ -77,7 +77,7 @@ enum class toml_strings {
 std::string toml_quote(std::string_view s);
 
 /// One `[servers.NAME]` table: keys in a fixed order (type, command, args, env, cwd, url,
-/// headers, ca_file, token_command, timeout_ms, enabled, prefix, roots, retry_calls,
+/// headers, ca_file, token_command, timeout_ms, enabled, prefix, roots, retry (or retry_calls),
 /// reset_timeout_on_progress, max_timeout_ms, ping_interval_ms, isolation), defaults omitted.
 /// Ends with a newline.
 std::string to_toml(const server_config& s, toml_strings mode = toml_strings::templates);

@@ -106,7 +106,7 @@ std::string to_toml(const server_config& s, toml_strings mode) {
   if (!s.enabled) line("enabled", "false");
   if (s.prefix) line("prefix", toml_quote(*s.prefix));
   if (!s.roots.empty()) line("roots", toml_array(s.roots, mode));
-  if (s.retry_calls != defaults.retry_calls) line("retry_calls", s.retry_calls ? "true" : "false");
+  if (s.retry != defaults.retry) line("retry", toml_quote(to_string(s.retry)));
   if (s.reset_timeout_on_progress != defaults.reset_timeout_on_progress)
     line("reset_timeout_on_progress", s.reset_timeout_on_progress ? "true" : "false");
   if (s.max_timeout != defaults.max_timeout)

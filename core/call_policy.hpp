@@ -6,6 +6,8 @@
 #include <chrono>
 #include <optional>
 
+#include "config/config.hpp"
+
 namespace mcpmux {
 
 class call_policy {
@@ -13,10 +15,10 @@ class call_policy {
   using clock = std::chrono::steady_clock;
   using ms = std::chrono::milliseconds;
 
-  /// `timeout`: per request (0 = none); `retry`: resend once after a dropped connection;
+  /// `timeout`: per request (0 = none); `retry`: when a call is resent after a dropped connection;
   /// `extend_on_progress`: progress restarts the deadline, up to `ceiling` after the start
   /// (0 = no ceiling).
-  call_policy(ms timeout, bool retry, bool extend_on_progress, ms ceiling)
+  call_policy(ms timeout, retry_mode retry, bool extend_on_progress, ms ceiling)
       : timeout_(timeout), retry_(retry), extend_(extend_on_progress), ceiling_(ceiling) {}
 
   /// When a call that started at `started` must have its answer; none without a timeout.
@@ -31,10 +33,26 @@ class call_policy {
   bool expired(clock::time_point started, clock::time_point now) const {
     return timeout_.count() > 0 && started + timeout_ <= now;
   }
-  /// True when a call whose connection dropped is sent again on the next one: once, with
-  /// retries on, and not when the server was stopped.
-  bool resend_after_drop(bool already_resent, bool server_stopped) const {
-    return retry_ && !already_resent && !server_stopped;
+  /// What is known of a call whose connection dropped before its answer.
+  struct dropped_call {
+    bool already_resent = false;  ///< it was resent once already
+    bool server_stopped = false;  ///< the server was stopped on purpose (not a crash)
+    bool reached_server = true;   ///< it was handed to the connection, so it may have run
+    bool harmless_twice = false;  ///< not a tools/call, or a tool annotated read-only/idempotent
+  };
+  /// True when a call whose connection dropped is sent again on the next one: never twice, never
+  /// after a stop; `always` resends; `safe` only a call that cannot have run or cannot harm twice.
+  bool resend_after_drop(const dropped_call& d) const {
+    if (d.already_resent || d.server_stopped) return false;
+    switch (retry_) {
+      case retry_mode::always:
+        return true;
+      case retry_mode::never:
+        return false;
+      case retry_mode::safe:
+        return !d.reached_server || d.harmless_twice;
+    }
+    return false;
   }
   /// The new timeout of a call in flight whose server reported progress at `now`: the full
   /// timeout again, but not past the ceiling; none when progress does not extend calls.
@@ -42,7 +60,7 @@ class call_policy {
 
  private:
   ms timeout_;
-  bool retry_;
+  retry_mode retry_;
   bool extend_;
   ms ceiling_;
 };

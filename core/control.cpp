@@ -32,13 +32,25 @@ json::value nullable(const std::optional<std::uint32_t>& v) {
   return v ? json::value(*v) : json::value(nullptr);
 }
 
+// {"le_us": [bounds…], "counts": [per bucket, the last one +Inf], "sum_us": S, "count": N}
+json::object histogram_json(const latency_histogram& h) {
+  json::array le, counts;
+  for (auto b : latency_histogram::bounds_us) le.push_back(b);
+  for (std::size_t i = 0; i <= latency_histogram::bounds_us.size(); ++i)
+    counts.push_back(h.bucket(i));
+  return {{"le_us", std::move(le)},
+          {"counts", std::move(counts)},
+          {"sum_us", h.sum_us()},
+          {"count", h.count()}};
+}
+
 rpc_error bad_params(std::string msg) {
   return {rpc_code::invalid_params, std::move(msg), nullptr};
 }
 
 }  // namespace
 
-json::object control_plane::status() const {
+json::object control_plane::status(bool histograms) const {
   json::object out;
   out["version"] = MCPMUX_VERSION;
   out["pid"] = ::getpid();
@@ -79,6 +91,12 @@ json::object control_plane::status() const {
     s["stderr_tail"] = std::move(stderr_lines);
     for (auto& n : up->notes()) notes.push_back(json::string(n));
     s["notes"] = std::move(notes);
+    if (histograms) {
+      s["latency_histogram"] = histogram_json(up->stats().latency);
+      json::object by_tool;
+      for (const auto& [tool, h] : up->stats().by_tool) by_tool[tool] = histogram_json(h);
+      s["tool_latency_histograms"] = std::move(by_tool);
+    }
     servers.push_back(std::move(s));
   }
   out["servers"] = std::move(servers);
@@ -114,7 +132,10 @@ json::array control_plane::tool_table() const {
 std::variant<json::value, rpc_error> control_plane::handle(std::string_view method,
                                                            const json::object& params,
                                                            std::uint64_t session) {
-  if (method == "mcpmux/status") return json::value(status());
+  if (method == "mcpmux/status") {
+    const auto* h = params.if_contains("histograms");
+    return json::value(status(h && h->is_bool() && h->get_bool()));
+  }
   if (method == "mcpmux/tools") return json::value(json::object{{"tools", tool_table()}});
   if (method == "mcpmux/logs" || method == "mcpmux/restart") {
     const auto* s = params.if_contains("server");

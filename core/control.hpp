@@ -24,8 +24,9 @@ class control_plane {
   /// (mcpmux/logs with follow streams to it).
   std::variant<json::value, rpc_error> handle(std::string_view method, const json::object& params,
                                               std::uint64_t session);
-  /// mcpmux/status.
-  json::object status() const;
+  /// mcpmux/status; with `histograms`, each server also carries its latency histograms
+  /// (`latency_histogram`, and `tool_latency_histograms` by tool) for /metrics.
+  json::object status(bool histograms = false) const;
   /// mcpmux/tools: every exposed tool with its server, original name and description's first
   /// line.
   json::array tool_table() const;

@@ -26,7 +26,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
                                       std::optional<std::chrono::milliseconds> timeout,
                                       response_handler done, reply_form form) override {
     if (closed_) {
-      done({errc::transport_closed, std::nullopt});
+      done({errc::transport_closed, std::nullopt, true});
       return std::nullopt;
     }
     const auto now = steady_clock::now();
@@ -35,7 +35,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     const auto id =
         pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw);
     if (auto ec = transport_->send(make_request(json::value(id), method, params))) {
-      if (auto e = pending_.take(id)) e->handler({ec, std::nullopt});
+      if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
     }
     if (timeout) arm_timer();

@@ -40,9 +40,17 @@ rpc_outcome error_reply(int code, std::string text) {
   return {{}, message{message_kind::error_response, std::move(body)}};
 }
 
-void upstream_stats::record(std::chrono::microseconds d, bool error) {
+void upstream_stats::record(std::chrono::microseconds d, bool error, std::string_view tool) {
   ++calls;
   if (error) ++errors;
+  const auto micros = static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count()));
+  latency.record(micros);
+  if (!tool.empty()) {
+    auto it = by_tool.find(tool);
+    if (it == by_tool.end() && by_tool.size() < max_tools)
+      it = by_tool.emplace(std::string(tool), latency_histogram{}).first;
+    if (it != by_tool.end()) it->second.record(micros);
+  }
   const auto us = static_cast<std::uint32_t>(std::min<std::int64_t>(d.count(), UINT32_MAX));
   if (latencies_us.size() < latency_ring_size)
     latencies_us.push_back(us);

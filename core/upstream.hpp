@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "core/call_queue.hpp"
 #include "core/channel.hpp"
 #include "core/handshake.hpp"
+#include "core/latency_histogram.hpp"
 #include "core/lifecycle.hpp"
 #include "core/lists.hpp"
 #include "core/protocol/json_rpc.hpp"
@@ -50,14 +52,19 @@ class upstream_observer {
   virtual void on_upstream_ready(const std::string& server, upstream& up) = 0;
 };
 
-/// Counters for status.
+/// Counters for status and /metrics.
 struct upstream_stats {
   std::uint64_t calls = 0;
   std::uint64_t errors = 0;
   std::uint64_t restarts = 0;
   std::vector<std::uint32_t> latencies_us;  ///< ring of recent call latencies
   std::size_t latency_next = 0;
-  void record(std::chrono::microseconds d, bool error);
+  latency_histogram latency;  ///< every call since the daemon started
+  /// tools/call latency per tool name; at most max_tools names (later ones are not counted).
+  std::map<std::string, latency_histogram, std::less<>> by_tool;
+  static constexpr std::size_t max_tools = 1024;
+  /// `tool`: the tool of a tools/call, else empty.
+  void record(std::chrono::microseconds d, bool error, std::string_view tool = {});
   std::optional<std::uint32_t> percentile(double p) const;
 };
 
@@ -187,13 +194,16 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void handle_notification(const message& msg);
   void on_cancelled(const message& msg);
   void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
+  bool harmless_twice(const queued_call& c) const;
+  std::string not_repeated(const queued_call& c, const call_policy::dropped_call& d,
+                           const std::string& why) const;
   void flush_queue();
   void expire_queue();
   void note(std::string line);
   std::optional<std::chrono::milliseconds> timeout_opt() const;
   /// The rules of this server's calls (timeout, retry once, progress extension).
   call_policy policy() const {
-    return {timeout_, cfg_.retry_calls, cfg_.reset_timeout_on_progress, cfg_.max_timeout};
+    return {timeout_, cfg_.retry, cfg_.reset_timeout_on_progress, cfg_.max_timeout};
   }
 
   boost::asio::io_context& io_;

@@ -12,6 +12,18 @@
 
 namespace mcpmux {
 
+namespace {
+
+// The tool a tools/call names; empty for other methods.
+std::string_view tool_of(std::string_view method, const json::value& params) {
+  if (method != "tools/call") return {};
+  const auto* p = params.if_object();
+  const auto* name = p ? p->if_contains("name") : nullptr;
+  return name && name->is_string() ? std::string_view(name->get_string()) : std::string_view();
+}
+
+}  // namespace
+
 std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,
                              std::weak_ptr<call_owner> owner, reply_form form) {
   const auto token = next_token_++;
@@ -55,14 +67,18 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     const auto release_progress = [&] {
       if (c->progress) self->progress_.release(*c->progress);
     };
-    // A dropped connection is worth one more try on the next one (unless the tool must not
-    // run twice); the call waits in the queue, still bounded by its original deadline.
-    if (out.ec == errc::transport_closed &&
-        self->policy().resend_after_drop(c->retried, self->state() == upstream_state::stopped)) {
+    // A dropped connection is worth one more try on the next one when the retry policy says
+    // the call cannot have run or cannot harm twice; the call waits in the queue, still
+    // bounded by its original deadline.
+    const bool dropped = out.ec == errc::transport_closed;
+    const call_policy::dropped_call drop{c->retried, self->state() == upstream_state::stopped,
+                                         !out.unsent, self->harmless_twice(*c)};
+    if (dropped && self->policy().resend_after_drop(drop)) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
                       c->method);
-      self->queue_.push(token, c->started, c);
+      const auto started = c->started;
+      self->queue_.push(token, started, c);
       if (self->state() == upstream_state::ready && self->peer_)
         self->flush_queue();
       else
@@ -72,7 +88,8 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     release_progress();
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
-    self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response);
+    self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response,
+                        tool_of(c->method, c->params));
     if (!out.ec) return c->done(std::move(out));
     const auto& server = self->cfg_.name;
     if (out.ec == errc::timeout)
@@ -80,10 +97,50 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
                                  "MCP server \"" + server + "\" did not answer " + c->method +
                                      " within " + std::to_string(self->timeout_.count()) + "ms"));
     std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
+    if (dropped && drop.reached_server && !drop.server_stopped)
+      why = self->not_repeated(*c, drop, why);
     c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
   auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
   if (id) sent_[token] = in_flight{*id, std::move(c)};
+}
+
+// A call that may run twice without harm: anything but tools/call (reads, lists, completions,
+// subscriptions), or a tool the server annotates readOnlyHint or idempotentHint.
+bool upstream::harmless_twice(const queued_call& c) const {
+  if (c.method != "tools/call") return true;
+  const auto name = tool_of(c.method, c.params);
+  if (name.empty()) return false;
+  for (const auto& t : tools()) {
+    const auto* n = t.if_contains("name");
+    if (!n || !n->is_string() || n->get_string() != name) continue;
+    const auto* a = t.if_contains("annotations");
+    const auto hint = [&](std::string_view k) {
+      const auto* h = a && a->is_object() ? a->get_object().if_contains(k) : nullptr;
+      return h && h->is_bool() && h->get_bool();
+    };
+    return hint("readOnlyHint") || hint("idempotentHint");
+  }
+  return false;
+}
+
+// Why a call whose server went away mid-call was not sent again.
+std::string upstream::not_repeated(const queued_call& c, const call_policy::dropped_call& d,
+                                   const std::string& why) const {
+  std::string what = c.method;
+  if (const auto tool = tool_of(c.method, c.params); !tool.empty())
+    what += " \"" + std::string(tool) + "\"";
+  std::string reason;
+  if (d.already_resent)
+    reason = "it was already sent again once";
+  else if (cfg_.retry == retry_mode::never)
+    reason = "retry = \"never\"";
+  else
+    reason =
+        "it may already have run (retry = \"safe\" repeats only tools annotated "
+        "readOnlyHint or idempotentHint)";
+  return "the connection closed during " + what + " (" + why +
+         "); the call was not repeated: " + reason;
 }
 
 void upstream::cancel(std::uint64_t token, std::string_view reason) {

@@ -253,14 +253,21 @@ int run_daemon(const daemon_options& opt) {
         .address = d.http,
         .allow_remote = d.http_allow_remote,
         .token_file = d.http_token_file,
-        .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue}};
+        .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue},
+        .max_connections = d.http_max_connections,
+        .max_sessions = d.http_max_sessions,
+        .max_requests_per_session = d.http_max_requests_per_session};
     auto status = [&] {
       return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
+    };
+    auto metrics = [&] {
+      return metrics_from_status(json::serialize(std::get<json::value>(
+          mgr.control("mcpmux/status", json::object{{"histograms", true}}, 0))));
     };
     http = start_http_endpoint(
         io, std::move(ho),
         [&](std::shared_ptr<transport> t) { session::start(mgr, std::move(t), next_session++); },
-        status, [status] { return metrics_from_status(status()); }, &error);
+        status, metrics, &error);
     if (!http) {
       log.error("{}", error);
       listener->close();

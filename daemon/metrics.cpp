@@ -84,12 +84,6 @@ std::string metrics_from_status(std::string_view status_json) {
       {"mcpmux_server_restarts_total", "counter", "Reconnects and restarts of the server.",
        "restarts", 1},
       {"mcpmux_server_tools", "gauge", "Tools the server lists.", "tools", 1},
-      {"mcpmux_server_latency_p50_seconds", "gauge",
-       "Median request latency over recent requests (a gauge, not a histogram).", "latency_p50_us",
-       1e-6},
-      {"mcpmux_server_latency_p99_seconds", "gauge",
-       "99th percentile request latency over recent requests (a gauge, not a histogram).",
-       "latency_p99_us", 1e-6},
   };
   const auto name_of = [](const json::value& s) -> std::string {
     const auto* n = s.is_object() ? s.get_object().if_contains("name") : nullptr;
@@ -112,6 +106,44 @@ std::string metrics_from_status(std::string_view status_json) {
       if (value) *value *= m.scale;
       sample(m.name, value, fmt::format("server=\"{}\"", name));
     }
+  }
+  // A status histogram {"le_us", "counts" (per bucket, +Inf last), "sum_us", "count"} as
+  // cumulative Prometheus buckets, _sum and _count.
+  const auto histogram = [&](std::string_view name, const json::value* h, std::string labels) {
+    const json::object* o = h ? h->if_object() : nullptr;
+    const json::array* le = o && o->if_contains("le_us") ? o->at("le_us").if_array() : nullptr;
+    const json::array* counts =
+        o && o->if_contains("counts") ? o->at("counts").if_array() : nullptr;
+    if (!le || !counts || counts->size() != le->size() + 1) return;
+    double cumulative = 0;
+    for (std::size_t i = 0; i < counts->size(); ++i) {
+      cumulative += number(&(*counts)[i]).value_or(0);
+      const std::string bound =
+          i < le->size() ? fmt::format("{:g}", number(&(*le)[i]).value_or(0) * 1e-6) : "+Inf";
+      sample(fmt::format("{}_bucket", name), cumulative,
+             fmt::format("{},le=\"{}\"", labels, bound));
+    }
+    if (auto sum = number(o->if_contains("sum_us")))
+      sample(fmt::format("{}_sum", name), *sum * 1e-6, labels);
+    sample(fmt::format("{}_count", name), cumulative, labels);
+  };
+  family("mcpmux_server_request_duration_seconds", "histogram",
+         "Latency of the requests sent to the server, since mcpmuxd started.");
+  for (const auto& s : *servers)
+    if (const auto name = name_of(s); !name.empty())
+      histogram("mcpmux_server_request_duration_seconds",
+                s.get_object().if_contains("latency_histogram"),
+                fmt::format("server=\"{}\"", name));
+  family("mcpmux_tool_call_duration_seconds", "histogram",
+         "Latency of tools/call per tool, since mcpmuxd started.");
+  for (const auto& s : *servers) {
+    const auto name = name_of(s);
+    const auto* tools =
+        s.is_object() ? s.get_object().if_contains("tool_latency_histograms") : nullptr;
+    if (name.empty() || !tools || !tools->is_object()) continue;
+    for (const auto& [tool, h] : tools->get_object())
+      histogram("mcpmux_tool_call_duration_seconds", &h,
+                fmt::format("server=\"{}\",tool=\"{}\"", name, label(tool)));
   }
   return out;
 }

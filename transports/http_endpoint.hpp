@@ -30,9 +30,9 @@ struct http_endpoint_options {
   std::size_t max_header_bytes = 16 * 1024;  ///< request header cap (431)
   std::size_t max_connections = 256;         ///< open TCP connections; beyond: 503 and close
   std::size_t max_sessions = 128;            ///< live MCP sessions; beyond: 503 on initialize
-  /// Requests awaiting their answer plus the GET stream, per session; beyond: 429. Agents run
-  /// tool calls in parallel, so this is well above the SDKs' usual concurrency.
-  std::size_t max_streams_per_session = 16;
+  /// Requests of one session awaiting their answer (not the GET stream, which is one at most,
+  /// nor answered requests); beyond: 429. Agents run 16 or 64 tool calls in parallel.
+  std::size_t max_requests_per_session = 64;
   std::size_t replay_events = 1024;     ///< SSE events kept per session for Last-Event-ID
   std::size_t replay_bytes = 8u << 20;  ///< bytes of those events
   std::size_t backlog_messages = 256;   ///< messages held for the next GET when no stream is open

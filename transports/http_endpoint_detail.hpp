@@ -97,8 +97,10 @@ class http_session final : public transport, public std::enable_shared_from_this
   void touch() { last_active_ = steady_clock::now(); }
   steady_clock::time_point last_active() const { return last_active_; }
 
-  /// Requests awaiting an answer plus an attached GET stream.
-  std::size_t open_streams() const { return order_.size() + (live_get() ? 1 : 0); }
+  /// Requests awaiting their answer.
+  std::size_t open_requests() const { return order_.size(); }
+  /// Requests awaiting their answer or an attached GET stream: the session is in use.
+  bool in_use() const { return !order_.empty() || live_get(); }
   bool get_attached() const { return live_get() != nullptr; }
   bool pending(const std::string& key) const { return posts_.count(key) != 0; }
 

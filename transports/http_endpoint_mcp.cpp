@@ -152,10 +152,12 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
       co_return co_await reply(*c, make_response(http::status::bad_request, ka, std::move(*err)));
     co_return co_await reply(*c, make_response(http::status::accepted, ka));
   }
-  if (s->open_streams() >= opt_.max_streams_per_session)
-    co_return co_await reply(
-        *c, error_response(http::status::too_many_requests, ka, http_error_code,
-                           "Too Many Requests: too many requests in flight in this session"));
+  if (s->open_requests() >= opt_.max_requests_per_session)
+    co_return co_await reply(*c,
+                             error_response(http::status::too_many_requests, ka, http_error_code,
+                                            "Too Many Requests: more than " +
+                                                std::to_string(opt_.max_requests_per_session) +
+                                                " requests awaiting their answer in this session"));
   auto key = json::serialize(*id);
   if (s->pending(key))
     co_return co_await reply(
@@ -192,10 +194,6 @@ awaitable<bool> endpoint_impl::handle_get(conn_ptr c, request& req) {
       co_return co_await reply(
           *c, error_response(http::status::conflict, ka, http_error_code,
                              "Conflict: this session already has a GET stream open"));
-    if (s->open_streams() >= opt_.max_streams_per_session)
-      co_return co_await reply(
-          *c, error_response(http::status::too_many_requests, ka, http_error_code,
-                             "Too Many Requests: too many open streams in this session"));
     st = s->open_get(c->id, wants_priming(req));
   }
   co_return co_await run_stream(c, s, st, {}, ka);
@@ -342,7 +340,7 @@ void endpoint_impl::schedule_sweep() {
     const auto now = steady_clock::now();
     std::vector<std::shared_ptr<http_session>> idle;
     for (auto& [id, s] : self->sessions_)
-      if (s->open_streams() == 0 && now - s->last_active() >= self->opt_.session_idle_timeout)
+      if (!s->in_use() && now - s->last_active() >= self->opt_.session_idle_timeout)
         idle.push_back(s);
     for (auto& s : idle) s->terminate("idle");
     self->schedule_sweep();

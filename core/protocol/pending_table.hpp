@@ -24,6 +24,7 @@ using steady_clock = std::chrono::steady_clock;
 struct rpc_outcome {
   std::error_code ec;
   std::optional<message> reply;
+  bool unsent = false;  ///< failed before it was handed to the connection: it cannot have run
 };
 
 using response_handler = std::function<void(rpc_outcome)>;

@@ -37,7 +37,7 @@ TIMEOUT_MS = 2000          # daemon/server timeout_ms
 MARGIN_MS = 1500           # an answer later than TIMEOUT_MS + MARGIN_MS is "late"
 PING_MS = 500              # ping_interval_ms of server "d"
 SERVERS = ["a", "b", "c", "d"]
-NO_RETRY = {"c"}           # retry_calls = false; the others resend a call once after a drop
+NO_RETRY = {"c", "d"}      # retry "never" / "safe" (the fake's tools are unannotated); a, b: "always"
 STRICT = False             # --strict: timeout + margin even for calls that were resent
 CLIENTS = 8
 IN_FLIGHT = 3              # calls in flight per client
@@ -48,9 +48,9 @@ RSS_LIMIT_KB = 512 * 1024  # end RSS bound
 
 def limit_ms(tool):
     """Latest acceptable answer. mcpmux today can answer a call that was resent after a dropped
-    connection (retry_calls) past its deadline: it is failed only when the next reconnect attempt
+    connection (retry = "always") past its deadline: it is failed only when the next reconnect attempt
     starts, so up to reconnect_max_ms (2000 here) late; see the chaos report. Without --strict,
-    servers with retry_calls are therefore allowed 2 x timeout + margin."""
+    servers that resend are therefore allowed 2 x timeout + margin."""
     srv = tool.split("__")[0].split(":")[-1]
     if STRICT or srv in NO_RETRY:
         return TIMEOUT_MS + MARGIN_MS
@@ -507,8 +507,9 @@ def write_config(tmp, fake):
                 f"timeout_ms = {TIMEOUT_MS}\n{extra}\n")
     text = (f"[daemon]\ntimeout_ms = {TIMEOUT_MS}\nmax_message_bytes = {MAX_MSG}\n"
             "reconnect_max_ms = 2000\nlog_level = \"info\"\n\n")
-    text += table("a") + table("b") + table("c", "retry_calls = false")
-    text += table("d", f"ping_interval_ms = {PING_MS}")
+    text += table("a", 'retry = "always"') + table("b", 'retry = "always"')
+    text += table("c", 'retry = "never"')
+    text += table("d", f"ping_interval_ms = {PING_MS}")  # retry = "safe", the default
     path = os.path.join(tmp, "config.toml")
     with open(path, "w") as f:
         f.write(text)

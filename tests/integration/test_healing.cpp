@@ -17,7 +17,16 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-class healing : public daemon_test {};
+struct killed_call {
+  std::optional<json::value> reply;
+  long long answered_after_kill_ms = 0;
+  std::size_t times_sent = 0;  ///< how often the server saw the call (killed one and successor)
+};
+
+class healing : public daemon_test {
+ protected:
+  killed_call kill_during_call(std::vector<std::string> fake_args, std::string extra);
+};
 
 std::string dump(const std::optional<json::value>& v) {
   return v ? json::serialize(*v) : std::string("<no message>");
@@ -175,74 +184,94 @@ TEST_F(healing, killed_idle_server_is_back_after_first_backoff_and_tools_never_l
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. A call in flight when its server dies: retried once (default), or a clear error.
+// 2. A call in flight when its server dies: sent again once when the retry policy allows it
+// (retry = "safe" by default: only read-only or idempotent tools), else a clear error.
 
-TEST_F(healing, call_in_flight_is_retried_once_after_the_reconnect) {
-  const auto log = dir_.file("worker.log");
-  start(fake_server_table("worker", {"--log", log}));
+// Starts server "w" (fake, `fake_args`, `extra` config lines), sends w__slow 800 ms, SIGKILLs
+// the server 200 ms into the call and waits for the answer and for the successor to be ready.
+killed_call healing::kill_during_call(std::vector<std::string> fake_args, std::string extra) {
+  const auto log = dir_.file("w.log");
+  fake_args.insert(fake_args.end(), {"--log", log});
+  start(fake_server_table("w", fake_args, extra));
   client c = connect_initialized();
   client ctl = connect();
-  const auto s0 = status_of(ctl, "worker");
-  ASSERT_GT(s0.pid, 0) << s0.raw;
-
+  const auto s0 = status_of(ctl, "w");
+  EXPECT_GT(s0.pid, 0) << s0.raw;
+  killed_call out;
+  if (s0.pid <= 0) return out;
   const auto id = c.next_id();
   const auto t0 = steady::now();
-  ASSERT_TRUE(c.send(tools_call(id, "worker__slow", {{"ms", 800}})));
-  ASSERT_TRUE(wait_until([&] { return wire_ids_of_calls(log, "slow").size() == 1; }, 2s))
+  EXPECT_TRUE(c.send(tools_call(id, "w__slow", {{"ms", 800}})));
+  EXPECT_TRUE(wait_until([&] { return wire_ids_of_calls(log, "slow").size() == 1; }, 2s))
       << read_file(log);
   if (ms_since(t0) < 200) std::this_thread::sleep_for(ms(200 - ms_since(t0)));
-  ASSERT_EQ(::kill(s0.pid, SIGKILL), 0);
-  const auto killed_at = ms_since(t0);
-
-  auto r = c.wait_response(json::value(id), 6s);
-  const auto total = ms_since(t0);
-  std::printf("[ healing  ] killed at %lld ms, retried call answered after %lld ms\n",
-              static_cast<long long>(killed_at), static_cast<long long>(total));
-  ASSERT_TRUE(r.has_value()) << "no answer within 6 s of a call whose server was killed";
-  EXPECT_EQ(first_text(*r), "slept 800") << dump(r);
-  // Sent exactly twice: once to the killed process, once to its successor.
-  EXPECT_EQ(wire_ids_of_calls(log, "slow").size(), 2u) << read_file(log);
-  const auto s1 = status_of(ctl, "worker");
-  EXPECT_EQ(s1.state, "ready") << s1.raw;
-  EXPECT_NE(s1.pid, s0.pid) << s1.raw;
-  EXPECT_TRUE(daemon_->wait_for_log("resending once", 1s)) << daemon_->log();
-}
-
-TEST_F(healing, call_in_flight_with_retry_calls_false_fails_naming_the_server) {
-  const auto log = dir_.file("once.log");
-  start(fake_server_table("once", {"--log", log}, "retry_calls = false"));
-  client c = connect_initialized();
-  client ctl = connect();
-  const auto s0 = status_of(ctl, "once");
-  ASSERT_GT(s0.pid, 0) << s0.raw;
-
-  const auto id = c.next_id();
-  const auto t0 = steady::now();
-  ASSERT_TRUE(c.send(tools_call(id, "once__slow", {{"ms", 800}})));
-  ASSERT_TRUE(wait_until([&] { return wire_ids_of_calls(log, "slow").size() == 1; }, 2s))
-      << read_file(log);
-  if (ms_since(t0) < 200) std::this_thread::sleep_for(ms(200 - ms_since(t0)));
-  ASSERT_EQ(::kill(s0.pid, SIGKILL), 0);
+  EXPECT_EQ(::kill(s0.pid, SIGKILL), 0);
   const auto tk = steady::now();
-
-  auto r = c.wait_response(json::value(id), 5s);
-  const auto after_kill = ms_since(tk);
-  ASSERT_TRUE(r.has_value()) << "no answer within 5 s (a hang) for a call whose server died";
-  ASSERT_TRUE(member(r, "error")) << "expected an error, got " << dump(r);
-  EXPECT_EQ(error_code(r), -32000) << dump(r);
-  EXPECT_TRUE(contains(error_message(r), "\"once\"")) << dump(r);
-  EXPECT_LT(after_kill, 1500) << "the error came late";
-  std::printf("[ healing  ] retry_calls=false: error %lld ms after the kill: %s\n",
-              static_cast<long long>(after_kill), error_message(r).c_str());
-
-  // Never resent, even once the server is back.
+  out.reply = c.wait_response(json::value(id), 6s);
+  out.answered_after_kill_ms = ms_since(tk);
+  // The successor comes up; a call not repeated must stay unrepeated after it is ready.
   bool ok = false;
   auto s1 = wait_server(
-      ctl, "once", [&](const server_view& v) { return v.state == "ready" && v.pid != s0.pid; }, 3s,
+      ctl, "w", [&](const server_view& v) { return v.state == "ready" && v.pid != s0.pid; }, 3s,
       &ok);
   EXPECT_TRUE(ok) << s1.raw;
   std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(wire_ids_of_calls(log, "slow").size(), 1u) << read_file(log);
+  out.times_sent = wire_ids_of_calls(log, "slow").size();
+  return out;
+}
+
+TEST_F(healing, call_in_flight_to_an_unannotated_tool_is_not_repeated_by_default) {
+  const auto r = kill_during_call({}, "");
+  ASSERT_TRUE(r.reply.has_value()) << "no answer within 6 s for a call whose server died";
+  ASSERT_TRUE(member(r.reply, "error")) << "expected an error, got " << dump(r.reply);
+  EXPECT_EQ(error_code(r.reply), -32000) << dump(r.reply);
+  const auto msg = error_message(r.reply);
+  EXPECT_TRUE(contains(msg, "\"w\"")) << msg;
+  EXPECT_TRUE(contains(msg, "during tools/call \"slow\"")) << msg;
+  EXPECT_TRUE(contains(msg, "not repeated")) << msg;
+  EXPECT_TRUE(contains(msg, "may already have run")) << msg;
+  EXPECT_LT(r.answered_after_kill_ms, 1500) << "the error came late";
+  EXPECT_EQ(r.times_sent, 1u) << "the tool ran twice";
+  std::printf("[ healing  ] retry=safe, unannotated tool: error %lld ms after the kill: %s\n",
+              r.answered_after_kill_ms, msg.c_str());
+}
+
+TEST_F(healing, call_in_flight_to_a_read_only_tool_is_sent_again_once_by_default) {
+  const auto r = kill_during_call({"--annotate", "slow=readOnlyHint"}, "");
+  ASSERT_TRUE(r.reply.has_value());
+  EXPECT_EQ(first_text(*r.reply), "slept 800") << dump(r.reply);
+  EXPECT_EQ(r.times_sent, 2u) << "once to the killed process, once to its successor";
+  EXPECT_TRUE(daemon_->wait_for_log("resending once", 1s)) << daemon_->log();
+}
+
+TEST_F(healing, call_in_flight_to_an_idempotent_tool_is_sent_again_once_by_default) {
+  const auto r = kill_during_call({"--annotate", "slow=idempotentHint"}, "");
+  ASSERT_TRUE(r.reply.has_value());
+  EXPECT_EQ(first_text(*r.reply), "slept 800") << dump(r.reply);
+  EXPECT_EQ(r.times_sent, 2u);
+}
+
+TEST_F(healing, call_in_flight_with_retry_always_is_sent_again_once) {
+  const auto r = kill_during_call({}, "retry = \"always\"");
+  ASSERT_TRUE(r.reply.has_value());
+  EXPECT_EQ(first_text(*r.reply), "slept 800") << dump(r.reply);
+  EXPECT_EQ(r.times_sent, 2u);
+  std::printf("[ healing  ] retry=always: answered %lld ms after the kill\n",
+              r.answered_after_kill_ms);
+}
+
+TEST_F(healing, call_in_flight_with_retry_never_fails_even_for_a_read_only_tool) {
+  const auto r = kill_during_call({"--annotate", "slow=readOnlyHint"}, "retry = \"never\"");
+  ASSERT_TRUE(r.reply.has_value());
+  ASSERT_TRUE(member(r.reply, "error")) << dump(r.reply);
+  EXPECT_TRUE(contains(error_message(r.reply), "retry = \"never\"")) << dump(r.reply);
+  EXPECT_EQ(r.times_sent, 1u);
+}
+
+TEST_F(healing, retry_calls_false_still_means_never) {
+  const auto r = kill_during_call({"--annotate", "slow=readOnlyHint"}, "retry_calls = false");
+  ASSERT_TRUE(member(r.reply, "error")) << dump(r.reply);
+  EXPECT_EQ(r.times_sent, 1u);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -614,8 +643,9 @@ TEST_F(healing, restart_during_a_call_in_flight_keeps_the_daemon_up_and_answers_
                         "log:\n"
                      << daemon_->log();
   ASSERT_TRUE(r.has_value()) << "no answer to the call in flight across a restart";
-  // The dropped connection makes the call eligible for its one retry.
-  EXPECT_EQ(first_text(*r), "slept 800") << dump(r);
+  // The restart killed the call mid-way: with retry = "safe" an unannotated tool is not run
+  // twice, and the client is told so.
+  EXPECT_TRUE(contains(error_message(r), "not repeated")) << dump(r);
   const auto s1 = status_of(ctl, "busy");
   EXPECT_EQ(s1.state, "ready") << s1.raw;
   EXPECT_NE(s1.pid, s0.pid) << s1.raw;

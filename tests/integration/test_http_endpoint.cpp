@@ -127,6 +127,50 @@ TEST_F(http_endpoint_test, InitializeListAndCallAsJson) {
   EXPECT_EQ(pong.json().at("id"), "p-1");
 }
 
+// Agents run 16 or 64 tool calls at once: with the session's GET stream open, 64 concurrent
+// calls in one session are all answered (the default limit counts requests awaiting their
+// answer only), and the 65th waiting at once is refused with 429.
+TEST_F(http_endpoint_test, SixtyFourCallsInFlightInOneSessionAreNormalUse) {
+  start_http();
+  const auto sid = open_session();
+  http_conn get(port_);
+  ASSERT_TRUE(get.send_all(request_text("GET", "/mcp", port_, session_headers(sid), "")));
+  auto get_head = get.read_head();
+  ASSERT_TRUE(get_head);
+  EXPECT_EQ(get_head->status, 200);
+
+  std::vector<std::unique_ptr<http_conn>> conns;
+  for (int i = 0; i < 64; ++i) {
+    conns.push_back(std::make_unique<http_conn>(port_));
+    ASSERT_TRUE(conns.back()->send_all(
+        request_text("POST", "/mcp", port_, session_headers(sid),
+                     json::serialize(call(100 + i, "f__slow", {{"ms", 1500}})))));
+  }
+  // All 64 are on their way to the server; one more at once is over the limit.
+  std::this_thread::sleep_for(300ms);
+  auto over = post(sid, call(999, "f__echo", {{"text", "one too many"}}));
+  EXPECT_EQ(over.status, 429) << over.body;
+  int answered = 0;
+  for (int i = 0; i < 64; ++i) {
+    auto head = conns[i]->read_head();
+    ASSERT_TRUE(head) << "call " << i << ": no response";
+    EXPECT_EQ(head->status, 200) << "call " << i;
+    std::string body;
+    if (head->header("content-type") == "text/event-stream") {
+      while (auto ev = conns[i]->next_event()) body = ev->data;
+    } else {
+      body = conns[i]->read_body().value_or("");
+    }
+    const auto v = json::parse(body);
+    EXPECT_EQ(v.at("id"), 100 + i) << body;
+    if (first_text(v) == "slept 1500") ++answered;
+  }
+  EXPECT_EQ(answered, 64);
+  // Answered requests no longer count.
+  auto after = post(sid, call(1000, "f__echo", {{"text", "room again"}}));
+  EXPECT_EQ(after.status, 200) << after.body;
+}
+
 TEST_F(http_endpoint_test, ProgressComesAsSseThenTheResult) {
   start_http();
   const auto sid = open_session();
@@ -395,6 +439,40 @@ TEST_F(http_endpoint_test, StatusAndMetrics) {
   EXPECT_NE(m.find("mcpmux_server_tools{server=\"f\"} "), std::string::npos) << m;
   EXPECT_NE(m.find("mcpmux_uptime_seconds "), std::string::npos) << m;
   EXPECT_EQ(exchange("POST", "/metrics", {}, "x").status, 405);
+
+  // Latency as histograms that sum: per server and per tool, cumulative buckets ending in
+  // +Inf = _count, and the CLI's status stays free of them.
+  const auto sid = open_session();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(post(sid, call(10 + i, "f__echo", {{"text", "x"}})).status, 200);
+  EXPECT_EQ(post(sid, call(20, "f__slow", {{"ms", 30}})).status, 200);
+  const auto after = exchange("GET", "/metrics", {}).body;
+  EXPECT_NE(after.find("# TYPE mcpmux_server_request_duration_seconds histogram"),
+            std::string::npos)
+      << after;
+  EXPECT_NE(after.find("# TYPE mcpmux_tool_call_duration_seconds histogram"), std::string::npos);
+  EXPECT_NE(after.find("mcpmux_tool_call_duration_seconds_count{server=\"f\",tool=\"echo\"} 3\n"),
+            std::string::npos)
+      << after;
+  EXPECT_NE(after.find("mcpmux_tool_call_duration_seconds_bucket{server=\"f\",tool=\"slow\","
+                       "le=\"+Inf\"} 1\n"),
+            std::string::npos)
+      << after;
+  // The 30 ms call is not in the 25 ms bucket but is in the 50 ms one.
+  EXPECT_NE(after.find("mcpmux_tool_call_duration_seconds_bucket{server=\"f\",tool=\"slow\","
+                       "le=\"0.025\"} 0\n"),
+            std::string::npos)
+      << after;
+  EXPECT_NE(after.find("mcpmux_tool_call_duration_seconds_bucket{server=\"f\",tool=\"slow\","
+                       "le=\"0.05\"} 1\n"),
+            std::string::npos)
+      << after;
+  EXPECT_EQ(after.find("latency_p50"), std::string::npos) << "gauges replaced by histograms";
+  EXPECT_FALSE(exchange("GET", "/status", {})
+                   .json()
+                   .at_pointer("/servers/0")
+                   .as_object()
+                   .contains("latency_histogram"));
 }
 
 TEST_F(http_endpoint_test, SigtermEndsHttpConnectionsCleanly) {

@@ -16,8 +16,8 @@ describe('a server killed during a call', () => {
     daemon = await startDaemon({
       daemon: { timeout_ms: 60000 },
       servers: {
-        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'], retry_calls: false },
-        fake: fakeServer({ retry_calls: false }),
+        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'], retry: "never" },
+        fake: fakeServer({ retry: "never" }),
       },
     });
     client = await daemon.connect({ capture: 'client.jsonl' });

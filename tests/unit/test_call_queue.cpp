@@ -12,7 +12,7 @@ namespace {
 using namespace std::chrono_literals;
 using time_point = call_policy::clock::time_point;
 const time_point t0 = time_point{} + 1000h;
-const call_policy ten_seconds(10s, true, true, 0ms);
+const call_policy ten_seconds(10s, retry_mode::safe, true, 0ms);
 
 std::vector<std::uint64_t> tokens(std::vector<call_queue<std::string>::entry> v) {
   std::vector<std::uint64_t> out;
@@ -56,7 +56,7 @@ TEST(CallQueue, ExpireTakesOnlyTheCallsWhoseDeadlinePassed) {
 
 TEST(CallQueue, WithoutATimeoutNothingExpires) {
   call_queue<std::string> q;
-  const call_policy none(0ms, true, true, 0ms);
+  const call_policy none(0ms, retry_mode::safe, true, 0ms);
   q.push(1, t0, "a");
   EXPECT_FALSE(q.next_deadline(none));
   EXPECT_TRUE(q.expire(none, t0 + 24h).empty());

@@ -494,6 +494,39 @@ TEST_F(ConfigParse, PrefixMustBeToolNameCharacters) {
   EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\nprefix = \"a.b\"\n").key, "servers.a.prefix");
 }
 
+TEST_F(ConfigParse, RetryIsSafeAlwaysOrNeverAndRetryCallsStillWorks) {
+  const auto retry_of = [](std::string_view line) {
+    return ok("[servers.a]\ncommand = \"x\"\n" + std::string(line) + "\n").servers.at(0).retry;
+  };
+  EXPECT_EQ(retry_of(""), retry_mode::safe);
+  EXPECT_EQ(retry_of("retry = \"safe\""), retry_mode::safe);
+  EXPECT_EQ(retry_of("retry = \"always\""), retry_mode::always);
+  EXPECT_EQ(retry_of("retry = \"never\""), retry_mode::never);
+  EXPECT_EQ(retry_of("retry_calls = true"), retry_mode::always);
+  EXPECT_EQ(retry_of("retry_calls = false"), retry_mode::never);
+  const auto bad = one_error("[servers.a]\ncommand = \"x\"\nretry = \"twice\"\n");
+  EXPECT_EQ(bad.key, "servers.a.retry");
+  EXPECT_THAT(bad.message, HasSubstr("\"safe\", \"always\" or \"never\""));
+  const auto both =
+      one_error("[servers.a]\ncommand = \"x\"\nretry = \"safe\"\nretry_calls = true\n");
+  EXPECT_THAT(both.message, HasSubstr("not both"));
+}
+
+TEST_F(ConfigParse, HttpLimitsAreKeysWithGenerousDefaults) {
+  const auto d = ok("").daemon;
+  EXPECT_EQ(d.http_max_requests_per_session, 64u);
+  EXPECT_EQ(d.http_max_sessions, 128u);
+  EXPECT_EQ(d.http_max_connections, 256u);
+  const auto set = ok("[daemon]\nhttp_max_requests_per_session = 200\nhttp_max_sessions = 8\n"
+                      "http_max_connections = 16\n")
+                       .daemon;
+  EXPECT_EQ(set.http_max_requests_per_session, 200u);
+  EXPECT_EQ(set.http_max_sessions, 8u);
+  EXPECT_EQ(set.http_max_connections, 16u);
+  EXPECT_EQ(one_error("[daemon]\nhttp_max_requests_per_session = 0\n").key,
+            "daemon.http_max_requests_per_session");
+}
+
 TEST_F(ConfigParse, RootsBecomeFileUris) {
   config c = ok(R"([servers.a]
 command = "x"

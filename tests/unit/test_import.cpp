@@ -452,7 +452,7 @@ TEST(ImportToml, FixedKeyOrder) {
   s.enabled = false;
   s.prefix = "fs";
   s.roots = {"file:///home/me/src"};
-  s.retry_calls = false;
+  s.retry = retry_mode::never;
   s.ping_interval = 5000ms;
   EXPECT_EQ(to_toml(s),
             "[servers.files]\n"
@@ -464,7 +464,7 @@ TEST(ImportToml, FixedKeyOrder) {
             "enabled = false\n"
             "prefix = \"fs\"\n"
             "roots = [\"file:///home/me/src\"]\n"
-            "retry_calls = false\n"
+            "retry = \"never\"\n"
             "ping_interval_ms = 5000\n");
   server_config r = remote("web", server_type::sse, "https://x/sse", {{"X-Key", "v"}});
   r.ca_file = "/etc/ca.pem";
@@ -492,7 +492,7 @@ TEST(ImportToml, RoundTripThroughParseConfig) {
   a.enabled = false;
   a.prefix = "";
   a.roots = {"file:///home/me/caf%C3%A9"};
-  a.retry_calls = false;
+  a.retry = retry_mode::always;
   a.ping_interval = 1234ms;
   server_config b = remote("remote", server_type::http, "https://example.com/mcp?q=\"x\"",
                            {{"Authorization", "Bearer " + tricky.substr(0, 20)}, {"X-Y", "z"}});
@@ -770,7 +770,7 @@ TEST(ToToml, EveryNonDefaultKeyRoundTrips) {
   s.timeout = std::chrono::milliseconds(1234);
   s.enabled = false;
   s.prefix = "p";
-  s.retry_calls = false;
+  s.retry = retry_mode::never;
   s.reset_timeout_on_progress = !server_config{}.reset_timeout_on_progress;
   s.max_timeout = std::chrono::milliseconds(99000);
   s.ping_interval = std::chrono::milliseconds(4000);
@@ -785,7 +785,7 @@ TEST(ToToml, EveryNonDefaultKeyRoundTrips) {
   EXPECT_EQ(back.timeout, s.timeout);
   EXPECT_EQ(back.enabled, s.enabled);
   EXPECT_EQ(back.prefix, s.prefix);
-  EXPECT_EQ(back.retry_calls, s.retry_calls);
+  EXPECT_EQ(back.retry, s.retry);
   EXPECT_EQ(back.reset_timeout_on_progress, s.reset_timeout_on_progress);
   EXPECT_EQ(back.max_timeout, s.max_timeout);
   EXPECT_EQ(back.ping_interval, s.ping_interval);

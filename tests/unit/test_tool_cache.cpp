@@ -193,7 +193,7 @@ TEST_F(ToolCache, FieldsOutsideTheHashDoNotInvalidate) {
       [](server_config& s) { s.prefix = "fs"; },
       [](server_config& s) { s.prefix = ""; },
       [](server_config& s) { s.timeout = std::chrono::milliseconds(5); },
-      [](server_config& s) { s.retry_calls = false; },
+      [](server_config& s) { s.retry = retry_mode::never; },
       [](server_config& s) { s.ping_interval = std::chrono::milliseconds(1000); },
       [](server_config& s) { s.line = 42; },
   };
