@@ -71,6 +71,16 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 
   std::size_t queued_bytes() const override { return queued_; }
 
+  void read_ready() override {
+    while (!read_done_ && events_) {
+      boost::system::error_code ec;
+      const std::size_t n = rd_.read_some(asio::buffer(shared_buffer()), ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again) return;
+      if (n > 0) feed(std::string_view(shared_buffer().data(), n));
+      if (ec) return on_read_end(ec);
+    }
+  }
+
  private:
   descriptor& wr() { return wr_own_ ? *wr_own_ : rd_; }
   bool same_fd() const { return !wr_own_; }
@@ -94,19 +104,21 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   void on_read(boost::system::error_code ec, std::size_t n) {
+    if (read_done_) return;  // read_ready() already met the end
     if (n > 0) feed(std::string_view(shared_buffer().data(), n));
-    if (ec) {
-      read_done_ = true;
-      if (ec == asio::error::eof) {
-        if (opt_.last_line_at_eof) feed("\n");  // a last line without its newline still counts
-        fail(errc::transport_closed, "end of stream");
-      } else if (ec != asio::error::operation_aborted) {
-        fail(errc::transport_closed, "read failed: " + ec.message());
-      }
-      maybe_drained();
-      return;
-    }
+    if (ec) return on_read_end(ec);
     read_more();
+  }
+
+  void on_read_end(boost::system::error_code ec) {
+    read_done_ = true;
+    if (ec == asio::error::eof) {
+      if (opt_.last_line_at_eof) feed("\n");  // a last line without its newline still counts
+      fail(errc::transport_closed, "end of stream");
+    } else if (ec != asio::error::operation_aborted) {
+      fail(errc::transport_closed, "read failed: " + ec.message());
+    }
+    maybe_drained();
   }
 
   void feed(std::string_view data) {

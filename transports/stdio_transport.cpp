@@ -253,9 +253,11 @@ class stdio_transport final : public transport,
       timer_.cancel();
       return;
     }
-    if (stdout_closed_) return report_closed();
-    // Let stdout drain what the child wrote before exiting; EOF follows shortly.
-    arm(std::chrono::milliseconds(500), [](stdio_transport& self) { self.report_closed(); });
+    // What the child wrote before it exited is in the pipe already: deliver it, then report
+    // the exit now — not when the last holder of its stdout (a grandchild, maybe in another
+    // process group) lets go, which could be never. Status must show the death at once.
+    if (!stdout_closed_) inner_->read_ready();
+    report_closed();
   }
 
   void report_closed() {

@@ -40,6 +40,9 @@ class transport {
   virtual void close() = 0;
   /// Bytes queued and not yet written.
   virtual std::size_t queued_bytes() const = 0;
+  /// Delivers at once what can be read without waiting (the writer is known to be gone, so
+  /// nothing more is worth waiting for). A no-op for transports that cannot tell.
+  virtual void read_ready() {}
 
   /// Called by the MCP client once initialize has been answered, before
   /// notifications/initialized: the negotiated protocol version (HTTP sends it as

@@ -25,6 +25,13 @@ extern char** environ;
 namespace mcpmux::test {
 namespace {
 
+// A child that exits before reading its stdin (mcpmux connect with no daemon) must make write()
+// fail with EPIPE, not kill the test runner; children get SIGPIPE back before exec.
+[[maybe_unused]] const bool sigpipe_ignored = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
 using steady = std::chrono::steady_clock;
 
 std::string required_env(const char* name) {

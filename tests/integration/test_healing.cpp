@@ -274,6 +274,33 @@ TEST_F(healing, retry_calls_false_still_means_never) {
   EXPECT_EQ(r.times_sent, 1u);
 }
 
+// A server's exit shows in status as soon as the daemon reaps it, even while something else
+// (here a grandchild in its own session, out of reach of the process-group kill) still holds
+// the server's stdout open: status must not show `ready` with a dead pid until that lets go.
+TEST_F(healing, a_reaped_server_leaves_ready_at_once_even_if_its_stdout_stays_open) {
+  start(
+      "[servers.g]\ncommand = \"/bin/sh\"\nargs = [\"-c\", "
+      "\"setsid sleep 2 </dev/null 2>/dev/null & exec \\\"$0\\\"\", " +
+      toml_quote(fake_server_path()) + "]\n");
+  client ctl = connect();
+  const auto s0 = status_of(ctl, "g");
+  ASSERT_EQ(s0.state, "ready") << s0.raw;
+  ASSERT_GT(s0.pid, 0) << s0.raw;
+  const auto t0 = steady::now();
+  ASSERT_EQ(::kill(s0.pid, SIGKILL), 0);
+  bool ok = false;
+  auto s1 = wait_server(
+      ctl, "g", [&](const server_view& v) { return v.state != "ready" || v.pid != s0.pid; }, 3s,
+      &ok, 1ms);
+  const auto gone_ms = ms_since(t0);
+  std::printf("[ healing  ] dead server out of ready %lld ms after the kill (stdout still held)\n",
+              static_cast<long long>(gone_ms));
+  ASSERT_TRUE(ok) << s1.raw;
+  // Before, the daemon waited up to 500 ms for the end of stdout.
+  EXPECT_LT(gone_ms, 300) << s1.raw;
+  EXPECT_TRUE(contains(s1.last_error, "signal 9") || contains(s1.last_error, "Killed")) << s1.raw;
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Servers that never come up back off on schedule; status says why.
 

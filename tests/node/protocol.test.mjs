@@ -112,6 +112,14 @@ describe('server-everything behind mcpmuxd: resources, prompts, completion, logg
         },
       },
     }));
+    // everything asks roots/list 350 ms after initialized: let that exchange happen before any
+    // client can have a call in flight, so the daemon answers it from the configuration.
+    for (let i = 0; i < 100; ++i) {
+      const up = readMessages(upFile());
+      const ask = up.find((m) => m.method === 'roots/list');
+      if (ask && fromMux((m) => !m.method && JSON.stringify(m.id) === JSON.stringify(ask.id)).length) break;
+      await sleep(50);
+    }
     const caps = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
     e1 = await daemon.connect({ capture: 'e1.jsonl', name: 'e1', capabilities: caps, setup: setupClient('e1') });
     e2 = await daemon.connect({ capture: 'e2.jsonl', name: 'e2', capabilities: caps, setup: setupClient('e2') });
