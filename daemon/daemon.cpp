@@ -238,6 +238,7 @@ int run_daemon(const daemon_options& opt) {
         fd_transport_options fo;
         fo.limits.max_message_bytes = max_message;
         fo.limits.max_queue_bytes = max_queue;
+        fo.accept_handoff = true;  // mcpmux connect hands over the agent's stdio
         auto t = make_fd_transport(io, fd, fd, fo);
         if (mgr.starts_pending()) clients.add(t);
         session::start(mgr, std::move(t), next_session++);

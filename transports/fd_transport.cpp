@@ -4,6 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -15,6 +18,7 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/ndjson.hpp"
+#include "transports/stdio_handoff.hpp"
 
 namespace mcpmux {
 namespace {
@@ -37,11 +41,15 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     boost::system::error_code ignored;
     rd_.close(ignored);
     if (wr_own_) wr_own_->close(ignored);
+    if (bridge_) bridge_->close(ignored);
   }
 
   void start(transport_events& events) override {
     events_ = &events;
-    read_more();
+    if (opt_.accept_handoff)
+      read_first();
+    else
+      read_more();
   }
 
   std::error_code send(std::string message) override {
@@ -96,6 +104,77 @@ class fd_transport final : public transport, public std::enable_shared_from_this
                        return self->read_more();
                      self->on_read(ec, n);
                    });
+  }
+
+  // The first read of a client socket: recvmsg, so that descriptors passed with the first line
+  // arrive. The handoff line with two of them hands the agent's stdio over; anything else is
+  // an ordinary first read (passed descriptors closed).
+  void read_first() {
+    rd_.async_wait(descriptor::wait_read, [self =
+                                               shared_from_this()](boost::system::error_code ec) {
+      if (ec) return self->on_read(ec, 0);
+      auto& buf = shared_buffer();
+      iovec iov{buf.data(), buf.size()};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t n = ::recvmsg(self->rd_.native_handle(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return self->read_first();
+      if (n < 0)
+        return self->on_read(boost::system::error_code(errno, boost::system::system_category()), 0);
+      std::vector<int> fds;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const std::size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < k; ++i) {
+          int fd;
+          std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+          fds.push_back(fd);
+        }
+      }
+      const std::string_view got(buf.data(), static_cast<std::size_t>(n));
+      if (fds.size() == 2 && got.size() == handoff::request.size() + 1 &&
+          got.starts_with(handoff::request) && got.back() == '\n')
+        return self->take_over(fds[0], fds[1]);
+      for (int fd : fds) ::close(fd);
+      if (n == 0) return self->on_read(asio::error::eof, 0);
+      self->on_read({}, static_cast<std::size_t>(n));
+    });
+  }
+
+  // From now on the agent's pipes carry the conversation; the socket only tells when the bridge
+  // leaves. Nothing was written yet (the client spoke first), so the answer goes out at once.
+  void take_over(int in, int out) {
+    const std::string reply = std::string(handoff::accepted) + "\n";
+    (void)::send(rd_.native_handle(), reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    boost::system::error_code ec;
+    const int sock = rd_.release();  // no operation is pending: this is the read completion
+    bridge_.emplace(rd_.get_executor(), sock);
+    rd_.assign(in, ec);
+    if (!ec) rd_.non_blocking(true, ec);
+    wr_own_.emplace(rd_.get_executor(), out);
+    wr_own_->non_blocking(true, ec);
+    watch_bridge();
+    read_more();
+  }
+
+  void watch_bridge() {
+    bridge_->async_wait(
+        descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
+          if (ec == asio::error::operation_aborted || !self->bridge_) return;
+          char byte;
+          const ssize_t n =
+              ec ? -1 : ::recv(self->bridge_->native_handle(), &byte, 1, MSG_DONTWAIT);
+          if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+            return self->watch_bridge();  // nothing is expected; ignore it
+          self->fail(errc::transport_closed, "mcpmux connect exited");
+          boost::system::error_code ignored;
+          self->rd_.cancel(ignored);  // stop reading the agent: nobody listens
+        });
   }
 
   static std::array<char, read_chunk>& shared_buffer() {
@@ -203,6 +282,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     linger_.cancel();
     rd_.close(ignored);
     if (wr_own_) wr_own_->close(ignored);
+    if (bridge_) bridge_->close(ignored);
     read_done_ = true;
     maybe_drained();
   }
@@ -213,6 +293,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       boost::system::error_code ignored;
       linger_.cancel();
       rd_.close(ignored);
+      if (bridge_) bridge_->close(ignored);  // the bridge sees the end and exits
     }
   }
 
@@ -222,6 +303,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 
   descriptor rd_;
   std::optional<descriptor> wr_own_;
+  std::optional<descriptor> bridge_;  ///< after a stdio handoff: the socket of mcpmux connect
   fd_transport_options opt_;
   ndjson_framer framer_;
   asio::steady_timer linger_;

@@ -23,6 +23,9 @@ struct fd_transport_options {
   /// Deliver a last line that the end of the stream cut off before its newline (for programs
   /// that print one value, like a token command; a JSON-RPC peer always ends its lines).
   bool last_line_at_eof = false;
+  /// For a client socket: take the stdio handoff of `mcpmux connect` (transports/stdio_handoff.hpp)
+  /// if its first line asks for it with two descriptors attached.
+  bool accept_handoff = false;
 };
 
 /// Creates a transport over `read_fd` and `write_fd` (equal for a socket), taking ownership.

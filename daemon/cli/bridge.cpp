@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,9 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
+
+#include "transports/stdio_handoff.hpp"
 
 namespace mcpmux::cli {
 namespace {
@@ -115,7 +119,97 @@ void make_stdio_nonblocking() {
   if (saved_stdout_flags >= 0) ::fcntl(STDOUT_FILENO, F_SETFL, saved_stdout_flags | O_NONBLOCK);
 }
 
+bool is_pipe_or_socket(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+// The handoff request with stdin and stdout attached, in one sendmsg.
+bool send_handoff(int sock) {
+  const std::string line = std::string(handoff::request) + "\n";
+  iovec iov{const_cast<char*>(line.data()), line.size()};
+  const int fds[2] = {STDIN_FILENO, STDOUT_FILENO};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof fds);
+  std::memcpy(CMSG_DATA(c), fds, sizeof fds);
+  for (;;) {
+    const ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    return n == static_cast<ssize_t>(line.size());
+  }
+}
+
+// The daemon's first line, exactly (bytes after it stay in the socket for the copying bridge);
+// empty on EOF, error or timeout.
+std::string read_answer_line(int sock, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    pollfd p{sock, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(0, left.count())));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return {};
+    const ssize_t n = ::recv(sock, buf, sizeof buf, MSG_PEEK);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return {};
+    const auto* nl = static_cast<const char*>(std::memchr(buf, '\n', static_cast<std::size_t>(n)));
+    if (!nl) {
+      if (n == static_cast<ssize_t>(sizeof buf)) return {};  // no answer of ours is that long
+      continue;                                              // wait for the rest of the line
+    }
+    const std::size_t len = static_cast<std::size_t>(nl - buf) + 1;
+    std::string line(len, '\0');
+    if (::recv(sock, line.data(), len, 0) != static_cast<ssize_t>(len)) return {};
+    line.pop_back();
+    return line;
+  }
+}
+
+// After the handoff: the daemon holds the agent's pipes. Ours go, so that the agent's end of
+// them depends on the daemon alone; then wait for the daemon to close the socket.
+exit_status wait_for_daemon(int sock) {
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, STDIN_FILENO);
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  }
+  ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) & ~O_NONBLOCK);  // now we only wait
+  char buf[256];
+  for (;;) {
+    const ssize_t n = ::read(sock, buf, sizeof buf);
+    if (n > 0) continue;  // nothing is expected here
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    return exit_status::ok;
+  }
+}
+
 }  // namespace
+
+exit_status run_connect_bridge(int sock, std::chrono::milliseconds answer_timeout) {
+  const char* off = std::getenv("MCPMUX_NO_HANDOFF");
+  if ((off && *off) || !is_pipe_or_socket(STDIN_FILENO) || !is_pipe_or_socket(STDOUT_FILENO) ||
+      !send_handoff(sock))
+    return run_bridge(sock);
+  const auto answer = read_answer_line(
+      sock, answer_timeout.count() > 0 ? answer_timeout : std::chrono::milliseconds(10000));
+  if (answer == handoff::accepted) return wait_for_daemon(sock);
+  if (answer.empty()) {
+    fmt::print(stderr, "mcpmux: the daemon did not answer the stdio handoff\n");
+    return exit_status::failure;
+  }
+  return run_bridge(sock);  // an older daemon refused the method: copy bytes instead
+}
 
 exit_status run_bridge(int sock) {
   ::signal(SIGPIPE, SIG_IGN);

@@ -1,6 +1,8 @@
 // `mcpmux connect`: the byte-transparent bridge between stdin/stdout and the daemon's socket.
 #pragma once
 
+#include <chrono>
+
 #include "daemon/cli/common.hpp"
 
 namespace mcpmux::cli {
@@ -8,5 +10,10 @@ namespace mcpmux::cli {
 /// Copies stdin → `sock` and `sock` → stdout, unchanged, until the daemon closes (after stdin's
 /// EOF has been passed on as a half-close); returns the exit status.
 exit_status run_bridge(int sock);
+
+/// Hands stdin and stdout to the daemon (transports/stdio_handoff.hpp) when both are pipes or
+/// sockets and $MCPMUX_NO_HANDOFF is unset, then waits for the daemon to end the session: the
+/// bridge copies nothing. Falls back to run_bridge() when the daemon does not take them.
+exit_status run_connect_bridge(int sock, std::chrono::milliseconds answer_timeout);
 
 }  // namespace mcpmux::cli

@@ -72,7 +72,7 @@ outcome<exit_status> run_connect(const context& ctx, const command_args& args) {
   // Only "nothing there" (ENOENT, ECONNREFUSED) starts a daemon; EACCES and the like do not.
   if (!fd && args.spawn && fd.error().sys_errno != 0) fd = spawn_and_dial(ctx);
   if (!fd) return fd.error();
-  return run_bridge(fd->get());
+  return run_connect_bridge(fd->get(), ctx.timeout);
 }
 
 outcome<exit_status> run_status(const context& ctx, const command_args& args) {
