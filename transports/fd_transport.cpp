@@ -2,6 +2,7 @@
 #include "transports/fd_transport.hpp"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -138,28 +139,45 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       }
       const std::string_view got(buf.data(), static_cast<std::size_t>(n));
       if (fds.size() == 2 && got.size() == handoff::request.size() + 1 &&
-          got.starts_with(handoff::request) && got.back() == '\n')
-        return self->take_over(fds[0], fds[1]);
+          got.starts_with(handoff::request) && got.back() == '\n' &&
+          self->take_over(fds[0], fds[1]))
+        return;
       for (int fd : fds) ::close(fd);
       if (n == 0) return self->on_read(asio::error::eof, 0);
       self->on_read({}, static_cast<std::size_t>(n));
     });
   }
 
+  static bool is_stream(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  }
+
   // From now on the agent's pipes carry the conversation; the socket only tells when the bridge
-  // leaves. Nothing was written yet (the client spoke first), so the answer goes out at once.
-  void take_over(int in, int out) {
+  // leaves. Only pipes and sockets are taken (epoll cannot wait on a file). Nothing was written
+  // yet (the client spoke first), so the answer goes out at once. False: not taken, the line
+  // goes to the session as an ordinary request.
+  bool take_over(int in, int out) {
+    if (!is_stream(in) || !is_stream(out)) return false;
+    boost::system::error_code ec;
+    descriptor agent_in(rd_.get_executor()), agent_out(rd_.get_executor());
+    agent_in.assign(in, ec);
+    if (!ec) agent_out.assign(out, ec);
+    if (!ec) agent_in.non_blocking(true, ec);
+    if (!ec) agent_out.non_blocking(true, ec);
+    if (ec) {
+      (void)agent_in.release();  // the caller closes both
+      (void)agent_out.release();
+      return false;
+    }
     const std::string reply = std::string(handoff::accepted) + "\n";
     (void)::send(rd_.native_handle(), reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    boost::system::error_code ec;
-    const int sock = rd_.release();  // no operation is pending: this is the read completion
-    bridge_.emplace(rd_.get_executor(), sock);
-    rd_.assign(in, ec);
-    if (!ec) rd_.non_blocking(true, ec);
-    wr_own_.emplace(rd_.get_executor(), out);
-    wr_own_->non_blocking(true, ec);
+    bridge_.emplace(std::move(rd_));
+    rd_ = std::move(agent_in);
+    wr_own_.emplace(std::move(agent_out));
     watch_bridge();
     read_more();
+    return true;
   }
 
   void watch_bridge() {
@@ -169,8 +187,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
           char byte;
           const ssize_t n =
               ec ? -1 : ::recv(self->bridge_->native_handle(), &byte, 1, MSG_DONTWAIT);
-          if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
-            return self->watch_bridge();  // nothing is expected; ignore it
+          const bool again = !ec && n < 0 && (errno == EAGAIN || errno == EINTR);
+          if (n > 0 || again) return self->watch_bridge();  // nothing is expected; ignore it
           self->fail(errc::transport_closed, "mcpmux connect exited");
           boost::system::error_code ignored;
           self->rd_.cancel(ignored);  // stop reading the agent: nobody listens

@@ -48,6 +48,13 @@ class stdio_handoff : public daemon_test {
         std::vector<std::string>{mcpmux_path(), "--socket", daemon_->socket(), "connect"}, env,
         dir_.file("bridge.err"));
   }
+  static bool handed_over(child_process& a) {
+    return wait_until(
+        [&] {
+          return fd_target(a.pid(), 0) == "/dev/null" && fd_target(a.pid(), 1) == "/dev/null";
+        },
+        3s, 2ms);
+  }
   // initialize, then one echo call; true when both were answered.
   static bool converse(child_process& a, std::string_view text) {
     if (!a.write(initialize(1)) || !a.wait_output("\"protocolVersion\"", 10s)) return false;
@@ -60,9 +67,9 @@ TEST_F(stdio_handoff, the_bridge_hands_its_stdio_to_the_daemon_and_copies_nothin
   start(fake_server_table("f", {}));
   auto a = agent();
   ASSERT_TRUE(converse(*a, "handed over")) << a->out() << read_file(dir_.file("bridge.err"));
-  // The bridge holds /dev/null now; the daemon holds the agent's pipes.
-  EXPECT_EQ(fd_target(a->pid(), 0), "/dev/null");
-  EXPECT_EQ(fd_target(a->pid(), 1), "/dev/null");
+  // The bridge lets go of the agent's pipes (the daemon may answer before it has): it holds
+  // /dev/null, the daemon holds the pipes.
+  EXPECT_TRUE(handed_over(*a)) << fd_target(a->pid(), 0);
   // The agent closes its stdin: the session ends and the bridge exits 0 at once.
   a->close_stdin();
   const auto t0 = steady::now();
@@ -76,7 +83,7 @@ TEST_F(stdio_handoff, a_killed_bridge_ends_the_session_and_the_agent_sees_the_en
   start(fake_server_table("f", {}));
   auto a = agent();
   ASSERT_TRUE(converse(*a, "before the kill")) << a->out();
-  ASSERT_EQ(fd_target(a->pid(), 0), "/dev/null");
+  ASSERT_TRUE(handed_over(*a)) << fd_target(a->pid(), 0);
   ASSERT_EQ(::kill(a->pid(), SIGKILL), 0);
   EXPECT_EQ(a->wait_exit(3s), -1);
   // The daemon lets go of the agent's stdout: the agent reads the end, not a hang.
@@ -106,6 +113,52 @@ TEST_F(stdio_handoff, the_request_without_descriptors_is_an_ordinary_unknown_met
   // The connection goes on as a plain client.
   auto st = c.request("mcpmux/status");
   EXPECT_TRUE(member(st, "result")) << (st ? json::serialize(*st) : "");
+}
+
+// A client that passes descriptors epoll cannot wait on (regular files) gets an ordinary
+// unknown-method error on its socket; the daemon neither takes them nor falls over.
+TEST_F(stdio_handoff, descriptors_that_are_not_streams_are_refused) {
+  start(fake_server_table("f", {}));
+  const int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(s, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", daemon_->socket().c_str());
+  ASSERT_EQ(::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int files[2] = {::open(dir_.write("a.txt", "a").c_str(), O_RDONLY | O_CLOEXEC),
+                        ::open(dir_.write("b.txt", "b").c_str(), O_RDWR | O_CLOEXEC)};
+  ASSERT_GE(files[0], 0);
+  ASSERT_GE(files[1], 0);
+  std::string line = std::string(mcpmux::handoff::request) + "\n";
+  iovec iov{line.data(), line.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof files)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof files);
+  std::memcpy(CMSG_DATA(c), files, sizeof files);
+  ASSERT_EQ(::sendmsg(s, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(line.size()));
+  std::string got;
+  char buf[512];
+  while (got.find('\n') == std::string::npos) {
+    pollfd p{s, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "no answer";
+    const ssize_t n = ::read(s, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  EXPECT_NE(got.find("\"error\""), std::string::npos) << got;
+  EXPECT_NE(got.find("mcpmux-handoff"), std::string::npos) << got;
+  ::close(s);
+  ::close(files[0]);
+  ::close(files[1]);
+  auto a = agent();
+  EXPECT_TRUE(converse(*a, "still serving")) << a->out();
 }
 
 // A daemon from before the handoff: it reads with read() (passed descriptors are dropped) and
