@@ -338,6 +338,32 @@ void row_calls(const bench_env& e) {
          fmt::format("{:.1f} µs", cpu16), cpu16 <= 15);
   target("calls: mcpmuxd CPU per call, any row (worst)", "<= 15 µs",
          fmt::format("{:.1f} µs", cpu_max), cpu_max <= 15);
+
+  // 3. Attach: a new client on the running daemon — connect, initialize, tools/list — as an
+  // agent does at its start. Wall time at the client, and the daemon's CPU per attach.
+  {
+    constexpr int attaches = 200;
+    std::vector<double> wall_us;
+    const double before = cpu_ns_seconds(d.proc.pid());
+    for (int i = 0; i < attaches; ++i) {
+      const auto t0 = clk::now();
+      auto c = line_conn::connect_unix(d.socket);
+      c.mcp_handshake();
+      const auto list = c.call(1, "tools/list", json::object{});
+      if (!list.is_object() || !list.as_object().contains("tools")) fail("attach: no tool list");
+      wall_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+    }
+    const double cpu_ms = (cpu_ns_seconds(d.proc.pid()) - before) * 1e3 / attaches;
+    std::sort(wall_us.begin(), wall_us.end());
+    const double p50 = wall_us[wall_us.size() / 2], p99 = wall_us[wall_us.size() * 99 / 100];
+    row("attach", "connect + initialize + tools/list: p50 / p99",
+        fmt::format("{:.0f}/{:.0f} µs", p50, p99), "-");
+    row("attach", "the same: mcpmuxd CPU per attach", fmt::format("{:.3f} ms", cpu_ms), "-");
+    target("attach: mcpmuxd time per attach (CPU)", "<= 5 ms", fmt::format("{:.3f} ms", cpu_ms),
+           cpu_ms <= 5);
+    target("attach: wall time per attach at p99", "<= 5 ms", fmt::format("{:.2f} ms", p99 / 1e3),
+           p99 <= 5000);
+  }
   conns.clear();
   d.proc.stop();
 }
