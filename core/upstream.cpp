@@ -159,7 +159,7 @@ void upstream::stop() {
   note("stopped");
   perform(step);
   for (auto& e : queue_.take_all()) {
-    if (e.call->progress) progress_.release(*e.call->progress);
+    release_progress(*e.call);
     e.call->done(
         error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
   }

@@ -198,6 +198,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::string not_repeated(const queued_call& c, const call_policy::dropped_call& d,
                            const std::string& why) const;
   void flush_queue();
+  void enqueue(std::uint64_t token, std::shared_ptr<queued_call> c);
+  void release_progress(const queued_call& c);
   void expire_queue();
   void note(std::string line);
   std::optional<std::chrono::milliseconds> timeout_opt() const;

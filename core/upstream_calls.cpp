@@ -38,14 +38,13 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
       send_call(token, std::move(c));
       break;
     case upstream_state::connecting:
-    case upstream_state::backoff: {
-      const auto started = c->started;  // read before c is moved into the queue
-      queue_.push(token, started, std::move(c));
+    case upstream_state::backoff:
+      enqueue(token, std::move(c));
       expire_queue();
       break;
-    }
     case upstream_state::stopped:
     case upstream_state::disabled:
+      release_progress(*c);
       stats_.record(std::chrono::microseconds(0), true);
       c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is " +
                                                            std::string(to_string(state()))));
@@ -54,9 +53,8 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
 }
 
 void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
-  if (!peer_) {                       // between connections: wait for the next one
-    const auto started = c->started;  // read before c is moved into the queue
-    queue_.push(token, started, std::move(c));
+  if (!peer_) {  // between connections: wait for the next one
+    enqueue(token, std::move(c));
     return expire_queue();
   }
   const auto remaining = policy().send_timeout(c->started, steady_clock::now());
@@ -64,9 +62,6 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     auto self = weak.lock();
     if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
     self->sent_.erase(token);
-    const auto release_progress = [&] {
-      if (c->progress) self->progress_.release(*c->progress);
-    };
     // A dropped connection is worth one more try on the next one when the retry policy says
     // the call cannot have run or cannot harm twice; the call waits in the queue, still
     // bounded by its original deadline.
@@ -77,15 +72,14 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
                       c->method);
-      const auto started = c->started;
-      self->queue_.push(token, started, c);
+      self->enqueue(token, c);
       if (self->state() == upstream_state::ready && self->peer_)
         self->flush_queue();
       else
         self->expire_queue();
       return;
     }
-    release_progress();
+    self->release_progress(*c);
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
     self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response,
@@ -146,11 +140,22 @@ std::string upstream::not_repeated(const queued_call& c, const call_policy::drop
 void upstream::cancel(std::uint64_t token, std::string_view reason) {
   if (auto it = sent_.find(token); it != sent_.end()) {
     if (peer_) peer_->cancel(it->second.wire_id, reason);
-    if (it->second.call->progress) progress_.release(*it->second.call->progress);
+    release_progress(*it->second.call);
     sent_.erase(it);
     return;
   }
-  if (auto c = queue_.remove(token); c && (*c)->progress) progress_.release(*(*c)->progress);
+  if (auto c = queue_.remove(token)) release_progress(**c);
+}
+
+// Into the queue at the call's place by start time (read before the call is moved in).
+void upstream::enqueue(std::uint64_t token, std::shared_ptr<queued_call> c) {
+  const auto started = c->started;
+  queue_.push(token, started, std::move(c));
+}
+
+// The call's progress token leaves the router: its progress has nowhere to go any more.
+void upstream::release_progress(const queued_call& c) {
+  if (c.progress) progress_.release(*c.progress);
 }
 
 void upstream::flush_queue() {
@@ -172,7 +177,7 @@ void upstream::expire_queue() {
     if (state() == upstream_state::backoff) why += ", attempt " + std::to_string(lc_.attempt());
     why += ")";
     if (!last_error_.empty()) why += ": " + last_error_;
-    if (e.call->progress) progress_.release(*e.call->progress);
+    release_progress(*e.call);
     e.call->done(error_reply(rpc_code::request_timeout, std::move(why)));
   }
   const auto next = queue_.next_deadline(rules);

@@ -124,29 +124,6 @@ bool is_pipe_or_socket(int fd) {
   return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
-// The handoff request with stdin and stdout attached, in one sendmsg.
-bool send_handoff(int sock) {
-  const std::string line = std::string(handoff::request) + "\n";
-  iovec iov{const_cast<char*>(line.data()), line.size()};
-  const int fds[2] = {STDIN_FILENO, STDOUT_FILENO};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof fds);
-  std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-  for (;;) {
-    const ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    return n == static_cast<ssize_t>(line.size());
-  }
-}
-
 // The daemon's first line, exactly (bytes after it stay in the socket for the copying bridge);
 // empty on EOF, error or timeout.
 std::string read_answer_line(int sock, std::chrono::milliseconds timeout) {
@@ -199,7 +176,7 @@ exit_status wait_for_daemon(int sock) {
 exit_status run_connect_bridge(int sock, std::chrono::milliseconds answer_timeout) {
   const char* off = std::getenv("MCPMUX_NO_HANDOFF");
   if ((off && *off) || !is_pipe_or_socket(STDIN_FILENO) || !is_pipe_or_socket(STDOUT_FILENO) ||
-      !send_handoff(sock))
+      !handoff::send_request(sock, STDIN_FILENO, STDOUT_FILENO))
     return run_bridge(sock);
   const auto answer = read_answer_line(
       sock, answer_timeout.count() > 0 ? answer_timeout : std::chrono::milliseconds(10000));

@@ -129,20 +129,7 @@ TEST_F(stdio_handoff, descriptors_that_are_not_streams_are_refused) {
                         ::open(dir_.write("b.txt", "b").c_str(), O_RDWR | O_CLOEXEC)};
   ASSERT_GE(files[0], 0);
   ASSERT_GE(files[1], 0);
-  std::string line = std::string(mcpmux::handoff::request) + "\n";
-  iovec iov{line.data(), line.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof files)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof files);
-  std::memcpy(CMSG_DATA(c), files, sizeof files);
-  ASSERT_EQ(::sendmsg(s, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(line.size()));
+  ASSERT_TRUE(mcpmux::handoff::send_request(s, files[0], files[1]));
   std::string got;
   char buf[512];
   while (got.find('\n') == std::string::npos) {
