@@ -101,6 +101,11 @@ void session::on_message_buffer(std::string&& text) {
   handle(std::move(parsed), mine);
 }
 
+void session::on_message_parsed(message&& msg, std::string_view text) {
+  if (ended_) return;
+  handle(std::move(msg), text);
+}
+
 void session::handle(std::variant<message, rpc_error> parsed, std::string_view text) {
   if (auto* err = std::get_if<rpc_error>(&parsed)) {
     log_.debug("rejected a message ({}): {}", err->message, clip(text));

@@ -37,6 +37,7 @@ class session : public transport_events,
   // transport_events
   void on_message(std::string_view text) override;
   void on_message_buffer(std::string&& text) override;
+  void on_message_parsed(message&& msg, std::string_view text) override;
   void on_oversize(std::size_t bytes) override;
   void on_closed(std::error_code ec, std::string reason) override;
   // catalogue_listener

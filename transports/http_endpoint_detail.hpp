@@ -104,9 +104,10 @@ class http_session final : public transport, public std::enable_shared_from_this
   bool get_attached() const { return live_get() != nullptr; }
   bool pending(const std::string& key) const { return posts_.count(key) != 0; }
 
-  /// Hands a client message to the core session. Returns the id-less error it answered at once,
-  /// if any (a message it could not accept); an error for `for_request` is its answer instead.
-  std::optional<std::string> receive(std::string_view body, stream_ptr for_request);
+  /// Hands a client message (parsed by the endpoint) to the core session. Returns the id-less
+  /// error it answered at once, if any (a message it could not accept); an error for
+  /// `for_request` is its answer instead.
+  std::optional<std::string> receive(message&& msg, std::string_view body, stream_ptr for_request);
   /// Registers a POSTed request whose answer `owner` will write.
   stream_ptr open_post(const json::value& id, std::string key, std::string progress_key,
                        bool priming, std::uint64_t owner);
@@ -153,6 +154,7 @@ class http_session final : public transport, public std::enable_shared_from_this
   std::vector<stream_ptr> order_;                      // the same, oldest first
   stream_ptr get_;
   std::deque<std::string> backlog_;  // for the next GET
+  message_parser scanner_;           // finds the id of a response without a DOM
   std::size_t backlog_bytes_ = 0;
   bool backlog_warned_ = false;
   std::deque<replay_event> ring_;
@@ -233,6 +235,7 @@ class endpoint_impl final : public http_endpoint,
   http_text_source metrics_;
   logger log_{"http"};
   http_access access_;
+  message_parser parser_;  ///< reads every POSTed body once; the session takes the result
   tcp::acceptor acceptor_;
   asio::steady_timer sweep_;
   asio::steady_timer grace_;  // close(): ends the wait for busy connections

@@ -106,30 +106,25 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
         *c, error_response(http::status::unsupported_media_type, ka, http_error_code,
                            "Unsupported Media Type: Content-Type must be application/json"));
   if (auto bad = check_version(req)) co_return co_await reply(*c, std::move(*bad));
-  error_code jec;
-  auto v = json::parse(req.body(), jec);
-  if (jec)
-    co_return co_await reply(*c,
-                             error_response(http::status::bad_request, ka, rpc_code::parse_error,
-                                            "Parse error: the body is not valid JSON"));
-  if (v.is_array())
+  // One parse: the session takes the message as it is.
+  auto parsed = parser_.parse(req.body());
+  if (auto* err = std::get_if<rpc_error>(&parsed)) {
+    const std::string_view body = req.body();
+    const auto first = body.find_first_not_of(" \t\r\n");
+    std::string text = err->code == rpc_code::parse_error
+                           ? "Parse error: the body is not valid JSON"
+                       : first != std::string_view::npos && body[first] == '['
+                           ? "Invalid Request: batches are not supported; POST one message"
+                           : std::move(err->message);
     co_return co_await reply(
-        *c, error_response(http::status::bad_request, ka, rpc_code::invalid_request,
-                           "Invalid Request: batches are not supported; POST one message"));
-  const json::object* o = v.if_object();
-  const json::value* m = o ? o->if_contains("method") : nullptr;
-  const json::value* id = o ? o->if_contains("id") : nullptr;
-  const bool is_request = m && m->is_string() && id && valid_id(*id);
-  const bool is_notification = m && m->is_string() && !id;
-  const bool is_response = o && !m && id && (o->contains("result") || o->contains("error"));
-  if (!is_request && !is_notification && !is_response)
-    co_return co_await reply(
-        *c, error_response(http::status::bad_request, ka, rpc_code::invalid_request,
-                           "Invalid Request: not a JSON-RPC request, notification or response"));
-
+        *c, error_response(http::status::bad_request, ka, err->code, std::move(text)));
+  }
+  auto& msg = std::get<message>(parsed);
+  const bool is_request = msg.kind == message_kind::request;
+  const bool is_initialize = is_request && msg.method() == "initialize";
   std::shared_ptr<http_session> s;
   bool created = false;
-  if (req["Mcp-Session-Id"].empty() && is_request && m->get_string() == "initialize") {
+  if (req["Mcp-Session-Id"].empty() && is_initialize) {
     if (sessions_.size() >= opt_.max_sessions)
       co_return co_await reply(
           *c, error_response(http::status::service_unavailable, ka, http_error_code,
@@ -148,7 +143,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
   s->touch();
 
   if (!is_request) {
-    if (auto err = s->receive(req.body(), nullptr))
+    if (auto err = s->receive(std::move(msg), req.body(), nullptr))
       co_return co_await reply(*c, make_response(http::status::bad_request, ka, std::move(*err)));
     co_return co_await reply(*c, make_response(http::status::accepted, ka));
   }
@@ -158,18 +153,18 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
                                             "Too Many Requests: more than " +
                                                 std::to_string(opt_.max_requests_per_session) +
                                                 " requests awaiting their answer in this session"));
-  auto key = json::serialize(*id);
+  const json::value id = msg.id();
+  auto key = json::serialize(id);
   if (s->pending(key))
     co_return co_await reply(
         *c, error_response(http::status::bad_request, ka, rpc_code::invalid_request,
                            "Invalid Request: a request with this id is already in flight"));
   std::string progress_key;
-  if (const auto* p = o->if_contains("params"); p && p->is_object())
-    if (const auto* meta = p->get_object().if_contains("_meta"); meta && meta->is_object())
-      if (const auto* t = meta->get_object().if_contains("progressToken"))
-        progress_key = json::serialize(*t);
-  auto st = s->open_post(*id, std::move(key), std::move(progress_key), wants_priming(req), c->id);
-  s->receive(req.body(), st);
+  if (const auto* meta = msg.params().if_contains("_meta"); meta && meta->is_object())
+    if (const auto* t = meta->get_object().if_contains("progressToken"))
+      progress_key = json::serialize(*t);
+  auto st = s->open_post(id, std::move(key), std::move(progress_key), wants_priming(req), c->id);
+  s->receive(std::move(msg), req.body(), st);
   // (No conditional expression inside co_await: GCC 12 destroys its temporary twice.)
   std::string header;
   if (created) header = s->id();

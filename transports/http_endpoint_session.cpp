@@ -54,6 +54,9 @@ http_session::http_session(asio::io_context& io, std::string id, const http_endp
 
 std::error_code http_session::send(std::string text) {
   if (closed_) return errc::transport_closed;
+  // The common case, a success response with an integer id, is routed without building it.
+  if (auto span = scanner_.scan_response(text))
+    return respond(json::value(span->id), std::move(text));
   error_code jec;
   auto v = json::parse(text, jec);
   const json::object* o = !jec && v.is_object() ? &v.get_object() : nullptr;
@@ -84,13 +87,14 @@ std::size_t http_session::queued_bytes() const {
   return n;
 }
 
-std::optional<std::string> http_session::receive(std::string_view body, stream_ptr for_request) {
+std::optional<std::string> http_session::receive(message&& msg, std::string_view body,
+                                                 stream_ptr for_request) {
   if (closed_ || !events_) return make_error(nullptr, http_error_code, "Session closed");
   auto self = shared_from_this();
   capturing_ = true;
   capture_stream_ = std::move(for_request);
   captured_.reset();
-  events_->on_message(body);
+  events_->on_message_parsed(std::move(msg), body);
   capturing_ = false;
   capture_stream_.reset();
   return std::exchange(captured_, std::nullopt);

@@ -11,6 +11,8 @@
 
 namespace mcpmux {
 
+struct message;
+
 /// What a transport reports to its owner. Called on the io_context thread.
 class transport_events {
  public:
@@ -20,6 +22,12 @@ class transport_events {
   /// The same, in a buffer the transport hands over (a long line it assembled): the receiver
   /// may take it instead of copying. By default, as on_message.
   virtual void on_message_buffer(std::string&& text) { on_message(text); }
+  /// The same, already parsed and checked by the transport (the HTTP endpoint reads each body to
+  /// route it): the receiver need not parse `text` again. By default, as on_message.
+  virtual void on_message_parsed(message&& msg, std::string_view text) {
+    (void)msg;
+    on_message(text);
+  }
   /// A message over the size cap was discarded.
   virtual void on_oversize(std::size_t bytes) = 0;
   /// The connection ended without the owner asking (EOF, exit, write failure). `reason` is for
