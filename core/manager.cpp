@@ -94,6 +94,7 @@ void manager::release_waiters() {
 
 void manager::stop() {
   stopped_ = true;  // servers not started yet stay unstarted
+  mrtr_.clear();
   for (auto& [key, up] : per_client_) up->stop();
   per_client_.clear();
   for (auto& [name, up] : upstreams_) up->stop();
@@ -327,6 +328,24 @@ json::object manager::downstream_capabilities() const {
   if (completions) out["completions"] = json::object{};
   if (logging) out["logging"] = json::object{};
   return out;
+}
+
+// The combined lists change only when a server's do, and modern clients that listen hear of it:
+// they may keep a list a minute. A server that does not say when its lists change (no
+// listChanged) makes them stale at once; one reached over HTTP may answer per user: private.
+manager::cache_hint manager::list_cache_hint() const {
+  constexpr std::int64_t default_ttl_ms = 60000;
+  cache_hint hint{default_ttl_ms, "public"};
+  for (const auto& [name, up] : upstreams_) {
+    if (!up->config().enabled) continue;
+    if (up->config().type != server_type::stdio) hint.scope = "private";
+    const auto* tools = up->capabilities().if_contains("tools");
+    const auto* o = tools ? tools->if_object() : nullptr;
+    const auto* changed = o ? o->if_contains("listChanged") : nullptr;
+    if (!up->capabilities().empty() && !(changed && changed->is_bool() && changed->get_bool()))
+      hint.ttl_ms = 0;
+  }
+  return hint;
 }
 
 void manager::subscribe(std::uint64_t session, const route& r, subscribe_done done) {

@@ -18,6 +18,7 @@
 #include "config/config.hpp"
 #include "core/catalogue.hpp"
 #include "core/control.hpp"
+#include "core/mrtr.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/subscriptions.hpp"
@@ -94,6 +95,15 @@ class manager : public upstream_observer {
   std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
+  /// How long a modern client may keep the combined lists, and whether they may be shared
+  /// across authorization contexts ("public") or not ("private").
+  struct cache_hint {
+    std::int64_t ttl_ms;
+    std::string_view scope;
+  };
+  cache_hint list_cache_hint() const;
+  /// Modern clients' calls waiting for their retry with the input a server asked for.
+  mrtr_registry& mrtr() { return mrtr_; }
 
   /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
   /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server
@@ -174,6 +184,7 @@ class manager : public upstream_observer {
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   control_plane control_{*this};
+  mrtr_registry mrtr_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;

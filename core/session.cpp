@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {
@@ -62,8 +63,12 @@ void session::end(std::string_view why) {
   ended_ = true;
   auto self = shared_from_this();
   manager_.remove_listener(this);
-  for (auto& [id, c] : calls_)
-    if (auto up = c.up.lock()) up->cancel(c.token, "client disconnected");
+  for (auto& [id, c] : calls_) {
+    if (c.bridge)
+      c.bridge->abandon("client disconnected");
+    else if (auto up = c.up.lock())
+      up->cancel(c.token, "client disconnected");
+  }
   if (!calls_.empty()) log_.debug("cancelled {} calls in flight", calls_.size());
   calls_.clear();
   for (auto& [id, e] : asked_.take_all()) e.handler({errc::cancelled, std::nullopt});
@@ -137,6 +142,12 @@ void session::on_closed(std::error_code, std::string reason) {
 }
 
 void session::on_list_changed(collection c) {
+  if (era_ == mcp::era::modern) {
+    const auto flag = c == collection::tools     ? "toolsListChanged"
+                      : c == collection::prompts ? "promptsListChanged"
+                                                 : "resourcesListChanged";
+    return notify_listeners(flag, list_changed_method(c), {});
+  }
   if (initialized_) send(make_notification(list_changed_method(c), nullptr));
 }
 
@@ -188,45 +199,75 @@ void session::handle_request(message& msg) {
       return send(make_error(id, err->code, err->message, &err->data));
     return send(make_result(id, std::get<json::value>(out)));
   }
+  // The first MCP request decides the era: initialize (legacy), or a request that names its
+  // version in _meta (2026-07-28). A connection keeps its era.
+  if (era_ == mcp::era::unknown && method != "ping") {
+    if (method == "initialize")
+      era_ = mcp::era::legacy;
+    else if (method == "server/discover" || mcp::has_modern_meta(msg.params()))
+      era_ = mcp::era::modern;
+  }
+  if (era_ == mcp::era::modern) return handle_modern(msg);
   if (method == "initialize") return initialize(msg);
   if (method == "ping") return send(make_result(id, json::object{}));
   if (!initialized_)
     return reply_error(id, rpc_code::invalid_request,
-                       "Invalid Request: session not initialized; send \"initialize\" first");
+                       "Invalid Request: session not initialized; send \"initialize\" first (MCP "
+                       "2025-11-25 and earlier) or name the version in _meta "
+                       "(\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\")");
 
-  const auto name_of = [&]() -> std::string_view {
-    const auto* n = msg.params().if_contains("name");
-    return n && n->is_string() ? std::string_view(n->get_string()) : std::string_view();
-  };
   if (method == "tools/list") return serve_list(id, collection::tools, msg.params());
   if (method == "prompts/list") return serve_list(id, collection::prompts, msg.params());
   if (method == "resources/list") return serve_list(id, collection::resources, msg.params());
   if (method == "resources/templates/list")
     return serve_list(id, collection::resource_templates, msg.params());
+  if (route_call(msg)) return;
+  if (method == "resources/subscribe" || method == "resources/unsubscribe")
+    return subscription(msg, method == "resources/subscribe");
+  if (method == "logging/setLevel") return set_level(msg);
+  reply_error(id, rpc_code::method_not_found, "Method not found: " + std::string(method));
+}
+
+bool session::route_call(message& msg) {
+  const auto method = msg.method();
+  const auto& id = msg.id();
+  const auto refuse = [&](const json::value& to, int code, std::string_view text) {
+    reply_error(to, code, text);
+    return true;
+  };
+  const auto answer = [&](std::string text) {
+    send(std::move(text));
+    return true;
+  };
+  const auto name_of = [&]() -> std::string_view {
+    const auto* n = msg.params().if_contains("name");
+    return n && n->is_string() ? std::string_view(n->get_string()) : std::string_view();
+  };
   if (method == "tools/call" || method == "prompts/get") {
     const auto c = method == "tools/call" ? collection::tools : collection::prompts;
     const auto what = c == collection::tools ? "tool" : "prompt";
     const auto name = name_of();
     if (name.empty())
-      return reply_error(id, rpc_code::invalid_params,
-                         fmt::format("Invalid params: {} needs a string \"name\"", method));
+      return refuse(id, rpc_code::invalid_params,
+                    fmt::format("Invalid params: {} needs a string \"name\"", method));
     const auto* r = manager_.find(c, name);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
-    if (!up)
-      return reply_error(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+    if (!up) return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+    std::string exposed(name);
     msg.body["params"].as_object()["name"] = r->original;
-    return forward(msg, up);
+    forward(msg, up, {}, exposed);
+    return true;
   }
   if (method == "resources/read") {
     const auto* uri = msg.params().if_contains("uri");
     if (!uri || !uri->is_string())
-      return reply_error(id, rpc_code::invalid_params,
-                         "Invalid params: resources/read needs a string \"uri\"");
+      return refuse(id, rpc_code::invalid_params,
+                    "Invalid params: resources/read needs a string \"uri\"");
     auto r = manager_.route_resource(uri->get_string());
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
-      return reply_error(id, rpc_code::invalid_params,
-                         "Unknown resource: " + std::string(uri->get_string()));
+      return refuse(id, rpc_code::invalid_params,
+                    "Unknown resource: " + std::string(uri->get_string()));
     // Read through an alias: the contents name the URI the client knows.
     std::function<void(json::object&)> rewrite;
     if (r->original != uri->get_string())
@@ -239,32 +280,32 @@ void session::handle_request(message& msg) {
                   u && u->is_string() && u->get_string() == original)
                 *u = alias;
       };
+    std::string exposed(uri->get_string());
     msg.body["params"].as_object()["uri"] = r->original;
-    return forward(msg, up, std::move(rewrite));
+    forward(msg, up, std::move(rewrite), exposed);
+    return true;
   }
-  if (method == "resources/subscribe" || method == "resources/unsubscribe")
-    return subscription(msg, method == "resources/subscribe");
   if (method == "completion/complete") {
     const auto* ref = msg.params().if_contains("ref");
     auto r = ref && ref->is_object() ? manager_.route_completion(ref->get_object()) : std::nullopt;
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
-      return reply_error(
+      return refuse(
           id, rpc_code::invalid_params,
           "Invalid params: completion/complete refers to no known prompt or resource template");
     // Completion is optional: a server that does not offer it has no suggestions, which is an
     // answer, not an error (the gateway offers completions when any of its servers does).
     if (!up->capabilities().contains("completions"))
-      return send(make_result(
+      return answer(make_result(
           id, json::object{
                   {"completion",
                    json::object{{"values", json::array{}}, {"total", 0}, {"hasMore", false}}}}));
     auto& out_ref = msg.body["params"].as_object()["ref"].as_object();
     out_ref[out_ref.contains("name") ? "name" : "uri"] = r->original;
-    return forward(msg, up);
+    forward(msg, up);
+    return true;
   }
-  if (method == "logging/setLevel") return set_level(msg);
-  reply_error(id, rpc_code::method_not_found, "Method not found: " + std::string(method));
+  return false;
 }
 
 void session::initialize(const message& msg) {
@@ -324,6 +365,8 @@ void session::serve_list(const json::value& id, collection c, const json::object
       out += R"(,"nextCursor":)";
       out += json::serialize(json::string(*p.next_cursor));
     }
+    if (self->era_ == mcp::era::modern)
+      out += modern_list_members(self->manager_.list_cache_hint());
     out += "}}";
     self->send(std::move(out));
   });
@@ -331,7 +374,8 @@ void session::serve_list(const json::value& id, collection c, const json::object
 
 // Sends a request upstream under a fresh id; the answer comes back under the client's.
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
-                      std::function<void(json::object&)> rewrite) {
+                      std::function<void(json::object&)> rewrite, std::string_view exposed) {
+  if (era_ == mcp::era::modern) return forward_modern(msg, up, std::move(rewrite), exposed);
   const auto id = msg.id();
   auto key = json::serialize(id);
   servers_used_.insert(up->name());
@@ -390,12 +434,16 @@ void session::handle_notification(const message& msg) {
   if (method == "notifications/cancelled") {
     const auto* rid = msg.params().if_contains("requestId");
     if (!rid) return;
+    if (listens_.count(json::serialize(*rid))) return end_listen(json::serialize(*rid));
     auto it = calls_.find(json::serialize(*rid));
     if (it == calls_.end()) return;
     std::string reason = "cancelled by client";
     if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
       reason = r->get_string();
-    if (auto up = it->second.up.lock()) up->cancel(it->second.token, reason);
+    if (it->second.bridge)
+      it->second.bridge->abandon(reason);
+    else if (auto up = it->second.up.lock())
+      up->cancel(it->second.token, reason);
     calls_.erase(it);
     return;
   }

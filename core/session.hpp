@@ -3,13 +3,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/manager.hpp"
+#include "core/mrtr.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/protocol/pending_table.hpp"
@@ -18,9 +21,14 @@
 
 namespace mcpmux {
 
+/// The members a modern list result adds after its items: resultType, the cache hint and the
+/// server's identity (starting with a comma).
+std::string modern_list_members(const manager::cache_hint& hint);
+
 class session : public transport_events,
                 public catalogue_listener,
                 public call_owner,
+                public call_sink,
                 public std::enable_shared_from_this<session> {
  public:
   /// Creates and starts a session over `t`; it removes itself from the manager when it ends.
@@ -30,8 +38,9 @@ class session : public transport_events,
 
   /// Ends the session (daemon shutdown): cancels its calls upstream and closes the connection.
   void close();
-  /// Sends a serialized notification (log lines, resource updates).
-  void notify(const std::string& text) { send(text); }
+  /// Sends a serialized notification (log lines, resource updates); a modern client gets
+  /// resource updates through its subscriptions/listen streams.
+  void notify(const std::string& text);
   std::uint64_t id() const { return id_; }
 
   // transport_events
@@ -48,6 +57,11 @@ class session : public transport_events,
   std::int64_t ask_client(std::string_view method, const json::value& params,
                           response_handler done) override;
   void cancel_ask(std::int64_t id, std::string_view reason) override;
+  // call_sink (a modern client's calls)
+  void call_answered(const json::value& client_id, std::string_view method,
+                     rpc_outcome out) override;
+  void call_needs_input(const json::value& client_id, json::object result) override;
+  void call_progress(const json::object& params) override;
 
  private:
   /// A parsed client message (`text` for the log when it was refused).
@@ -56,10 +70,23 @@ class session : public transport_events,
   void handle_notification(const message& msg);
   void handle_response(message& msg);
   void initialize(const message& msg);
+  /// The methods that go to a server (tools/call, prompts/get, resources/read,
+  /// completion/complete), in either era; false when `msg` is none of them.
+  bool route_call(message& msg);
+  // The 2026-07-28 era (session_modern.cpp).
+  void handle_modern(message& msg);
+  void discover(const json::value& id);
+  void resume_call(message& msg);
+  void listen(const message& msg);
+  void end_listen(const std::string& key);
+  void forward_modern(message& msg, const std::shared_ptr<upstream>& up,
+                      std::function<void(json::object&)> rewrite, std::string_view exposed);
+  void notify_listeners(std::string_view flag, std::string_view method, json::object params);
   void serve_list(const json::value& id, collection c, const json::object& params);
-  /// `rewrite` (optional) adjusts a successful result before it is relayed.
+  /// `rewrite` (optional) adjusts a successful result before it is relayed; `exposed` is the
+  /// name (or URI) the client called, which binds a modern client's retry to the same request.
   void forward(message& msg, const std::shared_ptr<upstream>& up,
-               std::function<void(json::object&)> rewrite = {});
+               std::function<void(json::object&)> rewrite = {}, std::string_view exposed = {});
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);
@@ -71,13 +98,15 @@ class session : public transport_events,
   std::uint64_t id_;
   logger log_;
   message_parser parser_;
-  bool initialized_ = false;  ///< initialize answered
+  mcp::era era_ = mcp::era::unknown;  ///< decided by the client's first MCP request
+  bool initialized_ = false;          ///< initialize answered
   bool ended_ = false;
   std::string protocol_version_;
   json::object client_capabilities_;
   struct in_flight {
     std::weak_ptr<upstream> up;
     std::uint64_t token;
+    std::shared_ptr<bridged_call> bridge = {};  ///< a modern client's call
   };
   /// Requests forwarded upstream, keyed by the client's id (serialized).
   std::unordered_map<std::string, in_flight> calls_;
@@ -85,6 +114,13 @@ class session : public transport_events,
   std::set<std::string> servers_used_;
   /// Requests mcpmux sent the client on a server's behalf (sampling, elicitation, roots).
   pending_table asked_;
+  /// A modern client's open subscriptions/listen requests, by serialized id.
+  struct listen_stream {
+    json::value id;
+    json::object agreed;  ///< the filter mcpmux honours (sent in the acknowledgement)
+    std::vector<std::string> uris;
+  };
+  std::map<std::string, listen_stream> listens_;
 };
 
 }  // namespace mcpmux

@@ -24,6 +24,10 @@ inline constexpr int invalid_params = -32602;
 inline constexpr int internal_error = -32603;
 inline constexpr int connection_closed = -32000;  ///< as the MCP SDKs: the upstream went away
 inline constexpr int request_timeout = -32001;    ///< as the MCP SDKs: no answer in time
+// 2026-07-28
+inline constexpr int header_mismatch = -32020;      ///< HTTP headers disagree with the body
+inline constexpr int missing_capability = -32021;   ///< the request needs an undeclared capability
+inline constexpr int unsupported_version = -32022;  ///< _meta names a revision not spoken here
 }  // namespace rpc_code
 
 enum class message_kind { request, notification, response, error_response };

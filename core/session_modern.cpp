@@ -1,0 +1,292 @@
+// Session, the 2026-07-28 era: every request names its version and capabilities in _meta and is
+// served on its own (no initialize); server/discover describes the gateway; lists carry cache
+// hints; subscriptions/listen streams replace list_changed broadcasts and resources/subscribe;
+// a legacy server's requests to its client become input_required results (mrtr.hpp).
+#include <boost/json/serialize.hpp>
+
+#include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
+#include "core/session.hpp"
+
+namespace mcpmux {
+namespace {
+
+const json::object& server_info() {
+  static const json::object info{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
+  return info;
+}
+
+json::object result_meta() {
+  return json::object{{mcp::meta_key::server_info, server_info()}};
+}
+
+// Methods of the legacy era that 2026-07-28 removed.
+bool removed_method(std::string_view m) {
+  return m == "initialize" || m == "ping" || m == "logging/setLevel" ||
+         m == "resources/subscribe" || m == "resources/unsubscribe";
+}
+
+// The name (or URI) a retry must repeat: what binds it to the call it continues.
+std::string binding_of(const message& msg) {
+  const auto& p = msg.params();
+  const auto* v = p.if_contains(msg.method() == "resources/read" ? "uri" : "name");
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+}  // namespace
+
+std::string modern_list_members(const manager::cache_hint& hint) {
+  std::string out = R"(,"resultType":"complete","ttlMs":)";
+  out += std::to_string(hint.ttl_ms);
+  out += R"(,"cacheScope":")";
+  out += hint.scope;
+  out += R"(","_meta":)";
+  out += json::serialize(result_meta());
+  return out;
+}
+
+void session::handle_modern(message& msg) {
+  const auto method = msg.method();
+  const auto& id = msg.id();
+  if (method == "initialize")
+    return reply_error(id, rpc_code::invalid_request,
+                       "Invalid Request: this connection speaks MCP 2026-07-28 (its first request "
+                       "said so); initialize belongs to the 2025-11-25 era");
+  auto meta = mcp::read_request_meta(msg.params());
+  if (auto* err = std::get_if<rpc_error>(&meta))
+    return send(make_error(id, err->code, err->message, &err->data));
+  if (method == "server/discover") return discover(id);
+  if (method == "tools/list") return serve_list(id, collection::tools, msg.params());
+  if (method == "prompts/list") return serve_list(id, collection::prompts, msg.params());
+  if (method == "resources/list") return serve_list(id, collection::resources, msg.params());
+  if (method == "resources/templates/list")
+    return serve_list(id, collection::resource_templates, msg.params());
+  if (method == "subscriptions/listen") return listen(msg);
+  const auto& params = msg.params();
+  if (params.contains("requestState") || params.contains("inputResponses")) {
+    if (method != "tools/call" && method != "prompts/get" && method != "resources/read")
+      return reply_error(id, rpc_code::invalid_params,
+                         "Invalid params: only tools/call, prompts/get and resources/read take "
+                         "inputResponses and requestState");
+    return resume_call(msg);
+  }
+  if (route_call(msg)) return;
+  if (removed_method(method))
+    return reply_error(
+        id, rpc_code::method_not_found,
+        "Method not found: " + std::string(method) + " is not part of MCP 2026-07-28");
+  reply_error(id, rpc_code::method_not_found, "Method not found: " + std::string(method));
+}
+
+void session::discover(const json::value& id) {
+  // Like initialize early in the daemon's life: wait (briefly) for servers still starting.
+  manager_.when_settled([weak = weak_from_this(), id] {
+    auto self = weak.lock();
+    if (!self || self->ended_) return;
+    json::object caps = self->manager_.downstream_capabilities();
+    caps.erase("logging");  // no per-request log level through mcpmux yet (README)
+    json::array versions;
+    for (auto v : mcp::modern_versions) versions.emplace_back(v);
+    const auto hint = self->manager_.list_cache_hint();
+    json::object result{
+        {"resultType", "complete"},        {"supportedVersions", std::move(versions)},
+        {"capabilities", std::move(caps)}, {"ttlMs", hint.ttl_ms},
+        {"cacheScope", hint.scope},        {"_meta", result_meta()}};
+    if (auto ins = self->manager_.instructions(); !ins.empty())
+      result["instructions"] = std::move(ins);
+    self->send(make_result(id, result));
+  });
+}
+
+// A modern client's call: its owner at the upstream is a bridged_call, which turns the server's
+// requests to its client into input_required results.
+void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
+                             std::function<void(json::object&)> rewrite, std::string_view exposed) {
+  const auto id = msg.id();
+  const auto method = std::string(msg.method());
+  auto& params = msg.body["params"].as_object();
+  json::object caps;
+  if (const auto* m = params.if_contains("_meta"); m && m->is_object())
+    if (const auto* c = m->get_object().if_contains(mcp::meta_key::client_capabilities);
+        c && c->is_object())
+      caps = c->get_object();
+  mcp::strip_protocol_meta(params);
+  // A read's result needs cache hints (a legacy server gives none: stale at once, not shared).
+  if (method == "resources/read")
+    rewrite = [alias = std::move(rewrite)](json::object& result) {
+      if (alias) alias(result);
+      if (!result.contains("ttlMs")) result["ttlMs"] = 0;
+      if (!result.contains("cacheScope")) result["cacheScope"] = "private";
+    };
+  auto call = std::make_shared<bridged_call>(manager_.mrtr(), method, std::string(exposed),
+                                             std::move(caps));
+  call->attach(weak_from_this(), id);
+  servers_used_.insert(up->name());
+  const auto key = json::serialize(id);
+  calls_[key] = in_flight{up, 0, call};
+  const auto form = rewrite ? reply_form::parsed : reply_form::raw;
+  auto done = [call, rewrite = std::move(rewrite)](rpc_outcome out) {
+    if (rewrite && out.reply && out.reply->kind == message_kind::response)
+      if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
+    call->finish(std::move(out));
+  };
+  const auto token = up->call(method, std::move(msg.body["params"]), std::move(done),
+                              std::weak_ptr<call_owner>(call), form);
+  call->bind(up, token);
+  if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
+}
+
+// A retry with the input a server asked for: takes the parked call back and goes on with it.
+void session::resume_call(message& msg) {
+  const auto& id = msg.id();
+  const auto& params = msg.params();
+  const auto* state = params.if_contains("requestState");
+  if (!state || !state->is_string() || !mrtr_registry::ours(state->get_string()))
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: requestState is missing or was not issued by mcpmux");
+  auto call = manager_.mrtr().take(state->get_string(), mrtr_registry::clock::now());
+  if (!call)
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: requestState is unknown, expired or already used");
+  if (!call->same_request(msg.method(), binding_of(msg))) {
+    call->abandon("a retry named another request");
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: requestState belongs to another request");
+  }
+  const auto* responses = params.if_contains("inputResponses");
+  if (responses && !responses->is_object())
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: inputResponses must be an object");
+  calls_[json::serialize(id)] = in_flight{call->upstream_ref(), call->token(), call};
+  call->attach(weak_from_this(), id);
+  call->resume(responses ? &responses->get_object() : nullptr);
+}
+
+void session::call_answered(const json::value& client_id, std::string_view method,
+                            rpc_outcome out) {
+  if (ended_) return;
+  calls_.erase(json::serialize(client_id));
+  auto& reply = *out.reply;
+  if (reply.kind == message_kind::error_response) {
+    // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
+    if (auto* e = reply.body["error"].if_object())
+      if (auto* code = e->if_contains("code");
+          code && code->is_int64() && code->get_int64() == -32002)
+        *code = rpc_code::invalid_params;
+    return send(relay_reply(client_id, reply));
+  }
+  if (reply.raw.empty())
+    if (auto* result = reply.body["result"].if_object()) mcp::mark_complete(*result);
+  auto text = relay_reply(client_id, reply);
+  if (!reply.raw.empty() || reply.body.empty()) mcp::mark_complete(text);
+  (void)method;
+  send(std::move(text));
+}
+
+void session::call_needs_input(const json::value& client_id, json::object result) {
+  if (ended_) return;
+  calls_.erase(json::serialize(client_id));
+  send(make_result(client_id, result));
+}
+
+void session::call_progress(const json::object& params) {
+  send(make_notification("notifications/progress", params));
+}
+
+// subscriptions/listen: acknowledges what it will send, then sends it (with the subscription's
+// id in _meta) until the client cancels the request.
+void session::listen(const message& msg) {
+  const auto& id = msg.id();
+  const auto* wanted = msg.params().if_contains("notifications");
+  if (!wanted || !wanted->is_object())
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: subscriptions/listen needs a \"notifications\" object");
+  const auto key = json::serialize(id);
+  if (listens_.count(key))
+    return reply_error(id, rpc_code::invalid_request,
+                       "Invalid Request: a subscription with this id is already open");
+  const auto& w = wanted->get_object();
+  const auto caps = manager_.downstream_capabilities();
+  listen_stream stream{id, {}, {}};
+  const auto asked = [&](std::string_view flag) {
+    const auto* v = w.if_contains(flag);
+    return v && v->is_bool() && v->get_bool();
+  };
+  if (asked("toolsListChanged")) stream.agreed["toolsListChanged"] = true;
+  if (asked("promptsListChanged") && caps.contains("prompts"))
+    stream.agreed["promptsListChanged"] = true;
+  if (asked("resourcesListChanged") && caps.contains("resources"))
+    stream.agreed["resourcesListChanged"] = true;
+  if (const auto* uris = w.if_contains("resourceSubscriptions"); uris && uris->is_array()) {
+    json::array agreed;
+    for (const auto& u : uris->get_array()) {
+      if (!u.is_string()) continue;
+      const std::string uri(u.get_string());
+      auto r = manager_.route_resource(uri);
+      auto up = r ? manager_.find_upstream(r->server) : nullptr;
+      const auto* res = up ? up->capabilities().if_contains("resources") : nullptr;
+      const auto* sub =
+          res && res->is_object() ? res->get_object().if_contains("subscribe") : nullptr;
+      if (!sub || !sub->is_bool() || !sub->get_bool()) continue;  // the server cannot tell
+      bool already = false;
+      for (const auto& [k, other] : listens_)
+        already = already || std::count(other.uris.begin(), other.uris.end(), uri) > 0;
+      if (!already)
+        manager_.subscribe(id_, *r, [weak = weak_from_this(), uri](int code, std::string error) {
+          if (auto self = weak.lock(); self && code != 0)
+            self->log_.info("subscription to {} refused by its server: {}", uri, error);
+        });
+      stream.uris.push_back(uri);
+      agreed.emplace_back(uri);
+    }
+    stream.agreed["resourceSubscriptions"] = std::move(agreed);
+  }
+  json::object ack{{"_meta", json::object{{mcp::meta_key::subscription_id, id}}},
+                   {"notifications", stream.agreed}};
+  listens_.emplace(key, std::move(stream));
+  send(make_notification("notifications/subscriptions/acknowledged", ack));
+}
+
+void session::end_listen(const std::string& key) {
+  auto node = listens_.extract(key);
+  if (node.empty()) return;
+  for (const auto& uri : node.mapped().uris) {
+    bool still = false;
+    for (const auto& [k, other] : listens_)
+      still = still || std::count(other.uris.begin(), other.uris.end(), uri) > 0;
+    if (still) continue;
+    if (auto r = manager_.route_resource(uri)) manager_.unsubscribe(id_, *r);
+  }
+}
+
+void session::notify_listeners(std::string_view flag, std::string_view method,
+                               json::object params) {
+  std::string_view uri;
+  if (const auto* u = params.if_contains("uri"); u && u->is_string()) uri = u->get_string();
+  for (const auto& [key, stream] : listens_) {
+    const bool wants = flag.empty() ? std::count(stream.uris.begin(), stream.uris.end(), uri) > 0
+                                    : stream.agreed.contains(flag);
+    if (!wants) continue;
+    params["_meta"] = json::object{{mcp::meta_key::subscription_id, stream.id}};
+    send(make_notification(method, params));
+  }
+}
+
+void session::notify(const std::string& text) {
+  if (era_ != mcp::era::modern) return send(text);
+  // A modern client hears of resources only through its listen streams, and no server log
+  // messages (2026-07-28 scopes them to the request that asked, which a server of the legacy
+  // era cannot say).
+  auto parsed = parser_.parse(text);
+  auto* msg = std::get_if<message>(&parsed);
+  if (!msg) return;
+  if (msg->method() == "notifications/resources/updated") {
+    const auto* uri = msg->params().if_contains("uri");
+    if (uri && uri->is_string()) notify_listeners({}, msg->method(), msg->params());
+    return;
+  }
+  if (msg->method() == "notifications/message") return;
+  send(text);
+}
+
+}  // namespace mcpmux

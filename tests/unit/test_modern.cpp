@@ -1,0 +1,115 @@
+// The 2026-07-28 era's per-request rules (core/protocol/modern) and the MRTR registry.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "core/mrtr.hpp"
+#include "core/protocol/modern.hpp"
+
+namespace mcpmux {
+namespace {
+
+json::object params_with(json::object meta) {
+  return json::object{{"name", "t"}, {"_meta", std::move(meta)}};
+}
+
+TEST(modern_meta, a_complete_meta_is_read) {
+  auto p = params_with({{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                        {"io.modelcontextprotocol/clientCapabilities", {{"roots", json::object{}}}},
+                        {"io.modelcontextprotocol/clientInfo", {{"name", "c"}, {"version", "1"}}},
+                        {"io.modelcontextprotocol/logLevel", "info"}});
+  EXPECT_TRUE(mcp::has_modern_meta(p));
+  auto r = mcp::read_request_meta(p);
+  ASSERT_TRUE(std::holds_alternative<mcp::request_meta>(r));
+  const auto& m = std::get<mcp::request_meta>(r);
+  EXPECT_EQ(m.version, "2026-07-28");
+  EXPECT_TRUE(m.capabilities.contains("roots"));
+  EXPECT_EQ(m.client_info.at("name"), "c");
+  EXPECT_EQ(m.log_level, "info");
+}
+
+TEST(modern_meta, what_is_missing_or_wrong_is_named) {
+  const auto code = [](const json::object& p) {
+    auto r = mcp::read_request_meta(p);
+    return std::holds_alternative<rpc_error>(r) ? std::get<rpc_error>(r).code : 0;
+  };
+  EXPECT_FALSE(mcp::has_modern_meta(json::object{}));
+  EXPECT_EQ(code(json::object{}), -32602);
+  EXPECT_EQ(code(params_with({{"io.modelcontextprotocol/protocolVersion", 7}})), -32602);
+  EXPECT_EQ(code(params_with({{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}})), -32602);
+  EXPECT_EQ(code(params_with({{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                              {"io.modelcontextprotocol/clientCapabilities", json::object{}},
+                              {"io.modelcontextprotocol/logLevel", "chatty"}})),
+            -32602);
+  auto r = mcp::read_request_meta(
+      params_with({{"io.modelcontextprotocol/protocolVersion", "2025-11-25"},
+                   {"io.modelcontextprotocol/clientCapabilities", json::object{}}}));
+  ASSERT_TRUE(std::holds_alternative<rpc_error>(r));
+  const auto& e = std::get<rpc_error>(r);
+  EXPECT_EQ(e.code, -32022);
+  EXPECT_EQ(e.data.at("requested"), "2025-11-25");
+  EXPECT_EQ(e.data.at("supported").as_array().front(), "2026-07-28");
+}
+
+TEST(modern_meta, protocol_keys_are_stripped_and_others_kept) {
+  auto p = params_with({{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                        {"progressToken", 5},
+                        {"traceparent", "00-abc-def-01"}});
+  mcp::strip_protocol_meta(p);
+  EXPECT_EQ(p.at("_meta"), (json::object{{"progressToken", 5}, {"traceparent", "00-abc-def-01"}}));
+  auto q = params_with({{"io.modelcontextprotocol/clientInfo", json::object{}}});
+  mcp::strip_protocol_meta(q);
+  EXPECT_FALSE(q.contains("_meta"));
+}
+
+TEST(modern_meta, mark_complete_adds_result_type_once_without_a_dom) {
+  const auto marked = [](std::string line) {
+    mcp::mark_complete(line);
+    return json::parse(line);
+  };
+  auto v = marked(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"}\"{"}]}})");
+  EXPECT_EQ(v.at("result").at("resultType"), "complete");
+  EXPECT_EQ(v.at("result").at("content").at(0).at("text"), "}\"{");
+  v = marked(R"({"result" : { } , "id":"x\"result\"","jsonrpc":"2.0"})");
+  EXPECT_EQ(v.at("result"), (json::object{{"resultType", "complete"}}));
+  v = marked(
+      R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","a":{"resultType":1}}})");
+  EXPECT_EQ(v.at("result").at("resultType"), "input_required");
+  EXPECT_EQ(v.at("result").as_object().size(), 2u);
+  std::string not_object = R"({"jsonrpc":"2.0","id":1,"result":[]})";
+  mcp::mark_complete(not_object);
+  EXPECT_EQ(not_object, R"({"jsonrpc":"2.0","id":1,"result":[]})");
+}
+
+TEST(mrtr, a_state_takes_its_call_back_once_and_forgeries_find_nothing) {
+  mrtr_registry reg(std::chrono::seconds(10));
+  const auto t0 = mrtr_registry::clock::now();
+  auto call = std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{});
+  const auto state = reg.park(call, t0);
+  EXPECT_TRUE(mrtr_registry::ours(state));
+  EXPECT_FALSE(mrtr_registry::ours("eyJzZXJ2ZXIiOiJzdGF0ZSJ9"));
+  EXPECT_EQ(reg.parked(), 1u);
+  EXPECT_EQ(reg.take(state + "0", t0), nullptr);
+  EXPECT_EQ(reg.take(state.substr(0, state.size() - 1), t0), nullptr);
+  EXPECT_EQ(reg.take(state, t0), call);
+  EXPECT_EQ(reg.take(state, t0), nullptr);
+  EXPECT_EQ(reg.parked(), 0u);
+  // Two parks never share a state.
+  EXPECT_NE(reg.park(call, t0), reg.park(call, t0));
+}
+
+TEST(mrtr, a_parked_call_expires_and_its_questions_fail) {
+  mrtr_registry reg(std::chrono::seconds(10));
+  const auto t0 = mrtr_registry::clock::now();
+  auto call = std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{});
+  bool failed = false;
+  call->ask_client("elicitation/create", json::object{{"message", "?"}},
+                   [&](rpc_outcome out) { failed = static_cast<bool>(out.ec); });
+  const auto state = reg.park(call, t0);
+  EXPECT_EQ(reg.take(state, t0 + std::chrono::seconds(11)), nullptr);
+  EXPECT_TRUE(failed);
+  EXPECT_EQ(reg.parked(), 0u);
+}
+
+}  // namespace
+}  // namespace mcpmux
