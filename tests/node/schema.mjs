@@ -1,4 +1,5 @@
-// schema.mjs — validates captured JSON-RPC traffic against the MCP spec schema (2025-11-25).
+// schema.mjs — validates captured JSON-RPC traffic against the MCP spec schema (2025-11-25 by
+// default; validateMessages and check take a `version` for 2026-07-28).
 //
 // The schema is JSON Schema draft 2020-12; it is read from $MCP_SPEC_DIR, else from the copy
 // vendored in the repository (tests/schemas, with its source noted there).
@@ -19,30 +20,35 @@ import Ajv2020 from 'ajv/dist/2020.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const SPEC_DIR = process.env.MCP_SPEC_DIR || path.resolve(here, '../schemas');
 export const SCHEMA_FILE = path.join(SPEC_DIR, 'schema-2025-11-25.json');
-const SCHEMA_ID = 'mcp-2025-11-25';
+const schemaFile = (version) => path.join(SPEC_DIR, `schema-${version}.json`);
 
 let ajv;
-function getAjv() {
-  if (ajv) return ajv;
-  if (!existsSync(SCHEMA_FILE))
-    throw new Error(`MCP spec schema not found at ${SCHEMA_FILE} (set MCP_SPEC_DIR)`);
-  const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'));
-  delete schema.$id;
-  ajv = new Ajv2020({ strict: false, allErrors: true, verbose: false });
-  // The formats used by the spec schema, without pulling in ajv-formats.
-  ajv.addFormat('uri', /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/);
-  ajv.addFormat('uri-template', /^[^\s]*$/);
-  ajv.addFormat('byte', /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/);
-  ajv.addSchema(schema, SCHEMA_ID);
+const loaded = new Set();
+function getAjv(version) {
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: false, allErrors: true, verbose: false });
+    // The formats used by the spec schema, without pulling in ajv-formats.
+    ajv.addFormat('uri', /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/);
+    ajv.addFormat('uri-template', /^[^\s]*$/);
+    ajv.addFormat('byte', /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/);
+  }
+  if (!loaded.has(version)) {
+    const file = schemaFile(version);
+    if (!existsSync(file)) throw new Error(`MCP spec schema not found at ${file} (set MCP_SPEC_DIR)`);
+    const schema = JSON.parse(readFileSync(file, 'utf8'));
+    delete schema.$id;
+    ajv.addSchema(schema, `mcp-${version}`);
+    loaded.add(version);
+  }
   return ajv;
 }
 
-/** Validates `value` against `#/$defs/<def>`; returns null or a readable error text. */
-export function check(def, value) {
-  const validate = getAjv().getSchema(`${SCHEMA_ID}#/$defs/${def}`);
-  if (!validate) throw new Error(`no definition ${def} in ${SCHEMA_FILE}`);
+/** Validates `value` against `#/$defs/<def>` of `version`; returns null or a readable error. */
+export function check(def, value, version = '2025-11-25') {
+  const validate = getAjv(version).getSchema(`mcp-${version}#/$defs/${def}`);
+  if (!validate) throw new Error(`no definition ${def} in ${schemaFile(version)}`);
   if (validate(value)) return null;
-  return getAjv().errorsText(validate.errors, { dataVar: def, separator: '\n    ' });
+  return ajv.errorsText(validate.errors, { dataVar: def, separator: '\n    ' });
 }
 
 function clip(s, n = 600) {
@@ -50,15 +56,16 @@ function clip(s, n = 600) {
 }
 
 export class Report {
-  constructor(source) {
+  constructor(source, version = '2025-11-25') {
     this.source = source;
+    this.version = version;
     this.checked = new Map();
     this.failures = [];
   }
   /** Validates `value` against `def`; records the outcome. */
   expect(def, value, line, what = '') {
     this.checked.set(def, (this.checked.get(def) ?? 0) + 1);
-    const err = check(def, value);
+    const err = check(def, value, this.version);
     if (err)
       this.failures.push(
         `${this.source}: ${what ? what + ' ' : ''}does not match ${def}:\n    ${err}\n  message: ${clip(line)}`,
@@ -273,8 +280,8 @@ export function readMessages(file) {
  * Validates the messages in `file` that one side sent. `asked` maps the ids of the requests the
  * other side sent to their methods (to pick the result definition of each response).
  */
-export function validateMessages(file, { requests, notifications, results, asked, who }) {
-  const report = new Report(who);
+export function validateMessages(file, { requests, notifications, results, asked, who, version }) {
+  const report = new Report(who, version);
   const msgs = readMessages(file);
   if (msgs.length === 0) report.fail('nothing captured');
   for (const msg of msgs) {
@@ -297,6 +304,8 @@ export function validateMessages(file, { requests, notifications, results, asked
       const method = asked.get(JSON.stringify(msg.id));
       if (!method) report.fail(`response to id ${JSON.stringify(msg.id)} that nothing asked: ${line}`);
       else if (!results[method]) report.fail(`no result definition for ${method}: ${line}`);
+      else if (msg.result?.resultType === 'input_required' && results.input_required)
+        report.expect(results.input_required, msg.result, line, `result of ${method}`);
       else report.expect(results[method], msg.result, line, `result of ${method}`);
     }
   }

@@ -1,0 +1,143 @@
+// eras.test.mjs — the 2026-07-28 era through mcpmux: the official v2 TypeScript client
+// (@modelcontextprotocol/client 2.4.0), pinned to 2026-07-28, through `mcpmux connect` in front
+// of legacy servers (fake_mcp_server and server-everything, SDK 1.x): discover, tools, a call,
+// progress, a server's elicitation answered through MRTR, a list change on a listen stream —
+// and everything mcpmux sent the client validated against the 2026-07-28 schema.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { startDaemon, fakeServer, resultText, within, sleep, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
+import { validateMessages, assertReport, readMessages } from './schema.mjs';
+
+const MODERN = '2026-07-28';
+
+/** A v2 client on `mcpmux connect` (through tap_bridge when `capture` names a file). */
+async function connectV2(daemon, { mode = { pin: MODERN }, capture, capabilities = {}, setup } = {}) {
+  const bridge = [MCPMUX, '--socket', daemon.socket, 'connect'];
+  const file = capture ? daemon.path(capture) : null;
+  const transport = file
+    ? new StdioClientTransport({ command: NODE, args: [TAP_BRIDGE, file, '--', ...bridge], stderr: 'pipe' })
+    : new StdioClientTransport({ command: bridge[0], args: bridge.slice(1), stderr: 'pipe' });
+  const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode }, capabilities });
+  setup?.(client);
+  await within(15000, client.connect(transport), 'v2 client connect');
+  client.captureFile = file;
+  return client;
+}
+
+describe('2026-07-28 client through mcpmux connect, legacy servers behind', () => {
+  let daemon;
+  let client;
+  const elicited = [];
+  const changed = [];
+
+  before(async () => {
+    daemon = await startDaemon((dir) => ({
+      daemon: { timeout_ms: 20000 },
+      servers: {
+        fake: fakeServer({ log: `${dir}/fake-received.jsonl` }),
+        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'] },
+      },
+    }));
+    client = await connectV2(daemon, {
+      capture: 'modern.jsonl',
+      capabilities: { elicitation: { form: {} } },
+      setup(c) {
+        c.setRequestHandler('elicitation/create', async (req) => {
+          elicited.push(req.params);
+          return { action: 'accept', content: { answer: 'from the v2 client' } };
+        });
+        c.setNotificationHandler('notifications/tools/list_changed', () => changed.push(Date.now()));
+      },
+    });
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    await daemon?.stop();
+  });
+
+  it('the client speaks 2026-07-28 with mcpmux (no fallback to initialize)', () => {
+    assert.equal(client.getProtocolEra(), 'modern');
+    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+    const sent = readMessages(client.captureFile + '.sent');
+    assert.ok(!sent.some((m) => m.method === 'initialize'), 'the client sent initialize');
+  });
+
+  it('tools/list: both servers tools, in a deterministic order', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    assert.ok(names.includes('fake__echo') && names.includes('everything__echo'), names.join(' '));
+    assert.deepEqual(names, [...names].sort(), 'sorted by name');
+  });
+
+  it('tools/call on a legacy server', async () => {
+    const r = await client.callTool({ name: 'everything__echo', arguments: { message: 'modern hello' } });
+    assert.match(resultText(r), /modern hello/);
+  });
+
+  it('progress of a legacy server reaches the modern client', async () => {
+    const seen = [];
+    const r = await client.callTool(
+      { name: 'fake__progress', arguments: { steps: 3, ms: 30 } },
+      { onprogress: (p) => seen.push(p.progress) },
+    );
+    assert.match(resultText(r), /progress done 3/);
+    // (client 2.4.0 may drop a progress that arrives in the same read as the result)
+    assert.ok(seen.length >= 2, `progress seen: ${JSON.stringify(seen)}`);
+  });
+
+  it('a legacy server asks for elicitation; the v2 client answers through MRTR', async () => {
+    const r = await client.callTool({ name: 'fake__elicit', arguments: { message: 'who are you?' } });
+    assert.equal(elicited.length, 1);
+    assert.equal(elicited[0].message, 'who are you?');
+    assert.match(resultText(r), /from the v2 client/);
+    const got = readMessages(client.captureFile);
+    assert.ok(got.some((m) => m.result?.resultType === 'input_required'), 'no input_required was sent');
+  });
+
+  it('a list change arrives on the listen stream', async () => {
+    const sub = await client.listen({ toolsListChanged: true });
+    assert.equal(sub.honoredFilter?.toolsListChanged, true);
+    await client.callTool({ name: 'fake__list_changed', arguments: {} });
+    const deadline = Date.now() + 5000;
+    while (changed.length === 0 && Date.now() < deadline) await sleep(20);
+    assert.ok(changed.length > 0, 'no tools/list_changed on the stream');
+    await sub.close();
+  });
+
+  it('schema: everything mcpmux sent the v2 client is valid MCP 2026-07-28', async () => {
+    await sleep(100);
+    const asked = new Map();
+    for (const m of readMessages(client.captureFile + '.sent'))
+      if (typeof m.method === 'string' && m.id !== undefined) asked.set(JSON.stringify(m.id), m.method);
+    const report = validateMessages(client.captureFile, {
+      version: MODERN,
+      who: 'mcpmux → v2 client',
+      asked,
+      requests: {},
+      notifications: {
+        'notifications/progress': 'ProgressNotification',
+        'notifications/subscriptions/acknowledged': 'SubscriptionsAcknowledgedNotification',
+        'notifications/tools/list_changed': 'ToolListChangedNotification',
+      },
+      results: {
+        'server/discover': 'DiscoverResult',
+        'tools/list': 'ListToolsResult',
+        'tools/call': 'CallToolResult',
+        'subscriptions/listen': 'SubscriptionsListenResult',
+        input_required: 'InputRequiredResult',
+      },
+    });
+    assertReport(report, ['ListToolsResult', 'CallToolResult', 'InputRequiredResult', 'ProgressNotification']);
+  });
+
+  it('a v2 client in auto mode also lands on 2026-07-28', async () => {
+    const auto = await connectV2(daemon, { mode: 'auto' });
+    assert.equal(auto.getProtocolEra(), 'modern');
+    const r = await auto.callTool({ name: 'fake__echo', arguments: { text: 'auto' } });
+    assert.equal(resultText(r), 'auto');
+    await auto.close();
+  });
+});
