@@ -305,6 +305,18 @@ std::string_view to_string(server_type t) {
   return "unknown";
 }
 
+std::string_view to_string(era_setting e) {
+  switch (e) {
+    case era_setting::auto_detect:
+      return "auto";
+    case era_setting::legacy:
+      return "legacy";
+    case era_setting::modern:
+      return "modern";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(retry_mode m) {
   switch (m) {
     case retry_mode::safe:

@@ -28,6 +28,11 @@ std::string_view to_string(server_type t);
 enum class retry_mode { safe, always, never };
 std::string_view to_string(retry_mode m);
 
+/// The protocol era a server is spoken to in: detected (a short server/discover probe, the
+/// verdict kept with the tool cache), or fixed.
+enum class era_setting { auto_detect, legacy, modern };
+std::string_view to_string(era_setting e);
+
 struct server_settings {
   std::string name;                            ///< the table key; unique
   server_type type = server_type::stdio;       ///< `type`, default "stdio"
@@ -49,6 +54,7 @@ struct server_settings {
   bool reset_timeout_on_progress = true;  ///< progress from the server restarts a call's timeout
   std::chrono::milliseconds max_timeout{600000};  ///< cap on a call extended by progress; 0 = none
   bool per_client = false;  ///< `isolation = "per-client"`: one upstream per client session
+  era_setting era = era_setting::auto_detect;  ///< `era`: "auto" (default), "legacy", "modern"
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }

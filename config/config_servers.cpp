@@ -177,6 +177,17 @@ server_config validator::parse_server(const std::string& name, const std::string
       }
     } else if (kn == "retry_calls") {  // before 0.2: a boolean, kept working
       if (auto b = get_bool(v, key)) s.retry = *b ? retry_mode::always : retry_mode::never;
+    } else if (kn == "era") {
+      if (auto e = get_string(v, key)) {
+        if (*e == "auto")
+          s.era = era_setting::auto_detect;
+        else if (*e == "legacy")
+          s.era = era_setting::legacy;
+        else if (*e == "modern")
+          s.era = era_setting::modern;
+        else
+          fail(v, key, fmt::format("must be \"auto\", \"legacy\" or \"modern\" (got \"{}\")", *e));
+      }
     } else if (kn == "isolation") {
       if (auto i = get_string(v, key)) {
         if (*i == "shared" || *i == "per-client")
@@ -203,13 +214,33 @@ server_config validator::parse_server(const std::string& name, const std::string
       s.roots = roots(v, key);
     } else {
       fail(v, key,
-           unknown_message(
-               "key", kn,
-               {"type", "command", "args", "env", "cwd", "url", "headers", "timeout_ms", "enabled",
-                "prefix", "roots", "retry", "retry_calls", "ping_interval_ms", "ca_file",
-                "token_command", "reset_timeout_on_progress", "max_timeout_ms", "isolation"}));
+           unknown_message("key", kn,
+                           {"type",
+                            "command",
+                            "args",
+                            "env",
+                            "cwd",
+                            "url",
+                            "headers",
+                            "timeout_ms",
+                            "enabled",
+                            "prefix",
+                            "roots",
+                            "retry",
+                            "retry_calls",
+                            "ping_interval_ms",
+                            "ca_file",
+                            "token_command",
+                            "reset_timeout_on_progress",
+                            "max_timeout_ms",
+                            "isolation",
+                            "era"}));
     }
   }
+  if (type_known && !stdio && s.era == era_setting::modern)
+    fail(s.line, base + ".era",
+         "\"modern\" is supported for stdio servers (HTTP servers are reached in the 2025-11-25 "
+         "era for now)");
   if (type_known && stdio && !t.contains("command"))
     fail(s.line, base + ".command", "is required for stdio servers");
   if (type_known && !stdio && !t.contains("url"))

@@ -65,6 +65,10 @@ json::object control_plane::status(bool histograms) const {
     s["name"] = name;
     s["type"] = to_string(up->config().type);
     s["state"] = to_string(up->visible_state());
+    s["era"] = up->era() == mcp::era::modern   ? json::value("modern")
+               : up->era() == mcp::era::legacy ? json::value("legacy")
+                                               : json::value(nullptr);
+    s["era_setting"] = to_string(up->config().era);
     s["enabled"] = up->config().enabled;
     s["pid"] = up->pid() ? json::value(*up->pid()) : json::value(nullptr);
     s["uptime_ms"] =

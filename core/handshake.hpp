@@ -3,12 +3,17 @@
 //
 // Legacy era (2024-11-05 … 2025-11-25): initialize → (the transport's listener) →
 // notifications/initialized → tools/list → the optional lists the server declared → ready.
+// Modern era (2026-07-28): server/discover → the lists, every request with its _meta.
+// Detection (era = "auto"): server/discover first, bounded by a short probe timeout; an answer
+// or a modern error (-32020…-32022) means modern, anything else (an error such as -32601, or
+// silence) means legacy, and initialize follows on the same connection. With a cached legacy
+// verdict initialize comes first, and an error to it tries server/discover once (the server
+// may have moved to the modern era).
 // Only initialize and tools/list can fail the start: a tools/list that answers badly leaves no
 // tools, an optional list that answers badly or not at all leaves that list empty, each with
 // its error for the owner to report. The handshake (initialize and tools/list) is bounded by the
 // server's timeout; the optional lists share one more timeout between them.
 //
-// A second protocol era adds its machine beside this one, with the same actions and results.
 #pragma once
 
 #include <array>
@@ -20,8 +25,20 @@
 
 #include "core/lists.hpp"
 #include "core/protocol/json_rpc.hpp"
+#include "core/protocol/versions.hpp"
 
 namespace mcpmux {
+
+/// How the handshake finds the server's era.
+enum class era_policy {
+  legacy,        ///< initialize only
+  modern,        ///< server/discover only
+  detect,        ///< server/discover, else initialize
+  legacy_first,  ///< initialize, else server/discover (a cached legacy verdict)
+};
+
+/// The `_meta` of mcpmux's own modern requests, declaring `capabilities`.
+json::object modern_request_meta(json::object capabilities = {});
 
 /// What the owner does next.
 struct handshake_action {
@@ -51,13 +68,16 @@ struct list_outcome {
   std::string error;  ///< why it could not be had ("" = fine)
 };
 
-class legacy_handshake {
+class handshake {
  public:
   using clock = std::chrono::steady_clock;
   using action = handshake_action;
+  /// The longest a detecting server/discover waits before the server is taken for legacy.
+  static constexpr std::chrono::milliseconds probe_timeout{3000};
 
   /// `timeout`: the server's request timeout (0 = none); `server` names it in errors.
-  legacy_handshake(std::chrono::milliseconds timeout, std::string server);
+  handshake(std::chrono::milliseconds timeout, std::string server,
+            era_policy policy = era_policy::legacy);
 
   action start(clock::time_point now);
   /// The answer to the last `send`.
@@ -71,7 +91,13 @@ class legacy_handshake {
   /// When the handshake (up to the end of tools/list) must be over; none without a timeout.
   std::optional<clock::time_point> deadline() const;
 
-  // What the server told (valid from its initialize answer on).
+  /// The era found (unknown until the server answered a handshake request).
+  mcp::era era() const { return era_; }
+  /// True while a server/discover sent to detect the era is unanswered (a server that exits
+  /// then is legacy: it did not like a request before initialize).
+  bool probing() const { return phase_ == phase::discover && policy_ != era_policy::modern; }
+
+  // What the server told (valid from its initialize or discover answer on).
   const std::string& protocol_version() const { return version_; }
   const json::object& capabilities() const { return capabilities_; }
   const std::string& instructions() const { return instructions_; }
@@ -84,14 +110,21 @@ class legacy_handshake {
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
  private:
-  enum class phase { idle, initialize, listener, initialized, listing, done };
-  action initialized(message& reply);
+  enum class phase { idle, discover, initialize, listener, initialized, listing, done };
+  action send_discover();
+  action send_initialize();
+  action discovered(message& reply, clock::time_point now);
+  action initialized(message& reply, clock::time_point now);
+  action start_lists(clock::time_point now);
   action ask_page(clock::time_point now);
   action list_ended(clock::time_point now);
   action failed(std::string why);
 
   std::chrono::milliseconds timeout_;
   std::string server_;
+  era_policy policy_;
+  mcp::era era_ = mcp::era::unknown;
+  bool tried_discover_ = false, tried_initialize_ = false;
   phase phase_ = phase::idle;
   clock::time_point started_{};
   clock::time_point lists_deadline_{};

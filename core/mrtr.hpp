@@ -72,6 +72,7 @@ class bridged_call : public call_owner, public std::enable_shared_from_this<brid
   // call_owner
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
+  bool takes_input_required() const override { return true; }
   std::int64_t ask_client(std::string_view method, const json::value& params,
                           response_handler done) override;
   void cancel_ask(std::int64_t id, std::string_view reason) override;

@@ -68,7 +68,10 @@ void session::handle_modern(message& msg) {
       return reply_error(id, rpc_code::invalid_params,
                          "Invalid params: only tools/call, prompts/get and resources/read take "
                          "inputResponses and requestState");
-    return resume_call(msg);
+    const auto* state = params.if_contains("requestState");
+    if (state && state->is_string() && mrtr_registry::ours(state->get_string()))
+      return resume_call(msg);
+    // Otherwise the state is a modern server's own: the retry goes to the server it names.
   }
   if (route_call(msg)) return;
   if (removed_method(method))
@@ -105,6 +108,12 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
   const auto id = msg.id();
   const auto method = std::string(msg.method());
   auto& params = msg.body["params"].as_object();
+  if ((params.contains("requestState") || params.contains("inputResponses")) &&
+      up->era() != mcp::era::modern)
+    return reply_error(
+        id, rpc_code::invalid_params,
+        "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
+            up->name() + "\" does not speak 2026-07-28)");
   json::object caps;
   if (const auto* m = params.if_contains("_meta"); m && m->is_object())
     if (const auto* c = m->get_object().if_contains(mcp::meta_key::client_capabilities);
@@ -141,9 +150,6 @@ void session::resume_call(message& msg) {
   const auto& id = msg.id();
   const auto& params = msg.params();
   const auto* state = params.if_contains("requestState");
-  if (!state || !state->is_string() || !mrtr_registry::ours(state->get_string()))
-    return reply_error(id, rpc_code::invalid_params,
-                       "Invalid params: requestState is missing or was not issued by mcpmux");
   auto call = manager_.mrtr().take(state->get_string(), mrtr_registry::clock::now());
   if (!call)
     return reply_error(id, rpc_code::invalid_params,

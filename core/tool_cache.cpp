@@ -47,7 +47,7 @@ std::string server_config_hash(const server_config& s) {
 
 std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir,
                                                            const server_config& s,
-                                                           std::string* warning) {
+                                                           std::string* warning, std::string* era) {
   const auto path = entry_path(dir, s);
   std::string error;
   bool missing = false;
@@ -74,6 +74,7 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
     return std::nullopt;
   }
   if (hash->get_string() != server_config_hash(s)) return std::nullopt;  // config changed: stale
+  if (const auto* e = obj->if_contains("era"); era && e && e->is_string()) *era = e->get_string();
   std::vector<json::object> out;
   out.reserve(tools->get_array().size());
   for (auto& t : tools->get_array()) {
@@ -89,11 +90,13 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
 }
 
 bool store_cached_tools(const std::string& dir, const server_config& s,
-                        const std::vector<json::object>& tools, std::string* error) {
+                        const std::vector<json::object>& tools, std::string* error,
+                        std::string_view era) {
   json::object doc;
   doc["format"] = cache_format;
   doc["server"] = s.name;
   doc["config_hash"] = server_config_hash(s);
+  if (!era.empty()) doc["era"] = era;
   json::array arr;
   arr.reserve(tools.size());
   for (const auto& t : tools) arr.push_back(t);

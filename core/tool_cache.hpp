@@ -14,13 +14,17 @@ namespace mcpmux {
 std::string server_config_hash(const server_config& s);
 
 /// Cached tools of `s` in `dir`, when the entry exists and matches the config hash. A corrupt or
-/// unreadable entry yields nullopt and a `warning`.
+/// unreadable entry yields nullopt and a `warning`. `era` (optional) gets the protocol era the
+/// server was found to speak ("legacy", "modern"; unchanged when the entry has none).
 std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir,
                                                            const server_config& s,
-                                                           std::string* warning);
+                                                           std::string* warning,
+                                                           std::string* era = nullptr);
 
-/// Writes the entry atomically (temp file + rename); false and `error` on failure.
+/// Writes the entry atomically (temp file + rename), with the server's `era` when known; false
+/// and `error` on failure.
 bool store_cached_tools(const std::string& dir, const server_config& s,
-                        const std::vector<json::object>& tools, std::string* error);
+                        const std::vector<json::object>& tools, std::string* error,
+                        std::string_view era = {});
 
 }  // namespace mcpmux

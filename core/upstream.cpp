@@ -96,8 +96,11 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
       lists_version_(new_lists_version()) {
   if (!cfg_.enabled) return;
   std::string warning;
-  if (auto cached = load_cached_tools(cache_dir(), cfg_, &warning)) {
+  std::string era;
+  if (auto cached = load_cached_tools(cache_dir(), cfg_, &warning, &era)) {
     lists_[0] = std::move(*cached);
+    if (era == "modern") era_ = mcp::era::modern;
+    if (era == "legacy") era_ = mcp::era::legacy;
     tools_from_cache_ = true;
     log_.info("serving {} cached tools until connected", tools().size());
   } else if (!warning.empty()) {
@@ -246,6 +249,13 @@ void upstream::connect() {
   h.on_closed = [weak = weak_from_this(), gen](std::error_code, std::string reason) {
     auto self = weak.lock();
     if (!self || self->generation_ != gen) return;
+    if (self->handshake_ && self->handshake_->probing()) {
+      // It did not survive a request before initialize: a legacy server. Start it again and
+      // initialize at once, without counting the exit as a failure.
+      self->log_.info("exited on the era probe (server/discover): speaking 2025-11-25 to it");
+      self->era_ = mcp::era::legacy;
+      return self->restart();
+    }
     std::string why = "Transport closed: " + reason;
     // The last stderr line is usually the one that explains the exit.
     if (auto last = self->stderr_tail(1); !last.empty()) why += "; last stderr: " + last.front();
@@ -267,7 +277,16 @@ void upstream::connect() {
 
   // The handshake machine decides; this only performs its actions. Its deadline bounds spawn,
   // initialize and tools/list as a whole.
-  handshake_ = std::make_unique<legacy_handshake>(timeout_, cfg_.name);
+  // The era: as configured; detected by default, starting from the last verdict. HTTP servers
+  // are spoken to in the legacy era (modern HTTP upstreams are not done yet).
+  auto policy = era_policy::detect;
+  if (cfg_.era == era_setting::legacy || cfg_.type != server_type::stdio)
+    policy = era_policy::legacy;
+  else if (cfg_.era == era_setting::modern)
+    policy = era_policy::modern;
+  else if (era_ == mcp::era::legacy)
+    policy = era_policy::legacy_first;
+  handshake_ = std::make_unique<handshake>(timeout_, cfg_.name, policy);
   const auto now = steady_clock::now();
   auto first = handshake_->start(now);
   if (auto deadline = handshake_->deadline()) {
@@ -338,6 +357,7 @@ void upstream::become_ready() {
   log_.info("ready with {} tools", tools().size());
   perform(lc_.on_ready(steady_clock::now()));
   observer_.on_upstream_ready(cfg_.name, *this);
+  if (era_ == mcp::era::modern) open_listen();
   flush_queue();
   schedule_ping();
 }
@@ -351,8 +371,12 @@ void upstream::schedule_ping() {
       [weak = weak_from_this(), gen = generation_](boost::system::error_code ec) {
         auto self = weak.lock();
         if (ec || !self || self->generation_ != gen || !self->peer_) return;
+        // 2026-07-28 has no ping: server/discover is the cheapest request a server must answer.
+        const bool modern = self->era_ == mcp::era::modern;
         self->peer_->request(
-            "ping", json::object{}, self->live_.ping_timeout(), [weak, gen](rpc_outcome out) {
+            modern ? "server/discover" : "ping",
+            modern ? json::object{{"_meta", modern_request_meta()}} : json::object{},
+            self->live_.ping_timeout(), [weak, gen](rpc_outcome out) {
               auto s = weak.lock();
               if (!s || s->generation_ != gen) return;
               if (out.ec && out.ec != errc::timeout) return;  // closed: the reconnect pings anew

@@ -25,6 +25,7 @@
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/protocol/pending_table.hpp"
+#include "core/protocol/versions.hpp"
 #include "core/router.hpp"
 
 namespace boost::asio {
@@ -77,6 +78,9 @@ class call_owner {
   virtual void on_progress(const json::object& params) = 0;
   /// True when the client declared the capability ("sampling", "elicitation", "roots").
   virtual bool client_supports(std::string_view capability) const = 0;
+  /// True when the client takes a 2026-07-28 input_required result itself (it retries with the
+  /// answers); false when mcpmux must ask it with real requests and retry for it.
+  virtual bool takes_input_required() const { return false; }
   /// Sends a request to the client; `done` gets its answer exactly once, unless cancel_ask()
   /// comes first. Returns the request's id on the client connection (0 when it failed at once).
   virtual std::int64_t ask_client(std::string_view method, const json::value& params,
@@ -103,6 +107,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }
+  /// The era the server speaks (unknown until its first handshake, or its cached verdict).
+  mcp::era era() const { return era_; }
   upstream_state state() const { return lc_.state(); }
   /// The state users and callers see: a server whose start is still to come (the manager starts
   /// them one at a time) is as good as connecting.
@@ -194,6 +200,13 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void handle_notification(const message& msg);
   void on_cancelled(const message& msg);
   void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
+  /// Adds a modern server's request _meta to `params` (capabilities as `owner` declared them).
+  void add_era_meta(json::value& params, const std::shared_ptr<call_owner>& owner) const;
+  /// A modern server's input_required for a client that cannot take it: asks the client with
+  /// real requests, then sends the call again with the answers. False when it does not apply.
+  bool fulfil_input(std::uint64_t token, const std::shared_ptr<queued_call>& c, rpc_outcome& out);
+  /// A modern server's listen stream for its list changes.
+  void open_listen();
   bool harmless_twice(const queued_call& c) const;
   std::string not_repeated(const queued_call& c, const call_policy::dropped_call& d,
                            const std::string& why) const;
@@ -221,7 +234,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool tools_from_cache_ = false;
   liveness live_{std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
   std::shared_ptr<rpc_peer> peer_;
-  std::uint64_t generation_ = 0;  ///< bumped per connection; stale callbacks compare it
+  std::uint64_t generation_ = 0;      ///< bumped per connection; stale callbacks compare it
+  mcp::era era_ = mcp::era::unknown;  ///< the verdict of the last handshake (or the cache's)
   int pid_ = -1;
   std::array<std::vector<json::object>, collection_count> lists_;
   json::object capabilities_;
@@ -229,7 +243,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::string instructions_;
   std::string last_error_;
   std::vector<std::pair<std::string, std::string>> notes_;  ///< (method, what went wrong)
-  std::unique_ptr<legacy_handshake> handshake_;             ///< while connecting
+  std::unique_ptr<handshake> handshake_;                    ///< while connecting
   std::optional<steady_clock::time_point> ready_since_;
   std::deque<std::string> log_ring_;
   upstream_stats stats_;
@@ -243,6 +257,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
     std::optional<std::int64_t> progress;  ///< the token this upstream was given, if any
     bool retried = false;                  ///< already resent once after a dropped connection
     reply_form form = reply_form::parsed;
+    int input_rounds = 0;  ///< input_required rounds fulfilled for the client
   };
   struct in_flight {
     std::int64_t wire_id;

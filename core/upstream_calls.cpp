@@ -4,9 +4,11 @@
 // client (sampling, elicitation, roots: asked of the client whose call the server is serving,
 // under that client's ids, and cancelled with it).
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/upstream_detail.hpp"
 
@@ -79,6 +81,7 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
         self->expire_queue();
       return;
     }
+    if (!out.ec && self->fulfil_input(token, c, out)) return;
     self->release_progress(*c);
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
@@ -95,8 +98,132 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
       why = self->not_repeated(*c, drop, why);
     c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
+  add_era_meta(c->params, c->owner.lock());
   auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
   if (id) sent_[token] = in_flight{*id, std::move(c)};
+}
+
+void upstream::add_era_meta(json::value& params, const std::shared_ptr<call_owner>& owner) const {
+  if (era_ != mcp::era::modern) return;
+  if (!params.is_object()) params = json::object{};
+  auto& p = params.as_object();
+  mcp::strip_protocol_meta(p);  // a resend to a server of another era, or a client's own
+  json::object caps;
+  if (owner)
+    for (const char* cap : {"roots", "sampling", "elicitation"})
+      if (owner->client_supports(cap)) caps[cap] = json::object{};
+  auto meta = modern_request_meta(std::move(caps));
+  if (!log_level_.empty()) meta["io.modelcontextprotocol/logLevel"] = log_level_;
+  auto& m = p["_meta"];
+  if (!m.is_object()) m = json::object{};
+  for (auto& [k, v] : meta) m.as_object()[k] = std::move(v);
+}
+
+namespace {
+
+std::string_view capability_of(std::string_view method) {
+  if (method == "elicitation/create") return "elicitation";
+  if (method == "sampling/createMessage") return "sampling";
+  if (method == "roots/list") return "roots";
+  return {};
+}
+
+// The answers of one input_required round, gathered from the client.
+struct input_round {
+  json::object responses;
+  std::size_t left = 0;
+  bool over = false;
+};
+
+}  // namespace
+
+// A modern server's input_required for a legacy client: the client is asked each question as a
+// real request (it declared the capability), and the call is sent again with the answers and
+// the server's requestState — the legacy client never sees MRTR.
+bool upstream::fulfil_input(std::uint64_t token, const std::shared_ptr<queued_call>& c,
+                            rpc_outcome& out) {
+  constexpr int max_rounds = 10;
+  if (era_ != mcp::era::modern || !out.reply || out.reply->kind != message_kind::response)
+    return false;
+  auto& reply = *out.reply;
+  if (!reply.raw.empty()) {
+    if (reply.raw.find("\"input_required\"") == std::string::npos) return false;
+    boost::system::error_code ec;
+    auto v = json::parse(reply.raw, ec);
+    if (ec || !v.is_object()) return false;
+    reply.body = std::move(v.as_object());
+    reply.raw.clear();
+  }
+  const auto* result = reply.body.if_contains("result");
+  const auto* ro = result ? result->if_object() : nullptr;
+  const auto* type = ro ? ro->if_contains("resultType") : nullptr;
+  if (!type || !type->is_string() || type->get_string() != "input_required") return false;
+  auto owner = c->owner.lock();
+  if (owner && owner->takes_input_required()) return false;  // a modern client retries itself
+  const auto refuse = [&](std::string why) {
+    release_progress(*c);
+    c->done(error_reply(rpc_code::invalid_request, "MCP server \"" + cfg_.name + "\" " + why));
+    return true;
+  };
+  if (!owner) return refuse("asked for input after its client left");
+  if (++c->input_rounds > max_rounds)
+    return refuse("asked for input more than " + std::to_string(max_rounds) + " times in one call");
+  json::object requests;
+  if (const auto* r = ro->if_contains("inputRequests"); r && r->is_object())
+    requests = r->get_object();
+  std::optional<std::string> state;
+  if (const auto* st = ro->if_contains("requestState"); st && st->is_string())
+    state = std::string(st->get_string());
+  for (const auto& [key, req] : requests) {
+    const auto* m = req.is_object() ? req.get_object().if_contains("method") : nullptr;
+    const std::string_view method = m && m->is_string() ? std::string_view(m->get_string()) : "";
+    const auto cap = capability_of(method);
+    if (cap.empty())
+      return refuse("asked for an input mcpmux does not know: " + std::string(method));
+    if (!owner->client_supports(cap))
+      return refuse("needs " + std::string(method) + ", which this client did not declare (\"" +
+                    std::string(cap) + "\" capability)");
+  }
+  auto resend = [weak = weak_from_this(), token, c, state](json::object responses) {
+    auto self = weak.lock();
+    if (!self) return;
+    auto& p = c->params.as_object();
+    p["inputResponses"] = std::move(responses);
+    if (state)
+      p["requestState"] = *state;
+    else
+      p.erase("requestState");
+    self->enqueue(token, c);
+    if (self->state() == upstream_state::ready && self->peer_) self->flush_queue();
+  };
+  if (requests.empty()) {  // state only: the server asks to be called again
+    resend({});
+    return true;
+  }
+  auto round = std::make_shared<input_round>();
+  round->left = requests.size();
+  for (const auto& [key, req] : requests) {
+    const auto& rq = req.get_object();
+    const auto* params = rq.if_contains("params");
+    owner->ask_client(
+        rq.at("method").get_string(), params ? *params : json::value(json::object{}),
+        [round, key = std::string(key), resend, c](rpc_outcome a) {
+          if (round->over) return;
+          if (a.ec || !a.reply || a.reply->kind != message_kind::response) {
+            round->over = true;
+            c->done(error_reply(rpc_code::invalid_request,
+                                "the client did not answer the server's question \"" + key + "\"" +
+                                    (a.ec ? ": " + a.ec.message() : "")));
+            return;
+          }
+          round->responses[key] = std::move(a.reply->body["result"]);
+          if (--round->left == 0) {
+            round->over = true;
+            resend(std::move(round->responses));
+          }
+        });
+  }
+  return true;
 }
 
 // A call that may run twice without harm: anything but tools/call (reads, lists, completions,

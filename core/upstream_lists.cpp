@@ -14,6 +14,14 @@ namespace mcpmux {
 // Takes the lists the handshake gathered: good ones are stored, failed ones noted.
 void upstream::finish_handshake() {
   auto hs = std::move(handshake_);
+  era_ = hs->era();
+  if (era_ == mcp::era::modern) {  // no initialize answer told them
+    const auto& name = hs->server_name();
+    log_.info("discovered: {} protocol {}", name.empty() ? "(unnamed)" : name,
+              hs->protocol_version());
+    capabilities_ = hs->capabilities();
+    instructions_ = hs->instructions();
+  }
   for (std::size_t i = 0; i < collection_count; ++i) {
     const auto c = static_cast<collection>(i);
     auto& got = hs->lists()[i];
@@ -28,6 +36,30 @@ void upstream::finish_handshake() {
     }
   }
   become_ready();
+}
+
+// 2026-07-28 servers tell of list changes only on a subscriptions/listen stream: one, open as
+// long as the connection, for the lists the server says change.
+void upstream::open_listen() {
+  json::object filter;
+  const auto changes = [&](const char* cap) {
+    const auto* c = capabilities_.if_contains(cap);
+    const auto* o = c ? c->if_object() : nullptr;
+    const auto* l = o ? o->if_contains("listChanged") : nullptr;
+    return l && l->is_bool() && l->get_bool();
+  };
+  if (changes("tools")) filter["toolsListChanged"] = true;
+  if (changes("prompts")) filter["promptsListChanged"] = true;
+  if (changes("resources")) filter["resourcesListChanged"] = true;
+  if (filter.empty() || !peer_) return;
+  json::value params = json::object{{"notifications", std::move(filter)}};
+  add_era_meta(params, nullptr);
+  peer_->request("subscriptions/listen", params, std::nullopt,
+                 [weak = weak_from_this(), gen = generation_](rpc_outcome out) {
+                   auto self = weak.lock();
+                   if (!self || self->generation_ != gen || out.ec) return;
+                   self->log_.info("the server ended its list-change stream");
+                 });
 }
 
 void upstream::list_failed(collection c, std::string why) {
@@ -96,7 +128,11 @@ std::vector<std::string> upstream::notes() const {
 
 void upstream::store_cache() {
   std::string error;
-  if (!store_cached_tools(cache_dir(), cfg_, tools(), &error)) log_.warn("tool cache: {}", error);
+  const std::string_view era = era_ == mcp::era::modern   ? "modern"
+                               : era_ == mcp::era::legacy ? "legacy"
+                                                          : "";
+  if (!store_cached_tools(cache_dir(), cfg_, tools(), &error, era))
+    log_.warn("tool cache: {}", error);
 }
 
 void upstream::notify(std::string_view method, const json::value& params) {
@@ -111,7 +147,10 @@ void upstream::set_log_level(std::string level) {
 
 // Optional: a server that refuses or ignores it keeps working, with a note in its status.
 void upstream::send_log_level() {
-  if (log_level_.empty() || !peer_ || !capabilities_.contains("logging")) return;
+  // A modern server hears the level with each request instead (add_era_meta).
+  if (log_level_.empty() || !peer_ || !capabilities_.contains("logging") ||
+      era_ == mcp::era::modern)
+    return;
   peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(),
                  optional_call_handler("logging/setLevel"));
 }
@@ -157,7 +196,8 @@ void upstream::relist(collection c) {
 
 void upstream::request_page(std::shared_ptr<list_pager> pager) {
   const auto c = pager->which();
-  const auto params = pager->next_params();
+  json::value params = pager->next_params();
+  add_era_meta(params, nullptr);
   peer_->request(info(c).method, params, timeout_opt(),
                  [weak = weak_from_this(), gen = generation_, pager](rpc_outcome out) {
                    auto self = weak.lock();

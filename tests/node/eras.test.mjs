@@ -9,6 +9,11 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startDaemon, fakeServer, resultText, within, sleep, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
 import { validateMessages, assertReport, readMessages } from './schema.mjs';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import path from 'node:path';
+import { HERE } from './harness.mjs';
+
+const MODERN_JS = path.join(HERE, 'modern_server.mjs');
 
 const MODERN = '2026-07-28';
 
@@ -139,5 +144,120 @@ describe('2026-07-28 client through mcpmux connect, legacy servers behind', () =
     const r = await auto.callTool({ name: 'fake__echo', arguments: { text: 'auto' } });
     assert.equal(resultText(r), 'auto');
     await auto.close();
+  });
+});
+
+describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
+  let daemon;
+  let legacy;
+  let modern;
+  const legacyElicited = [];
+  const legacyChanged = [];
+
+  before(async () => {
+    daemon = await startDaemon((dir) => ({
+      daemon: { timeout_ms: 20000 },
+      servers: {
+        // Through tap_bridge: `.sent` holds what mcpmux sent the server.
+        modern: { command: NODE, args: [TAP_BRIDGE, path.join(dir, 'modern-upstream.jsonl'), '--', NODE, MODERN_JS] },
+        pinned: { command: NODE, args: [MODERN_JS], era: 'modern' },
+        fake: fakeServer(),
+      },
+    }));
+    legacy = await daemon.connect({
+      capture: 'legacy.jsonl',
+      capabilities: { elicitation: {} },
+      setup(c) {
+        c.setRequestHandler(ElicitRequestSchema, (req) => {
+          legacyElicited.push(req.params);
+          return { action: 'accept', content: { ok: true } };
+        });
+        c.setNotificationHandler(ToolListChangedNotificationSchema, () => legacyChanged.push(Date.now()));
+      },
+    });
+    modern = await connectV2(daemon, {
+      capabilities: { elicitation: { form: {} } },
+      setup(c) {
+        c.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { ok: false } }));
+      },
+    });
+  });
+
+  after(async () => {
+    await modern?.close().catch(() => {});
+    await daemon?.stop();
+  });
+
+  it('auto detects the era (server/discover) and status shows it', async () => {
+    const st = await daemon.status();
+    const by = Object.fromEntries(st.servers.map((s) => [s.name, s]));
+    assert.equal(by.modern.era, 'modern');
+    assert.equal(by.modern.era_setting, 'auto');
+    assert.equal(by.pinned.era, 'modern');
+    assert.equal(by.fake.era, 'legacy');
+  });
+
+  it('a legacy client lists and calls the modern server', async () => {
+    const { tools } = await legacy.listTools();
+    const names = tools.map((t) => t.name);
+    assert.ok(names.includes('modern__echo') && names.includes('fake__echo'), names.join(' '));
+    const r = await legacy.callTool({ name: 'modern__echo', arguments: { text: 'from 2025' } });
+    assert.equal(resultText(r), 'from 2025');
+  });
+
+  it('progress of the modern server reaches the legacy client', async () => {
+    const seen = [];
+    const r = await legacy.callTool({ name: 'modern__slow', arguments: { steps: 3 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
+    assert.equal(resultText(r), 'done 3');
+    assert.deepEqual(seen, [1, 2, 3]);
+  });
+
+  it('the modern server asks for input: the legacy client gets a real elicitation, never MRTR', async () => {
+    const r = await legacy.callTool({ name: 'modern__confirm', arguments: { what: 'deploy' } });
+    assert.equal(legacyElicited.length, 1);
+    assert.equal(legacyElicited[0].message, 'Really deploy?');
+    assert.equal(resultText(r), 'confirmed=true state=confirm:deploy');
+    const got = readMessages(legacy.captureFile);
+    assert.ok(!got.some((m) => m.result?.resultType === 'input_required'), 'the legacy client saw input_required');
+  });
+
+  it('a modern client gets the server s own input_required and retries through mcpmux', async () => {
+    const r = await modern.callTool({ name: 'modern__confirm', arguments: { what: 'ship' } });
+    assert.equal(resultText(r), 'confirmed=false state=confirm:ship');
+  });
+
+  it('a list change of the modern server reaches legacy clients as list_changed', async () => {
+    legacyChanged.length = 0;
+    await legacy.callTool({ name: 'modern__add_tool', arguments: {} });
+    const deadline = Date.now() + 5000;
+    let names = [];
+    while (Date.now() < deadline) {
+      names = (await legacy.listTools()).tools.map((t) => t.name);
+      if (names.some((n) => n.startsWith('modern__added_'))) break;
+      await sleep(50);
+    }
+    assert.ok(names.some((n) => n.startsWith('modern__added_')), names.join(' '));
+    assert.ok(legacyChanged.length > 0, 'no tools/list_changed');
+  });
+
+  it('schema: everything mcpmux sent the modern server is valid MCP 2026-07-28', async () => {
+    const report = validateMessages(daemon.path('modern-upstream.jsonl.sent'), {
+      version: MODERN,
+      who: 'mcpmux → modern server',
+      asked: new Map(),
+      requests: {
+        'server/discover': 'DiscoverRequest',
+        'tools/list': 'ListToolsRequest',
+        'tools/call': 'CallToolRequest',
+        'subscriptions/listen': 'SubscriptionsListenRequest',
+      },
+      notifications: { 'notifications/cancelled': 'CancelledNotification' },
+      results: {},
+    });
+    assertReport(report, ['DiscoverRequest', 'ListToolsRequest', 'CallToolRequest', 'SubscriptionsListenRequest']);
+    const sent = readMessages(daemon.path('modern-upstream.jsonl.sent'));
+    assert.ok(!sent.some((m) => m.method === 'initialize' || m.method === 'ping'), 'a legacy request went to the modern server');
   });
 });

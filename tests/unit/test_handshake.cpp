@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using act = handshake_action;
-using time_point = legacy_handshake::clock::time_point;
+using time_point = handshake::clock::time_point;
 
 const time_point t0 = time_point{} + 1000h;
 
@@ -51,7 +51,7 @@ std::vector<std::string> names(const std::vector<json::object>& items, std::stri
 
 // A machine past initialize, the listener and notifications/initialized: its tools/list is out.
 struct started {
-  legacy_handshake hs;
+  handshake hs;
   time_point now = t0;
   act tools_request;
 
@@ -72,7 +72,7 @@ struct started {
 };
 
 TEST(LegacyHandshake, InitializeAsksForTheLatestRevisionWithTheClientCapabilities) {
-  legacy_handshake hs(5s, "s");
+  handshake hs(5s, "s");
   auto a = hs.start(t0);
   ASSERT_EQ(a.what, act::send);
   EXPECT_EQ(a.method, "initialize");
@@ -86,7 +86,7 @@ TEST(LegacyHandshake, InitializeAsksForTheLatestRevisionWithTheClientCapabilitie
 }
 
 TEST(LegacyHandshake, TheWholeOrderWithPagesAndEveryDeclaredList) {
-  legacy_handshake hs(10s, "s");
+  handshake hs(10s, "s");
   hs.start(t0);
   auto a = hs.on_reply(result(init_result(R"({"tools":{},"resources":{},"prompts":{}})")), t0);
   ASSERT_EQ(a.what, act::open_listener);
@@ -122,19 +122,19 @@ TEST(LegacyHandshake, TheWholeOrderWithPagesAndEveryDeclaredList) {
 }
 
 TEST(LegacyHandshake, ARefusedInitializeOrAnOldRevisionFailsTheStart) {
-  legacy_handshake a(5s, "s");
+  handshake a(5s, "s");
   a.start(t0);
   auto step = a.on_reply(error_reply(-32600), t0);
   EXPECT_EQ(step.what, act::fail);
   EXPECT_THAT(step.error, HasSubstr("initialize failed"));
 
-  legacy_handshake b(5s, "s");
+  handshake b(5s, "s");
   b.start(t0);
   step = b.on_reply(result(init_result("{}", "2023-01-01")), t0);
   EXPECT_EQ(step.what, act::fail);
   EXPECT_THAT(step.error, HasSubstr("unsupported protocol version \"2023-01-01\""));
 
-  legacy_handshake c(5s, "s");
+  handshake c(5s, "s");
   c.start(t0);
   step = c.on_reply(result(R"({"capabilities":{}})"), t0);
   EXPECT_EQ(step.what, act::fail);
@@ -196,7 +196,7 @@ TEST(LegacyHandshake, ToolsAreAskedEvenWithoutTheCapability) {
 }
 
 TEST(LegacyHandshake, TheDeadlineFailsTheHandshakeButNotTheOptionalLists) {
-  legacy_handshake a(2s, "srv");
+  handshake a(2s, "srv");
   a.start(t0);
   auto step = a.on_deadline(t0 + 2s);
   EXPECT_EQ(step.what, act::fail);
@@ -212,7 +212,7 @@ TEST(LegacyHandshake, TheDeadlineFailsTheHandshakeButNotTheOptionalLists) {
 }
 
 TEST(LegacyHandshake, NoTimeoutMeansNoDeadlineAndNoListenerLimit) {
-  legacy_handshake hs(0ms, "s");
+  handshake hs(0ms, "s");
   auto a = hs.start(t0);
   EXPECT_FALSE(hs.deadline());
   a = hs.on_reply(result(init_result("{}")), t0);

@@ -1,0 +1,50 @@
+// modern_server.mjs — an MCP server of the 2026-07-28 era only, on the official v2 server SDK
+// (@modelcontextprotocol/server 2.4.0, `legacy: 'reject'`: initialize is refused with -32022),
+// for the era tests. Tools: echo {text}, slow {steps} (progress), confirm {what} (asks for
+// input with an input_required result: an elicitation), add_tool (a new tool 100 ms later:
+// tools/list_changed on the listen stream). LEGACY=serve makes it dual-era.
+import { McpServer, inputRequired, acceptedContent } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import * as z from 'zod/v4';
+
+let added = 0;
+
+function build() {
+  const server = new McpServer({ name: 'modern-fixture', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Echo the text', inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  server.registerTool('slow', { description: 'Report progress, then answer', inputSchema: z.object({ steps: z.number().int() }) },
+    async ({ steps }, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        if (token !== undefined)
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+      }
+      await new Promise((r) => setTimeout(r, 30));
+      return { content: [{ type: 'text', text: `done ${steps}` }] };
+    });
+  server.registerTool('confirm', { description: 'Ask the user to confirm', inputSchema: z.object({ what: z.string() }) },
+    async ({ what }, ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, 'ok', z.object({ ok: z.boolean() }));
+      if (answer === undefined)
+        return inputRequired({
+          inputRequests: {
+            ok: inputRequired.elicit({
+              message: `Really ${what}?`,
+              requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+            }),
+          },
+          requestState: `confirm:${what}`,
+        });
+      return { content: [{ type: 'text', text: `confirmed=${answer.ok} state=${ctx.mcpReq.requestState?.() ?? '-'}` }] };
+    });
+  server.registerTool('add_tool', { description: 'Add a tool (tools/list_changed)' }, async () => {
+    const name = `added_${++added}`;
+    setTimeout(() => server.registerTool(name, { description: 'added later' }, async () => ({ content: [{ type: 'text', text: name }] })), 100);
+    return { content: [{ type: 'text', text: `adding ${name}` }] };
+  });
+  return server;
+}
+
+serveStdio(build, { legacy: process.env.LEGACY === 'serve' ? 'serve' : 'reject', onerror: (e) => console.error('modern-fixture:', e.message) });
