@@ -1,6 +1,10 @@
 // Integration tests of the 2026-07-28 era on the socket: a modern client (per-request _meta, no
 // initialize) beside legacy ones, in front of legacy servers — server/discover, cache hints,
 // per-request validation, subscriptions/listen, and a server's elicitation bridged to MRTR.
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include "tests/integration/harness.hpp"
 
 namespace mcpmux::test {
@@ -239,6 +243,86 @@ TEST_F(eras, a_modern_client_never_hears_legacy_broadcasts) {
   // Without a listen stream the modern client is told nothing (it re-lists when its cache
   // expires).
   EXPECT_FALSE(c.wait_notification("notifications/tools/list_changed", 300ms).has_value());
+}
+
+}  // namespace
+}  // namespace mcpmux::test
+
+namespace mcpmux::test {
+namespace {
+
+class upstream_eras : public daemon_test {};
+
+json::object server_of(const json::value& status, std::string_view name) {
+  for (const auto& s : status.at("servers").as_array())
+    if (s.at("name") == json::value(name)) return s.as_object();
+  return {};
+}
+
+TEST_F(upstream_eras, a_server_that_dies_on_the_probe_is_legacy_and_comes_up_at_once) {
+  const std::string log = dir_.path() + "/d.log";
+  auto& d = start(fake_server_table("dies", {"--fault", "server/discover=exit", "--log", log}));
+  auto st = d.status();
+  auto s = server_of(st, "dies");
+  EXPECT_EQ(s.at("state"), "ready") << json::serialize(st);
+  EXPECT_EQ(s.at("era"), "legacy");
+  EXPECT_EQ(s.at("errors"), 0);
+  // The second process was initialized straight away: its first request is initialize.
+  const auto lines = read_lines(log);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("tools/list"), std::string::npos) << lines.back();
+  client c = connect_initialized();
+  EXPECT_EQ(first_text(*c.call("dies__echo", json::object{{"text", "up"}})), "up");
+  EXPECT_TRUE(d.wait_for_log("exited on the era probe"));
+}
+
+TEST_F(upstream_eras, a_pinned_era_is_not_probed_and_a_wrong_pin_fails_clearly) {
+  const std::string log = dir_.path() + "/l.log";
+  auto& d = start(fake_server_table("old", {"--log", log}, "era = \"legacy\"\n") +
+                      fake_server_table("wrong", {}, "era = \"modern\"\n"),
+                  {}, false);
+  ASSERT_TRUE(d.wait_ready({"old"}));
+  EXPECT_EQ(read_file(log).find("server/discover"), std::string::npos);
+  // A legacy server pinned modern: discover is refused, and nothing falls back.
+  json::object wrong;
+  for (int i = 0; i < 100; ++i) {
+    wrong = server_of(d.status(), "wrong");
+    if (!wrong.at("last_error").is_null()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_NE(wrong.at("state"), "ready");
+  EXPECT_NE(std::string(wrong.at("last_error").as_string()).find("server/discover failed"),
+            std::string::npos)
+      << json::serialize(wrong);
+}
+
+TEST_F(upstream_eras, the_verdict_is_kept_with_the_tool_cache_so_a_restart_does_not_probe) {
+  const std::string log = dir_.path() + "/v.log";
+  auto& d = start(fake_server_table("v", {"--log", log}));
+  EXPECT_EQ(server_of(d.status(), "v").at("era"), "legacy");
+  d.stop();
+  daemon_.reset();
+  std::filesystem::remove(log);
+  auto& again = start(fake_server_table("v", {"--log", log}));
+  EXPECT_EQ(server_of(again.status(), "v").at("era"), "legacy");
+  const auto lines = read_lines(log);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("\"initialize\""), std::string::npos) << lines.front();
+  EXPECT_EQ(read_file(log).find("server/discover"), std::string::npos);
+}
+
+TEST(era_config, era_values_are_checked) {
+  temp_dir dir;
+  const auto path = dir.path() + "/c.toml";
+  std::ofstream(path) << "[servers.a]\ncommand = \"x\"\nera = \"2026\"\n";
+  auto r = run_process({mcpmuxd_path(), "--check-config", "--config", path});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("era"), std::string::npos) << r.err;
+  std::ofstream(path) << "[servers.a]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/mcp\"\nera = "
+                         "\"modern\"\n";
+  r = run_process({mcpmuxd_path(), "--check-config", "--config", path});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("stdio"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -240,3 +240,106 @@ TEST(ListPager, SkipsBadAndRepeatedItemsAndStopsAtARepeatedCursor) {
 
 }  // namespace
 }  // namespace mcpmux
+
+// ---------------------------------------------------------------------------------------------
+// The 2026-07-28 era and its detection.
+
+namespace mcpmux {
+namespace {
+
+std::string discover_result(std::string_view versions = R"(["2026-07-28"])") {
+  return R"({"resultType":"complete","supportedVersions":)" + std::string(versions) +
+         R"(,"capabilities":{"tools":{"listChanged":true}},"instructions":"modern",)"
+         R"("ttlMs":0,"cacheScope":"public",)"
+         R"("_meta":{"io.modelcontextprotocol/serverInfo":{"name":"m","version":"1"}}})";
+}
+
+message error_with(int code, std::string_view data) {
+  return reply(R"({"jsonrpc":"2.0","id":1,"error":{"code":)" + std::to_string(code) +
+               R"(,"message":"no","data":)" + std::string(data) + "}}");
+}
+
+TEST(EraHandshake, DetectingAModernServerGoesFromDiscoverStraightToItsLists) {
+  handshake hs(10s, "s", era_policy::detect);
+  auto a = hs.start(t0);
+  ASSERT_EQ(a.what, act::send);
+  EXPECT_EQ(a.method, "server/discover");
+  EXPECT_EQ(a.params.at("_meta").at("io.modelcontextprotocol/protocolVersion"), "2026-07-28");
+  ASSERT_TRUE(a.timeout.has_value());
+  EXPECT_EQ(*a.timeout, handshake::probe_timeout);
+  EXPECT_TRUE(hs.probing());
+  a = hs.on_reply(result(discover_result()), t0);
+  EXPECT_FALSE(hs.probing());
+  EXPECT_EQ(hs.era(), mcp::era::modern);
+  EXPECT_EQ(hs.protocol_version(), "2026-07-28");
+  EXPECT_EQ(hs.instructions(), "modern");
+  EXPECT_EQ(hs.server_name(), "m");
+  ASSERT_EQ(a.what, act::send);  // no initialize, no listener, no notifications/initialized
+  EXPECT_EQ(a.method, "tools/list");
+  EXPECT_TRUE(
+      a.params.at("_meta").as_object().contains("io.modelcontextprotocol/clientCapabilities"));
+  a = hs.on_reply(
+      result(
+          R"({"resultType":"complete","tools":[{"name":"t","inputSchema":{"type":"object"}}],"ttlMs":0,"cacheScope":"public"})"),
+      t0);
+  EXPECT_EQ(a.what, act::ready);
+  EXPECT_THAT(names(hs.lists()[0].items, "name"), ElementsAre("t"));
+}
+
+TEST(EraHandshake, ALegacyAnswerOrSilenceToTheProbeMeansInitializeOnTheSameConnection) {
+  for (int silent = 0; silent < 2; ++silent) {
+    SCOPED_TRACE(silent ? "no answer" : "-32601");
+    handshake hs(10s, "s", era_policy::detect);
+    hs.start(t0);
+    auto a = silent ? hs.on_no_answer(t0 + 3s) : hs.on_reply(error_reply(-32601), t0);
+    ASSERT_EQ(a.what, act::send);
+    EXPECT_EQ(a.method, "initialize");
+    a = hs.on_reply(result(init_result("{}")), t0);
+    EXPECT_EQ(a.what, act::open_listener);
+    EXPECT_EQ(hs.era(), mcp::era::legacy);
+  }
+}
+
+TEST(EraHandshake, AModernRefusalIsNotAFallbackUnlessTheServerAlsoSpeaksLegacy) {
+  {
+    handshake hs(10s, "s", era_policy::detect);
+    hs.start(t0);
+    auto a = hs.on_reply(
+        error_with(-32022, R"({"supported":["2027-01-01"],"requested":"2026-07-28"})"), t0);
+    EXPECT_EQ(a.what, act::fail);
+    EXPECT_THAT(a.error, HasSubstr("server/discover failed"));
+  }
+  {
+    handshake hs(10s, "s", era_policy::detect);
+    hs.start(t0);
+    auto a = hs.on_reply(
+        error_with(-32022, R"({"supported":["2025-11-25"],"requested":"2026-07-28"})"), t0);
+    ASSERT_EQ(a.what, act::send);
+    EXPECT_EQ(a.method, "initialize");
+  }
+}
+
+TEST(EraHandshake, PinnedModernFailsWhereDetectionWouldFallBack) {
+  handshake hs(10s, "s", era_policy::modern);
+  auto a = hs.start(t0);
+  EXPECT_FALSE(a.timeout.has_value());  // the handshake's deadline bounds it, not the probe's
+  a = hs.on_reply(error_reply(-32601), t0);
+  EXPECT_EQ(a.what, act::fail);
+}
+
+TEST(EraHandshake, ACachedLegacyVerdictInitializesFirstAndTriesDiscoverWhenRefused) {
+  handshake hs(10s, "s", era_policy::legacy_first);
+  auto a = hs.start(t0);
+  EXPECT_EQ(a.method, "initialize");
+  EXPECT_FALSE(hs.probing());
+  a = hs.on_reply(error_with(-32022, R"({"supported":["2026-07-28"],"requested":"2025-11-25"})"),
+                  t0);
+  ASSERT_EQ(a.what, act::send);
+  EXPECT_EQ(a.method, "server/discover");
+  a = hs.on_reply(result(discover_result()), t0);
+  EXPECT_EQ(hs.era(), mcp::era::modern);
+  EXPECT_EQ(a.method, "tools/list");
+}
+
+}  // namespace
+}  // namespace mcpmux
