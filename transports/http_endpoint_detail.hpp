@@ -52,6 +52,9 @@ inline std::string_view sv(beast::string_view s) {
   return {s.data(), s.size()};
 }
 
+/// The HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400 for the protocol's
+/// own refusals (-32020…-32022), else 200.
+http::status modern_status(std::string_view json_reply);
 response make_response(http::status s, bool keep_alive, std::string body = {},
                        std::string_view content_type = "application/json");
 /// An HTTP error whose body is a JSON-RPC error without id, as the spec suggests.
@@ -67,6 +70,7 @@ struct stream {
   std::string id_key;        // POST: serialized id
   std::string progress_key;  // POST: serialized _meta.progressToken; "" = none
   bool priming = false;      // send an id-only event when the stream opens
+  bool modern = false;       // a 2026-07-28 request: HTTP status by the answer's error code
   std::optional<std::string> json_reply;
   bool sse = false;                // the response is text/event-stream
   std::deque<std::string> frames;  // SSE frames not yet written
@@ -222,6 +226,10 @@ class endpoint_impl final : public http_endpoint,
   awaitable<bool> handle_get(conn_ptr c, request& req);
   awaitable<bool> handle_delete(conn_ptr c, request& req);
   std::shared_ptr<http_session> create_session();
+  // ---- /mcp in the 2026-07-28 era (http_endpoint_modern.cpp) ---------------------------------
+  /// True when a POST is of the modern era (its MCP-Protocol-Version, or its body's _meta).
+  static bool modern_post(const request& req, const message& msg);
+  awaitable<bool> handle_modern_post(conn_ptr c, request& req, message msg);
   static void watch_peer(const conn_ptr& c);
   awaitable<bool> write_chunk(connection& c, std::string_view data);
   awaitable<bool> run_stream(conn_ptr c, std::shared_ptr<http_session> s, stream_ptr st,

@@ -26,6 +26,7 @@ constexpr std::string_view priming_version = "2025-11-25";
 std::string supported_versions() {
   std::string out;
   for (auto v : mcp::legacy_versions) out += std::string(out.empty() ? "" : ", ") + std::string(v);
+  for (auto v : mcp::modern_versions) out += ", " + std::string(v);
   return out;
 }
 
@@ -85,7 +86,7 @@ std::variant<std::shared_ptr<http_session>, response> endpoint_impl::find_sessio
 std::optional<response> endpoint_impl::check_version(const request& req) const {
   for (const auto& field : boost::make_iterator_range(req.equal_range("MCP-Protocol-Version"))) {
     const auto v = sv(field.value());
-    if (mcp::is_legacy_version(v)) continue;
+    if (v.empty() || mcp::is_legacy_version(v) || mcp::is_modern_version(v)) continue;
     return error_response(http::status::bad_request, req.keep_alive(), http_error_code,
                           "Bad Request: unsupported MCP-Protocol-Version \"" + clip(v, 40) +
                               "\" (supported: " + supported_versions() + ")");
@@ -120,6 +121,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
         *c, error_response(http::status::bad_request, ka, err->code, std::move(text)));
   }
   auto& msg = std::get<message>(parsed);
+  if (modern_post(req, msg)) co_return co_await handle_modern_post(c, req, std::move(msg));
   const bool is_request = msg.kind == message_kind::request;
   const bool is_initialize = is_request && msg.method() == "initialize";
   std::shared_ptr<http_session> s;
@@ -173,6 +175,13 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
 
 awaitable<bool> endpoint_impl::handle_get(conn_ptr c, request& req) {
   const bool ka = req.keep_alive();
+  if (mcp::is_modern_version(sv(req["MCP-Protocol-Version"]))) {  // no GET stream in 2026-07-28
+    auto res = error_response(http::status::method_not_allowed, ka, http_error_code,
+                              "Method Not Allowed: MCP 2026-07-28 has no GET stream; POST "
+                              "subscriptions/listen");
+    res.set(http::field::allow, "POST");
+    co_return co_await reply(*c, std::move(res));
+  }
   if (!accepts(sv(req[http::field::accept]), "text/event-stream"))
     co_return co_await reply(*c,
                              error_response(http::status::not_acceptable, ka, http_error_code,
@@ -195,6 +204,12 @@ awaitable<bool> endpoint_impl::handle_get(conn_ptr c, request& req) {
 }
 
 awaitable<bool> endpoint_impl::handle_delete(conn_ptr c, request& req) {
+  if (mcp::is_modern_version(sv(req["MCP-Protocol-Version"]))) {  // no sessions to end
+    auto res = error_response(http::status::method_not_allowed, req.keep_alive(), http_error_code,
+                              "Method Not Allowed: MCP 2026-07-28 has no sessions");
+    res.set(http::field::allow, "POST");
+    co_return co_await reply(*c, std::move(res));
+  }
   auto found = find_session(req);
   if (auto* r = std::get_if<response>(&found)) co_return co_await reply(*c, std::move(*r));
   std::get<std::shared_ptr<http_session>>(found)->terminate("the client ended the session");
@@ -268,7 +283,8 @@ awaitable<bool> endpoint_impl::run_stream(conn_ptr c, std::shared_ptr<http_sessi
       break;
     }
     if (!st->sse && st->json_reply) {
-      auto res = make_response(http::status::ok, ka && !closed_, std::move(*st->json_reply));
+      const auto status = st->modern ? modern_status(*st->json_reply) : http::status::ok;
+      auto res = make_response(status, ka && !closed_, std::move(*st->json_reply));
       st->json_reply.reset();
       if (!session_header.empty()) res.set("Mcp-Session-Id", session_header);
       clean = co_await reply(*c, std::move(res));

@@ -577,5 +577,65 @@ TEST_F(http_endpoint_test, NonLoopbackAddressIsRefused) {
   EXPECT_NE(r.err.find("http_allow_remote"), std::string::npos) << r.err;
 }
 
+// ---- 2026-07-28 on /mcp ----------------------------------------------------------------------
+
+TEST_F(http_endpoint_test, ModernPostsAreStatelessAndTheirHeadersAreChecked) {
+  start_http();
+  const json::object meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                          {"io.modelcontextprotocol/clientCapabilities", json::object{}}};
+  const auto modern = [&](const json::value& msg, header_list extra, bool drop_defaults = false) {
+    header_list h = mcp_headers;
+    if (!drop_defaults) {
+      h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+      h.emplace_back("Mcp-Method", std::string(msg.at("method").as_string()));
+    }
+    for (auto& e : extra) h.push_back(std::move(e));
+    return exchange("POST", "/mcp", h, json::serialize(msg));
+  };
+  // A call answered as JSON, with resultType, and no session.
+  auto r = modern(call(1, "f__echo", {{"text", "hi"}}, meta), {{"Mcp-Name", "f__echo"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.header("mcp-session-id"), "");
+  EXPECT_EQ(r.json().at_pointer("/result/resultType"), "complete") << r.body;
+  EXPECT_EQ(r.json().at_pointer("/result/content/0/text"), "hi") << r.body;
+  // The headers: missing or disagreeing → 400 with -32020; each refusal harms nothing.
+  const std::pair<header_list, bool> bad[] = {
+      {{}, true},  // no version, no method
+      {{{"Mcp-Name", "f__echo"}, {"MCP-Protocol-Version", "2026-07-28"}}, true},  // no method
+      {{{"Mcp-Name", "other"}}, false},                                           // wrong name
+      {{}, false},                                                                // no name
+      {{{"Mcp-Name", "=?base64?!!!?="}}, false},                                  // bad encoding
+  };
+  for (const auto& [headers, drop] : bad) {
+    r = modern(call(2, "f__echo", {{"text", "x"}}, meta), headers, drop);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json().at_pointer("/error/code"), -32020) << r.body;
+  }
+  r = modern(call(3, "f__echo", {{"text", "b64"}}, meta),
+             {{"Mcp-Name", "=?base64?Zl9fZWNobw==?="}});
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Meta errors are 400 (-32602, -32022); an unknown method is 404.
+  r = modern(call(4, "f__echo", {}, json::object{}), {{"Mcp-Name", "f__echo"}});
+  EXPECT_EQ(r.status, 400);
+  json::object old = meta;
+  old["io.modelcontextprotocol/protocolVersion"] = "2099-01-01";
+  r = modern(call(5, "f__echo", {}, old),
+             {{"Mcp-Name", "f__echo"}, {"MCP-Protocol-Version", "2099-01-01"}}, true);
+  EXPECT_EQ(r.status, 400) << r.body;
+  json::value unknown = {
+      {"jsonrpc", "2.0"}, {"id", 6}, {"method", "no/such"}, {"params", {{"_meta", meta}}}};
+  r = modern(unknown, {});
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(r.json().at_pointer("/error/code"), -32601);
+  // No GET stream, no DELETE in this era.
+  header_list g = mcp_headers;
+  g.emplace_back("MCP-Protocol-Version", "2026-07-28");
+  EXPECT_EQ(exchange("GET", "/mcp", g).status, 405);
+  EXPECT_EQ(exchange("DELETE", "/mcp", g).status, 405);
+  // The daemon is fine, and legacy sessions still work.
+  const auto sid = open_session();
+  EXPECT_EQ(post(sid, call(7, "f__echo", {{"text", "legacy"}})).status, 200);
+}
+
 }  // namespace
 }  // namespace mcpmux::test

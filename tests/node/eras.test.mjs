@@ -5,9 +5,11 @@
 // and everything mcpmux sent the client validated against the 2026-07-28 schema.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyHTTP } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startDaemon, fakeServer, resultText, within, sleep, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
+import { startDaemon, fakeServer, resultText, within, sleep, freePort, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
 import { validateMessages, assertReport, readMessages } from './schema.mjs';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import path from 'node:path';
@@ -259,5 +261,125 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
     assertReport(report, ['DiscoverRequest', 'ListToolsRequest', 'CallToolRequest', 'SubscriptionsListenRequest']);
     const sent = readMessages(daemon.path('modern-upstream.jsonl.sent'));
     assert.ok(!sent.some((m) => m.method === 'initialize' || m.method === 'ping'), 'a legacy request went to the modern server');
+  });
+});
+
+
+describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP client', () => {
+  let daemon;
+  let url;
+  let client;
+  const elicited = [];
+  const changed = [];
+
+  // A raw modern POST: the headers a 2026-07-28 client sends unless `headers` overrides them.
+  async function post(body, headers = {}) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': body.method,
+        ...(body.params?.name ? { 'mcp-name': body.params.name } : {}),
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: text.startsWith('{') ? JSON.parse(text) : null, headers: res.headers };
+  }
+  const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/mcp`;
+    daemon = await startDaemon({
+      daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}` },
+      servers: { fake: fakeServer(), modern: { command: NODE, args: [MODERN_JS] } },
+    });
+    client = new Client({ name: 'v2-http', version: '1.0.0' }, {
+      versionNegotiation: { mode: { pin: MODERN } },
+      capabilities: { elicitation: { form: {} } },
+    });
+    client.setRequestHandler('elicitation/create', async (req) => {
+      elicited.push(req.params);
+      return { action: 'accept', content: { answer: 'http answer', ok: true } };
+    });
+    client.setNotificationHandler('notifications/tools/list_changed', () => changed.push(Date.now()));
+    await within(15000, client.connect(new StreamableHTTPClientTransport(new URL(url))), 'v2 http connect');
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    await daemon?.stop();
+  });
+
+  it('the v2 client speaks 2026-07-28 over HTTP: tools, a call, progress', async () => {
+    assert.equal(client.getProtocolEra(), 'modern');
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('fake__echo') && names.includes('modern__echo'), names.join(' '));
+    assert.equal(resultText(await client.callTool({ name: 'fake__echo', arguments: { text: 'over http' } })), 'over http');
+    const seen = [];
+    const r = await client.callTool({ name: 'modern__slow', arguments: { steps: 3 } }, { onprogress: (p) => seen.push(p.progress) });
+    assert.equal(resultText(r), 'done 3');
+    assert.deepEqual(seen, [1, 2, 3]);
+  });
+
+  it('elicitation both ways over HTTP: a legacy server (MRTR by mcpmux) and a modern one', async () => {
+    const a = await client.callTool({ name: 'fake__elicit', arguments: { message: 'name?' } });
+    assert.match(resultText(a), /http answer/);
+    const b = await client.callTool({ name: 'modern__confirm', arguments: { what: 'merge' } });
+    assert.equal(resultText(b), 'confirmed=true state=confirm:merge');
+    assert.equal(elicited.length, 2);
+  });
+
+  it('a list change arrives on a listen stream (SSE)', async () => {
+    const sub = await client.listen({ toolsListChanged: true });
+    assert.equal(sub.honoredFilter?.toolsListChanged, true);
+    await client.callTool({ name: 'fake__list_changed', arguments: {} });
+    const deadline = Date.now() + 5000;
+    while (changed.length === 0 && Date.now() < deadline) await sleep(20);
+    assert.ok(changed.length > 0, 'no tools/list_changed on the listen stream');
+    await sub.close();
+  });
+
+  it('the HTTP rules: headers checked, no session, no GET, unknown method 404', async () => {
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } };
+    const ok = await post(list);
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.headers.get('mcp-session-id'), null);
+    assert.equal(ok.json.result.resultType, 'complete');
+    let r = await post(list, { 'mcp-protocol-version': '' });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.error.code, -32020);
+    r = await post(list, { 'mcp-method': 'tools/call' });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, -32020);
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fake__echo', arguments: { text: 'x' }, _meta: meta } };
+    r = await post(call, { 'mcp-name': 'other' });
+    assert.equal(r.status, 400);
+    assert.match(r.json.error.message, /Mcp-Name/);
+    r = await post(call, { 'mcp-name': `=?base64?${Buffer.from('fake__echo').toString('base64')}?=` });
+    assert.equal(r.status, 200, r.text);
+    r = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }, { 'mcp-protocol-version': '2099-01-01' });
+    assert.equal(r.status, 400);
+    r = await post({ jsonrpc: '2.0', id: 4, method: 'nope/nothing', params: { _meta: meta } });
+    assert.equal(r.status, 404);
+    assert.equal(r.json.error.code, -32601);
+    r = await post({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, -32602);
+    const get = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': MODERN } });
+    assert.equal(get.status, 405);
+    await get.text();
+  });
+
+  it('a legacy HTTP client (SDK 1.x, sessions) keeps working beside it', async () => {
+    const legacy = new LegacyClient({ name: 'legacy-http', version: '1' });
+    await legacy.connect(new LegacyHTTP(new URL(url)));
+    const r = await legacy.callTool({ name: 'modern__echo', arguments: { text: 'legacy over http' } });
+    assert.equal(resultText(r), 'legacy over http');
+    await legacy.close();
   });
 });

@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,18 @@ export const MEMORY_JS = path.join(MODULES, 'server-memory/dist/index.js');
 export const FILESYSTEM_JS = path.join(MODULES, 'server-filesystem/dist/index.js');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 /** TOML basic string. */
 export function tomlString(s) {

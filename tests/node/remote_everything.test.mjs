@@ -5,19 +5,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import net from 'node:net';
-import { startDaemon, NODE, EVERYTHING_JS, resultText, within } from './harness.mjs';
+import { startDaemon, freePort, NODE, EVERYTHING_JS, resultText, within } from './harness.mjs';
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 // Starts server-everything in `mode` on a free port; resolves once it says it listens.
 async function startEverything(mode) {
