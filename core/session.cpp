@@ -201,11 +201,11 @@ void session::handle_request(message& msg) {
   }
   // The first MCP request decides the era: initialize (legacy), or a request that names its
   // version in _meta (2026-07-28). A connection keeps its era.
-  if (era_ == mcp::era::unknown && method != "ping") {
-    if (method == "initialize")
-      era_ = mcp::era::legacy;
-    else if (method == "server/discover" || mcp::has_modern_meta(msg.params()))
+  if (era_ == mcp::era::unknown) {
+    if (method == "server/discover" || mcp::has_modern_meta(msg.params()))
       era_ = mcp::era::modern;
+    else if (method == "initialize")
+      era_ = mcp::era::legacy;
   }
   if (era_ == mcp::era::modern) return handle_modern(msg);
   if (method == "initialize") return initialize(msg);

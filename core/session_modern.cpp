@@ -48,10 +48,10 @@ std::string modern_list_members(const manager::cache_hint& hint) {
 void session::handle_modern(message& msg) {
   const auto method = msg.method();
   const auto& id = msg.id();
-  if (method == "initialize")
-    return reply_error(id, rpc_code::invalid_request,
-                       "Invalid Request: this connection speaks MCP 2026-07-28 (its first request "
-                       "said so); initialize belongs to the 2025-11-25 era");
+  if (method == "initialize")  // a connection keeps the era its first request chose
+    return reply_error(id, rpc_code::method_not_found,
+                       "Method not found: initialize is not part of MCP 2026-07-28 (this "
+                       "connection's first request named 2026-07-28)");
   auto meta = mcp::read_request_meta(msg.params());
   if (auto* err = std::get_if<rpc_error>(&meta))
     return send(make_error(id, err->code, err->message, &err->data));

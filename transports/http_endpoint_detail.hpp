@@ -221,7 +221,7 @@ class endpoint_impl final : public http_endpoint,
 
   // ---- /mcp (http_endpoint_mcp.cpp) ---------------------------------------------------------
   std::variant<std::shared_ptr<http_session>, response> find_session(const request& req) const;
-  std::optional<response> check_version(const request& req) const;
+  std::optional<response> check_version(const request& req, const json::value& id = nullptr) const;
   awaitable<bool> handle_post(conn_ptr c, request& req);
   awaitable<bool> handle_get(conn_ptr c, request& req);
   awaitable<bool> handle_delete(conn_ptr c, request& req);

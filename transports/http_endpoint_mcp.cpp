@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
 #include "core/protocol/versions.hpp"
 #include "transports/http_endpoint_detail.hpp"
 #include "transports/http_text.hpp"
@@ -82,14 +83,17 @@ std::variant<std::shared_ptr<http_session>, response> endpoint_impl::find_sessio
   return it->second;
 }
 
-// 400 when MCP-Protocol-Version names a version we do not speak.
-std::optional<response> endpoint_impl::check_version(const request& req) const {
+// 400 when MCP-Protocol-Version names a version we do not speak: -32022 with the supported
+// versions and the requested one (and the request's id when it is known).
+std::optional<response> endpoint_impl::check_version(const request& req,
+                                                     const json::value& id) const {
   for (const auto& field : boost::make_iterator_range(req.equal_range("MCP-Protocol-Version"))) {
     const auto v = sv(field.value());
     if (v.empty() || mcp::is_legacy_version(v) || mcp::is_modern_version(v)) continue;
-    return error_response(http::status::bad_request, req.keep_alive(), http_error_code,
-                          "Bad Request: unsupported MCP-Protocol-Version \"" + clip(v, 40) +
-                              "\" (supported: " + supported_versions() + ")");
+    auto err = mcp::unsupported_version(clip(v, 40));
+    err.message += " \"" + clip(v, 40) + "\" (supported: " + supported_versions() + ")";
+    return make_response(http::status::bad_request, req.keep_alive(),
+                         make_error(id, err.code, err.message, &err.data));
   }
   return std::nullopt;
 }
@@ -106,7 +110,6 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
     co_return co_await reply(
         *c, error_response(http::status::unsupported_media_type, ka, http_error_code,
                            "Unsupported Media Type: Content-Type must be application/json"));
-  if (auto bad = check_version(req)) co_return co_await reply(*c, std::move(*bad));
   // One parse: the session takes the message as it is.
   auto parsed = parser_.parse(req.body());
   if (auto* err = std::get_if<rpc_error>(&parsed)) {
@@ -121,6 +124,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
         *c, error_response(http::status::bad_request, ka, err->code, std::move(text)));
   }
   auto& msg = std::get<message>(parsed);
+  if (auto bad = check_version(req, msg.id())) co_return co_await reply(*c, std::move(*bad));
   if (modern_post(req, msg)) co_return co_await handle_modern_post(c, req, std::move(msg));
   const bool is_request = msg.kind == message_kind::request;
   const bool is_initialize = is_request && msg.method() == "initialize";

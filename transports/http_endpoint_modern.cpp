@@ -103,12 +103,20 @@ static std::optional<response> check_modern_request(const request& req, const me
     return refuse(rpc_code::invalid_request,
                   "Invalid Request: 2026-07-28 clients send no responses", nullptr);
   const json::value& id = msg.id();
+  // The header first: one that disagrees with the body is -32020 whatever the body says.
+  const auto hv = sv(req["MCP-Protocol-Version"]);
+  if (const auto* m = msg.params().if_contains("_meta"); m && m->is_object())
+    if (const auto* v = m->get_object().if_contains(mcp::meta_key::protocol_version);
+        v && v->is_string() && !hv.empty() && hv != std::string_view(v->get_string()))
+      return refuse(rpc_code::header_mismatch,
+                    "Header mismatch: MCP-Protocol-Version header '" + clip(hv, 40) +
+                        "' does not match _meta '" + clip(v->get_string(), 40) + "'",
+                    id);
   auto meta = mcp::read_request_meta(msg.params());
   if (auto* err = std::get_if<rpc_error>(&meta))
     return make_response(http::status::bad_request, ka,
                          make_error(id, err->code, err->message, &err->data));
   const auto& version = std::get<mcp::request_meta>(meta).version;
-  const auto hv = sv(req["MCP-Protocol-Version"]);
   if (hv.empty())
     return refuse(rpc_code::header_mismatch,
                   "Header mismatch: the MCP-Protocol-Version header is required", id);

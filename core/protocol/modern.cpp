@@ -81,10 +81,10 @@ bool has_modern_meta(const json::object& params) {
 }
 
 rpc_error unsupported_version(std::string_view requested) {
+  // The versions a request may name in _meta (as server/discover's supportedVersions); the
+  // legacy ones are reached with initialize instead.
   json::array supported;
   for (auto v : modern_versions) supported.emplace_back(v);
-  for (auto it = std::rbegin(legacy_versions); it != std::rend(legacy_versions); ++it)
-    supported.emplace_back(*it);
   return rpc_error{rpc_code::unsupported_version, "Unsupported protocol version", nullptr,
                    json::object{{"supported", std::move(supported)}, {"requested", requested}}};
 }

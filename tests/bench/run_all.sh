@@ -52,6 +52,11 @@ if command -v node >/dev/null; then
   grep '^target:' "$out.sdk" >>"$out"
   [ -s "$out.sdk.err" ] && sed 's/^/  stderr: /' "$out.sdk.err" | head -20
   rm -f "$out.sdk" "$out.sdk.err"
+  # Both protocol eras through mcpmux connect, each against its own era's server.
+  node "$root/tests/bench/eras.mjs" --mcpmuxd "$build/daemon/mcpmuxd" --mcpmux "$build/daemon/mcpmux" \
+    --node-entry "$node_entry" --calls "$sdk_calls" 2>"$out.eras.err" || status=1
+  [ -s "$out.eras.err" ] && sed 's/^/  stderr: /' "$out.eras.err" | head -20
+  rm -f "$out.eras.err"
 fi
 echo
 echo "uptime after:  $(uptime)"

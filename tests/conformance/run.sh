@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance) on both sides of mcpmux:
-#   server side: target_server.mjs (stdio, prefix "") behind mcpmuxd, the suite against the
-#                daemon's Streamable HTTP endpoint ([daemon] http) at http://127.0.0.1:PORT/mcp;
+#   server side: a target (stdio, prefix "") behind mcpmuxd, the suite against the daemon's
+#                Streamable HTTP endpoint ([daemon] http) at http://127.0.0.1:PORT/mcp, in three
+#                runs: the legacy target_server.mjs with the 2025-11-25 suite; the same target
+#                with every 2026-07-28 scenario (a modern client, a legacy server: mcpmux
+#                bridges); target_server_modern.mjs (v2 SDK, modern only) with every 2026-07-28
+#                scenario. The 2026 runs compare with baselines of expected failures
+#                (expected-2026-*.yml), each entry with its reason;
 #   client side: the suite's scenario servers as a `type = "http"` upstream of mcpmuxd, driven
 #                over the Unix socket by client_wrapper.mjs (initialize, tools_call, sse-retry).
 # Results go to build/conformance/. Exit status non-zero on any failed check.
@@ -45,12 +50,21 @@ cleanup() {
 trap cleanup EXIT
 
 # ---------------------------------------------------------------- server side
-port=$("$node22" -e '
-  const s = require("net").createServer();
-  s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')
-socket="$work/mcpmux.sock"
+status=0
 toml() { "$node22" -e 'process.stdout.write(JSON.stringify(process.argv[1]))' "$1"; }
-cat >"$work/config.toml" <<EOF
+
+# server_run NAME TARGET SUITE-ARGS... : mcpmuxd with TARGET behind it, the suite against /mcp.
+server_run() {
+  local name=$1 target=$2
+  shift 2
+  local dir="$out/server/$name"
+  mkdir -p "$dir"
+  local port
+  port=$("$node22" -e '
+    const s = require("net").createServer();
+    s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')
+  local socket="$work/$name.sock"
+  cat >"$dir/mcpmuxd-config.toml" <<EOF
 [daemon]
 socket = $(toml "$socket")
 http = "127.0.0.1:$port"
@@ -59,61 +73,67 @@ startup_wait_ms = 10000
 
 [servers.target]
 command = $(toml "$node22")
-args = [$(toml "$here/target_server.mjs")]
+args = [$(toml "$here/$target")]
 prefix = ""
 EOF
-cp "$work/config.toml" "$out/server/mcpmuxd-config.toml"
-
-echo "== conformance: mcpmuxd with target_server.mjs behind it, HTTP endpoint on 127.0.0.1:$port"
-XDG_CACHE_HOME="$work/cache" "$MCPMUXD" --config "$work/config.toml" >"$out/server/mcpmuxd.log" 2>&1 &
-daemon_pid=$!
-state=""
-for _ in $(seq 150); do
-  if ! kill -0 "$daemon_pid" 2>/dev/null; then
-    echo "conformance: mcpmuxd exited at start; its log:" >&2
-    cat "$out/server/mcpmuxd.log" >&2
-    exit 1
+  echo "== conformance [$name]: mcpmuxd with $target behind it, HTTP endpoint on 127.0.0.1:$port"
+  XDG_CACHE_HOME="$work/cache-$name" "$MCPMUXD" --config "$dir/mcpmuxd-config.toml" \
+    >"$dir/mcpmuxd.log" 2>&1 &
+  daemon_pid=$!
+  local state=""
+  for _ in $(seq 150); do
+    if ! kill -0 "$daemon_pid" 2>/dev/null; then
+      echo "conformance: mcpmuxd exited at start; its log:" >&2
+      cat "$dir/mcpmuxd.log" >&2
+      daemon_pid=""
+      status=1
+      return 0
+    fi
+    state=$("$MCPMUX" --socket "$socket" status --json 2>/dev/null |
+      "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{
+        console.log(JSON.parse(s).servers.find(x=>x.name==="target")?.state??"")}catch{console.log("")}})') || true
+    [[ $state == ready ]] && break
+    sleep 0.2
+  done
+  local server_rc=0
+  if [[ $state != ready ]]; then
+    echo "conformance: the target did not become ready behind mcpmuxd (state: ${state:-none}); log:" >&2
+    cat "$dir/mcpmuxd.log" >&2
+    server_rc=1
+  else
+    echo "== conformance [$name]: server scenarios ($*) against http://127.0.0.1:$port/mcp"
+    timeout 900 "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" "$@" \
+      -o "$dir" >"$dir/suite.log" 2>&1 || server_rc=$?
+    sed -n '/=== SUMMARY ===/,$p' "$dir/suite.log" | sed 's/\x1b\[[0-9;]*m//g'
   fi
-  state=$("$MCPMUX" --socket "$socket" status --json 2>/dev/null |
-    "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{
-      console.log(JSON.parse(s).servers.find(x=>x.name==="target")?.state??"")}catch{console.log("")}})') || true
-  [[ $state == ready ]] && break
-  sleep 0.2
-done
-if [[ $state != ready ]]; then
-  echo "conformance: the target did not become ready behind mcpmuxd (state: ${state:-none}); log:" >&2
-  cat "$out/server/mcpmuxd.log" >&2
-  exit 1
-fi
+  if ((server_rc != 0)); then
+    status=1
+    echo "conformance [$name]: server scenarios FAILED (exit $server_rc); failed checks:"
+    "$node22" -e '
+      const fs = require("fs"), path = require("path");
+      for (const d of fs.readdirSync(process.argv[1]).sort()) {
+        const f = path.join(process.argv[1], d, "checks.json");
+        if (!fs.existsSync(f)) continue;
+        for (const c of JSON.parse(fs.readFileSync(f, "utf8")))
+          if (c.status === "FAILURE") console.log(`  ${d.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "")}: ${c.id}: ${c.errorMessage ?? c.description}`);
+      }' "$dir" || true
+    echo "see $dir/suite.log, $dir/mcpmuxd.log"
+  fi
+  kill -TERM "$daemon_pid" 2>/dev/null || true
+  local daemon_rc=0
+  wait "$daemon_pid" || daemon_rc=$?
+  daemon_pid=""
+  if ((daemon_rc != 0)); then
+    status=1
+    echo "conformance [$name]: mcpmuxd exited with status $daemon_rc on SIGTERM"
+  fi
+}
 
-status=0
-echo "== conformance: server suite ($server_suite) against http://127.0.0.1:$port/mcp"
-server_rc=0
-timeout 900 "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" --suite "$server_suite" \
-  -o "$out/server" >"$out/server/suite.log" 2>&1 || server_rc=$?
-sed -n '/=== SUMMARY ===/,$p' "$out/server/suite.log"
-if ((server_rc != 0)) || ! grep -Eq '^Total: [0-9]+ passed, 0 failed' "$out/server/suite.log"; then
-  status=1
-  echo "conformance: server suite FAILED (exit $server_rc); failed checks:"
-  "$node22" -e '
-    const fs = require("fs"), path = require("path");
-    for (const d of fs.readdirSync(process.argv[1]).sort()) {
-      const f = path.join(process.argv[1], d, "checks.json");
-      if (!fs.existsSync(f)) continue;
-      for (const c of JSON.parse(fs.readFileSync(f, "utf8")))
-        if (c.status === "FAILURE") console.log(`  ${d.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "")}: ${c.name}: ${c.errorMessage ?? c.description}`);
-    }' "$out/server" || true
-  echo "see $out/server/suite.log, $out/server/mcpmuxd.log"
-fi
-
-kill -TERM "$daemon_pid" 2>/dev/null || true
-daemon_rc=0
-wait "$daemon_pid" || daemon_rc=$?
-daemon_pid=""
-if ((daemon_rc != 0)); then
-  status=1
-  echo "conformance: mcpmuxd (server side) exited with status $daemon_rc on SIGTERM"
-fi
+server_run legacy-2025 target_server.mjs --suite "$server_suite"
+server_run legacy-2026 target_server.mjs --suite all --spec-version 2026-07-28 \
+  --expected-failures "$here/expected-2026-legacy-target.yml"
+server_run modern-2026 target_server_modern.mjs --suite all --spec-version 2026-07-28 \
+  --expected-failures "$here/expected-2026-modern-target.yml"
 
 # ---------------------------------------------------------------- client side
 client_passed=0 client_failed=0
