@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { runCalls, printRow } from './sdk_common.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, '../node/package.json'));
@@ -74,26 +75,8 @@ async function untilReady() {
   throw new Error('mcpmuxd did not list e__echo and m__echo within 60 s');
 }
 
-async function run(client, tool, args, depth, n) {
-  const lat = [];
-  let next = 0;
-  const t0 = process.hrtime.bigint();
-  const worker = async () => {
-    while (next < n) {
-      ++next;
-      const s = process.hrtime.bigint();
-      await client.callTool({ name: tool, arguments: args });
-      lat.push(Number(process.hrtime.bigint() - s) / 1000);
-    }
-  };
-  await Promise.all(Array.from({ length: depth }, worker));
-  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-  lat.sort((a, b) => a - b);
-  return { p50: lat[Math.floor(lat.length / 2)], rate: n / secs };
-}
-
-const row = (what, mux, direct, cmp = '') =>
-  console.log(`${'eras'.padEnd(9)} ${what.padEnd(46)} ${mux.padStart(16)} ${direct.padStart(16)} ${cmp.padStart(18)}`);
+const run = runCalls;
+const row = (what, mux, direct, cmp = '') => printRow('eras', what, mux, direct, cmp);
 
 try {
   await untilReady();

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { runCalls, printRow } from './sdk_common.mjs';
 
 // The SDK is installed for the node tests; resolve it from there.
 const require = createRequire(
@@ -103,28 +104,8 @@ async function untilReady() {
   throw new Error('mcpmuxd did not list e__echo within 60 s');
 }
 
-async function run(client, tool, depth, n) {
-  const lat = [];
-  let next = 0;
-  const t0 = process.hrtime.bigint();
-  const worker = async () => {
-    while (next < n) {
-      ++next;
-      const s = process.hrtime.bigint();
-      await client.callTool({ name: tool, arguments: { message: 'x' } });
-      lat.push(Number(process.hrtime.bigint() - s) / 1000);
-    }
-  };
-  await Promise.all(Array.from({ length: depth }, worker));
-  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-  lat.sort((a, b) => a - b);
-  return { p50: lat[Math.floor(lat.length / 2)], rate: n / secs };
-}
-
-const row = (what, mux, direct, cmp = '') =>
-  console.log(
-    `${'sdk-floor'.padEnd(9)} ${what.padEnd(46)} ${mux.padStart(16)} ${direct.padStart(16)} ${cmp.padStart(18)}`,
-  );
+const run = (client, tool, depth, n) => runCalls(client, tool, { message: 'x' }, depth, n);
+const row = (what, mux, direct, cmp = '') => printRow('sdk-floor', what, mux, direct, cmp);
 const target = (what, limit, value, met) =>
   console.log(`target: ${what.padEnd(52)} ${limit.padEnd(12)} ${value.padStart(14)}   ${met ? 'met' : 'MISSED'}`);
 

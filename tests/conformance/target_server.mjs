@@ -24,6 +24,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { complete } from './completions.mjs';
 
 // 1x1 red pixel.
 const PNG =
@@ -470,17 +471,7 @@ export function createTargetServer() {
     }
   });
 
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
-    const { ref, argument } = request.params;
-    const pool =
-      ref.type === 'ref/prompt' && ref.name === 'test_prompt_with_arguments'
-        ? ['paris', 'park', 'party', 'test', 'testing', 'test-value']
-        : ref.type === 'ref/resource'
-          ? ['1', '2', '123']
-          : [];
-    const values = pool.filter((v) => v.startsWith(argument.value ?? ''));
-    return { completion: { values, total: values.length, hasMore: false } };
-  });
+  server.setRequestHandler(CompleteRequestSchema, async (request) => complete(request.params));
 
   return server;
 }

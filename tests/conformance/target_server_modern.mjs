@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { McpServer, ResourceTemplate, inputRequired, createRequestStateCodec, fromJsonSchema, MissingRequiredClientCapabilityError } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
+import { complete } from './completions.mjs';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==';
@@ -203,17 +204,7 @@ function build() {
     return { messages: [{ role: 'user', content: text(`Context: ${r.content?.context ?? ''}`) }] };
   });
   // Completion for the prompt's arguments and the template's variable (as the 2025 target).
-  server.server.setRequestHandler('completion/complete', async (request) => {
-    const { ref, argument } = request.params;
-    const pool =
-      ref.type === 'ref/prompt' && ref.name === 'test_prompt_with_arguments'
-        ? ['paris', 'park', 'party', 'test', 'testing', 'test-value']
-        : ref.type === 'ref/resource'
-          ? ['1', '2', '123']
-          : [];
-    const values = pool.filter((v) => v.startsWith(argument.value ?? ''));
-    return { completion: { values, total: values.length, hasMore: false } };
-  });
+  server.server.setRequestHandler('completion/complete', async (request) => complete(request.params));
   return server;
 }
 
