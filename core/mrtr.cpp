@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <vector>
@@ -144,6 +145,14 @@ void bridged_call::ask_attached() {
 
 std::string mrtr_registry::park(std::shared_ptr<bridged_call> call, clock::time_point now) {
   sweep(now);
+  if (parked_.size() >= max_parked) {  // bounded: the call parked longest gives way
+    auto oldest = std::min_element(
+        parked_.begin(), parked_.end(),
+        [](const auto& a, const auto& b) { return a.second.expires < b.second.expires; });
+    auto gone = std::move(oldest->second.call);
+    parked_.erase(oldest);
+    gone->abandon("too many calls waiting for their client's input");
+  }
   auto state = random_state();
   parked_[state] = entry{std::move(call), now + ttl_};
   return state;

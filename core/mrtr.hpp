@@ -102,6 +102,8 @@ class bridged_call : public call_owner, public std::enable_shared_from_this<brid
 class mrtr_registry {
  public:
   using clock = std::chrono::steady_clock;
+  /// The most calls parked at once; beyond it the oldest is abandoned.
+  static constexpr std::size_t max_parked = 4096;
   explicit mrtr_registry(std::chrono::milliseconds ttl = std::chrono::minutes(10)) : ttl_(ttl) {}
 
   /// Parks `call`; returns the requestState that takes it back.

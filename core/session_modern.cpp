@@ -181,10 +181,12 @@ void session::call_answered(const json::value& client_id, std::string_view metho
         *code = rpc_code::invalid_params;
     return send(relay_reply(client_id, reply));
   }
-  if (reply.raw.empty())
+  // A success kept as text gets resultType spliced in; a parsed one on its object.
+  const bool raw = !reply.raw.empty();
+  if (!raw)
     if (auto* result = reply.body["result"].if_object()) mcp::mark_complete(*result);
   auto text = relay_reply(client_id, reply);
-  if (!reply.raw.empty() || reply.body.empty()) mcp::mark_complete(text);
+  if (raw) mcp::mark_complete(text);
   (void)method;
   send(std::move(text));
 }

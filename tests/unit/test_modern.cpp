@@ -113,3 +113,29 @@ TEST(mrtr, a_parked_call_expires_and_its_questions_fail) {
 
 }  // namespace
 }  // namespace mcpmux
+
+namespace mcpmux {
+namespace {
+
+TEST(mrtr, the_registry_is_bounded_and_the_oldest_call_gives_way) {
+  mrtr_registry reg(std::chrono::seconds(100));
+  const auto t0 = mrtr_registry::clock::now();
+  auto first = std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{});
+  bool first_failed = false;
+  first->ask_client("roots/list", json::object{},
+                    [&](rpc_outcome out) { first_failed = static_cast<bool>(out.ec); });
+  const auto first_state = reg.park(first, t0);
+  for (std::size_t i = 1; i < mrtr_registry::max_parked; ++i)
+    reg.park(std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{}),
+             t0 + std::chrono::milliseconds(i));
+  EXPECT_EQ(reg.parked(), mrtr_registry::max_parked);
+  EXPECT_FALSE(first_failed);
+  reg.park(std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{}),
+           t0 + std::chrono::seconds(1));
+  EXPECT_EQ(reg.parked(), mrtr_registry::max_parked);
+  EXPECT_TRUE(first_failed);
+  EXPECT_EQ(reg.take(first_state, t0 + std::chrono::seconds(1)), nullptr);
+}
+
+}  // namespace
+}  // namespace mcpmux
