@@ -445,6 +445,7 @@ void session::handle_notification(const message& msg) {
     else if (auto up = it->second.up.lock())
       up->cancel(it->second.token, reason);
     calls_.erase(it);
+    if (log_calls_.erase(json::serialize(*rid))) update_log_level();
     return;
   }
   if (method == "notifications/roots/list_changed") {

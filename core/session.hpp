@@ -121,6 +121,12 @@ class session : public transport_events,
     std::vector<std::string> uris;
   };
   std::map<std::string, listen_stream> listens_;
+  /// A modern client's calls that asked for log messages (_meta logLevel), by serialized id:
+  /// while any is in flight the session takes the servers' messages at the most verbose level.
+  std::map<std::string, std::string> log_calls_;
+  std::string log_level_;  ///< the level last given to the manager for this session
+  void call_left(const std::string& key);
+  void update_log_level();
 };
 
 }  // namespace mcpmux

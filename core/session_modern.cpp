@@ -87,7 +87,6 @@ void session::discover(const json::value& id) {
     auto self = weak.lock();
     if (!self || self->ended_) return;
     json::object caps = self->manager_.downstream_capabilities();
-    caps.erase("logging");  // no per-request log level through mcpmux yet (README)
     json::array versions;
     for (auto v : mcp::modern_versions) versions.emplace_back(v);
     const auto hint = self->manager_.list_cache_hint();
@@ -115,10 +114,14 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
         "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
             up->name() + "\" does not speak 2026-07-28)");
   json::object caps;
-  if (const auto* m = params.if_contains("_meta"); m && m->is_object())
+  std::string log_level;
+  if (const auto* m = params.if_contains("_meta"); m && m->is_object()) {
     if (const auto* c = m->get_object().if_contains(mcp::meta_key::client_capabilities);
         c && c->is_object())
       caps = c->get_object();
+    if (const auto* l = m->get_object().if_contains(mcp::meta_key::log_level); l && l->is_string())
+      log_level = l->get_string();
+  }
   mcp::strip_protocol_meta(params);
   // A read's result needs cache hints (a legacy server gives none: stale at once, not shared).
   if (method == "resources/read")
@@ -133,6 +136,10 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
   servers_used_.insert(up->name());
   const auto key = json::serialize(id);
   calls_[key] = in_flight{up, 0, call};
+  if (!log_level.empty()) {
+    log_calls_[key] = std::move(log_level);
+    update_log_level();
+  }
   const auto form = rewrite ? reply_form::parsed : reply_form::raw;
   auto done = [call, rewrite = std::move(rewrite)](rpc_outcome out) {
     if (rewrite && out.reply && out.reply->kind == message_kind::response)
@@ -163,7 +170,14 @@ void session::resume_call(message& msg) {
   if (responses && !responses->is_object())
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: inputResponses must be an object");
-  calls_[json::serialize(id)] = in_flight{call->upstream_ref(), call->token(), call};
+  const auto key = json::serialize(id);
+  calls_[key] = in_flight{call->upstream_ref(), call->token(), call};
+  if (const auto* m = params.if_contains("_meta"); m && m->is_object())
+    if (const auto* l = m->get_object().if_contains(mcp::meta_key::log_level);
+        l && l->is_string()) {
+      log_calls_[key] = l->get_string();
+      update_log_level();
+    }
   call->attach(weak_from_this(), id);
   call->resume(responses ? &responses->get_object() : nullptr);
 }
@@ -171,7 +185,7 @@ void session::resume_call(message& msg) {
 void session::call_answered(const json::value& client_id, std::string_view method,
                             rpc_outcome out) {
   if (ended_) return;
-  calls_.erase(json::serialize(client_id));
+  call_left(json::serialize(client_id));
   auto& reply = *out.reply;
   if (reply.kind == message_kind::error_response) {
     // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
@@ -193,8 +207,22 @@ void session::call_answered(const json::value& client_id, std::string_view metho
 
 void session::call_needs_input(const json::value& client_id, json::object result) {
   if (ended_) return;
-  calls_.erase(json::serialize(client_id));
+  call_left(json::serialize(client_id));
   send(make_result(client_id, result));
+}
+
+void session::call_left(const std::string& key) {
+  calls_.erase(key);
+  if (log_calls_.erase(key)) update_log_level();
+}
+
+void session::update_log_level() {
+  std::string most;
+  for (const auto& [key, level] : log_calls_)
+    if (most.empty() || log_severity(level) < log_severity(most)) most = level;
+  if (most == log_level_) return;
+  log_level_ = most;
+  manager_.set_session_log_level(id_, most);
 }
 
 void session::call_progress(const json::object& params) {
@@ -282,9 +310,7 @@ void session::notify_listeners(std::string_view flag, std::string_view method,
 
 void session::notify(const std::string& text) {
   if (era_ != mcp::era::modern) return send(text);
-  // A modern client hears of resources only through its listen streams, and no server log
-  // messages (2026-07-28 scopes them to the request that asked, which a server of the legacy
-  // era cannot say).
+  // A modern client hears of resources only through its listen streams.
   auto parsed = parser_.parse(text);
   auto* msg = std::get_if<message>(&parsed);
   if (!msg) return;
@@ -293,7 +319,9 @@ void session::notify(const std::string& text) {
     if (uri && uri->is_string()) notify_listeners({}, msg->method(), msg->params());
     return;
   }
-  if (msg->method() == "notifications/message") return;
+  // Log messages go to a modern client while one of its calls asked for them (the manager has
+  // already filtered them by that level): the nearest 2026-07-28 has to "this request's".
+  if (msg->method() == "notifications/message" && log_calls_.empty()) return;
   send(text);
 }
 

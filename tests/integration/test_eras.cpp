@@ -235,6 +235,36 @@ TEST_F(eras, listen_acknowledges_then_streams_list_changes_until_cancelled) {
   EXPECT_FALSE(c.wait_notification("notifications/tools/list_changed", 300ms).has_value());
 }
 
+TEST_F(eras, log_messages_reach_a_modern_client_only_for_calls_that_ask) {
+  start(fake_server_table("alpha", {"--logging"}));
+  client c = connect();
+  json::object m = meta();
+  m["io.modelcontextprotocol/logLevel"] = "info";
+  auto r =
+      c.request("tools/call",
+                with_meta({{"name", "alpha__log"},
+                           {"arguments", json::object{{"level", "warning"}, {"text", "asked"}}}},
+                          m));
+  ASSERT_TRUE(result_of(r).is_object()) << dump(r);
+  auto note = c.wait_notification("notifications/message");
+  ASSERT_TRUE(note.has_value());
+  EXPECT_EQ(note->at("params").at("data"), "asked");
+  // Below the asked level: not sent.
+  c.notifications().clear();
+  r = c.request("tools/call",
+                with_meta({{"name", "alpha__log"},
+                           {"arguments", json::object{{"level", "debug"}, {"text", "too low"}}}},
+                          m));
+  ASSERT_TRUE(result_of(r).is_object()) << dump(r);
+  EXPECT_FALSE(c.wait_notification("notifications/message", 300ms).has_value());
+  // Without logLevel: none.
+  r = c.request("tools/call",
+                with_meta({{"name", "alpha__log"},
+                           {"arguments", json::object{{"level", "error"}, {"text", "unasked"}}}}));
+  ASSERT_TRUE(result_of(r).is_object()) << dump(r);
+  EXPECT_FALSE(c.wait_notification("notifications/message", 300ms).has_value());
+}
+
 TEST_F(eras, a_modern_client_never_hears_legacy_broadcasts) {
   start(fake_server_table("alpha", {}));
   client c = connect();
