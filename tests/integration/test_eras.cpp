@@ -106,9 +106,11 @@ TEST_F(eras, a_legacy_server_serves_modern_calls_without_their_meta) {
   const std::string log = dir_.path() + "/alpha.log";
   start(fake_server_table("alpha", {"--log", log}));
   client c = connect();
-  auto r =
-      c.request("tools/call",
-                with_meta({{"name", "alpha__echo"}, {"arguments", json::object{{"text", "hi"}}}}));
+  json::object m = meta();
+  m["traceparent"] = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+  auto r = c.request(
+      "tools/call",
+      with_meta({{"name", "alpha__echo"}, {"arguments", json::object{{"text", "hi"}}}}, m));
   const auto& res = result_of(r);
   ASSERT_TRUE(res.is_object()) << dump(r);
   EXPECT_EQ(res.at("resultType"), "complete");
@@ -120,6 +122,8 @@ TEST_F(eras, a_legacy_server_serves_modern_calls_without_their_meta) {
     if (line.find("\"tools/call\"") == std::string::npos) continue;
     seen_call = true;
     EXPECT_EQ(line.find("io.modelcontextprotocol/"), std::string::npos) << line;
+    // Trace context passes through (W3C traceparent, reserved by MCP without a prefix).
+    EXPECT_NE(line.find("0af7651916cd43dd8448eb211c80319c"), std::string::npos) << line;
   }
   EXPECT_TRUE(seen_call);
   EXPECT_NE(read_file(log).find("server/discover"), std::string::npos);
