@@ -124,6 +124,7 @@ std::string manager::instructions() const {
 
 void manager::attach(std::shared_ptr<session> s, std::uint64_t id) {
   sessions_.emplace(id, std::move(s));
+  last_attach_ = std::chrono::steady_clock::now();
 }
 
 // A new connection knows nothing of the old one's subscriptions: subscribe again.

@@ -128,6 +128,8 @@ class manager : public upstream_observer {
   /// Ends every session (shutdown).
   void close_sessions();
   std::size_t clients() const { return sessions_.size(); }
+  /// When the latest client connected (the epoch when none has).
+  std::chrono::steady_clock::time_point last_attach() const { return last_attach_; }
   /// (servers ready, servers enabled), for status lines.
   std::pair<std::size_t, std::size_t> ready_count() const;
 
@@ -185,6 +187,7 @@ class manager : public upstream_observer {
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   control_plane control_{*this};
   mrtr_registry mrtr_;
+  std::chrono::steady_clock::time_point last_attach_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;

@@ -127,11 +127,14 @@ class client_outputs {
 // the loop has nothing else to do and no client answer is still being written: the clients the
 // tool cache is there for come first, then a hundred starting processes may take the CPU. The
 // first start also waits for a short quiet spell, so that clients present at the start (socket
-// activation) get through their first exchanges. Busy clients hold a start back by at most
-// max_start_deferral.
+// activation) get through their first exchanges, and so does a client that connects while
+// servers start. Busy clients hold a start back by at most max_start_deferral.
 void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   constexpr auto quiet_before_first_start = std::chrono::milliseconds(2);
   constexpr auto max_start_deferral = std::chrono::milliseconds(10);
+  // A client that just connected is in its first exchanges (initialize, tools/list): its next
+  // request is a moment away, and a start between them would make it wait.
+  constexpr auto new_client = std::chrono::milliseconds(20);
   auto work = asio::make_work_guard(io);  // an idle poll() must not find the loop out of work
   auto last_start = std::chrono::steady_clock::now();
   bool first = true;
@@ -139,7 +142,7 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
     if (std::chrono::steady_clock::now() - last_start < max_start_deferral) {
       if ((first ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
       if (io.stopped()) break;
-      if (clients.writing()) {
+      if (clients.writing() || std::chrono::steady_clock::now() - mgr.last_attach() < new_client) {
         io.run_one_for(std::chrono::milliseconds(1));
         continue;
       }
