@@ -130,8 +130,7 @@ void manager::attach(std::shared_ptr<session> s, std::uint64_t id) {
 // A new connection knows nothing of the old one's subscriptions: subscribe again.
 void manager::on_upstream_ready(const std::string& server, upstream& up) {
   if (up.config().per_client) return;
-  for (const auto& uri : subscriptions_.uris_of(server))
-    up.call_optional("resources/subscribe", json::object{{"uri", uri}});
+  up.resubscribe(subscriptions_.uris_of(server));
 }
 
 void manager::on_upstream_log(const std::string& server, const std::string& line) {
@@ -359,26 +358,25 @@ void manager::subscribe(std::uint64_t session, const route& r, subscribe_done do
   if (!up)
     return subscriptions_.answered(key, rpc_code::invalid_params, "Unknown resource: " + r.original,
                                    alive_session);
-  up->call("resources/subscribe", json::object{{"uri", r.original}},
-           [this, key, alive_session, alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
-             if (alive.expired()) return;
-             if (out.ec)
-               return subscriptions_.answered(key, rpc_code::connection_closed, out.ec.message(),
-                                              alive_session);
-             if (out.reply->kind != message_kind::error_response)
-               return subscriptions_.answered(key, 0, {}, alive_session);
-             // The server's refusal, as it gave it.
-             const auto& err = out.reply->body["error"].as_object();
-             const auto* code = err.at("code").if_int64();
-             subscriptions_.answered(key, code ? static_cast<int>(*code) : rpc_code::internal_error,
-                                     std::string(err.at("message").as_string()), alive_session);
-           });
+  up->subscribe_resource(
+      r.original, [this, key, alive_session, alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
+        if (alive.expired()) return;
+        if (out.ec)
+          return subscriptions_.answered(key, rpc_code::connection_closed, out.ec.message(),
+                                         alive_session);
+        if (out.reply->kind != message_kind::error_response)
+          return subscriptions_.answered(key, 0, {}, alive_session);
+        // The server's refusal, as it gave it.
+        const auto& err = out.reply->body["error"].as_object();
+        const auto* code = err.at("code").if_int64();
+        subscriptions_.answered(key, code ? static_cast<int>(*code) : rpc_code::internal_error,
+                                std::string(err.at("message").as_string()), alive_session);
+      });
 }
 
 void manager::unsubscribe(std::uint64_t session, const route& r) {
   if (!subscriptions_.unsubscribe({r.server, r.original}, session)) return;
-  if (auto up = find_upstream(r.server))
-    up->call("resources/unsubscribe", json::object{{"uri", r.original}}, [](rpc_outcome) {});
+  if (auto up = find_upstream(r.server)) up->unsubscribe_resource(r.original);
 }
 
 int log_severity(std::string_view level) {

@@ -235,6 +235,7 @@ std::shared_ptr<transport> upstream::open_channel() {
 
 void upstream::connect() {
   const auto gen = ++generation_;
+  listen_id_.reset();  // it belonged to the old connection
   if (ever_ready_ || lc_.attempt() > 0) ++stats_.restarts;
   auto channel = open_channel();
   if (!channel) return;  // fail() has said why

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -157,6 +158,12 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// Returns a token for cancel(). `form`: see reply_form (raw when the answer is only relayed).
   std::uint64_t call(std::string_view method, json::value params, response_handler done,
                      std::weak_ptr<call_owner> owner = {}, reply_form form = reply_form::parsed);
+  /// A resource subscription on this server: resources/subscribe (2025-11-25), or a URI of its
+  /// listen stream's resourceSubscriptions (2026-07-28, where the stream is opened anew).
+  void subscribe_resource(const std::string& uri, response_handler done);
+  void unsubscribe_resource(const std::string& uri);
+  /// The subscriptions a new connection must have again (every URI clients subscribed to).
+  void resubscribe(const std::vector<std::string>& uris);
   /// A request made on the server's behalf whose failure harms nothing (resources/subscribe
   /// renewals): a failure is logged once and shown as a note in status, not treated as an error.
   void call_optional(std::string_view method, json::value params);
@@ -234,8 +241,10 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool tools_from_cache_ = false;
   liveness live_{std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
   std::shared_ptr<rpc_peer> peer_;
-  std::uint64_t generation_ = 0;      ///< bumped per connection; stale callbacks compare it
-  mcp::era era_ = mcp::era::unknown;  ///< the verdict of the last handshake (or the cache's)
+  std::uint64_t generation_ = 0;           ///< bumped per connection; stale callbacks compare it
+  mcp::era era_ = mcp::era::unknown;       ///< the verdict of the last handshake (or the cache's)
+  std::set<std::string> listen_uris_;      ///< a modern server: resources its listen stream covers
+  std::optional<std::int64_t> listen_id_;  ///< the open subscriptions/listen request
   int pid_ = -1;
   std::array<std::vector<json::object>, collection_count> lists_;
   json::object capabilities_;

@@ -38,28 +38,63 @@ void upstream::finish_handshake() {
   become_ready();
 }
 
-// 2026-07-28 servers tell of list changes only on a subscriptions/listen stream: one, open as
-// long as the connection, for the lists the server says change.
+// 2026-07-28 servers tell of changes only on a subscriptions/listen stream: one per connection,
+// for the lists the server says change and the resources clients subscribed to; opened anew
+// (the old one cancelled) when the subscribed resources change.
 void upstream::open_listen() {
+  if (!peer_) return;
+  if (auto old = std::exchange(listen_id_, std::nullopt))
+    peer_->cancel(*old, "the subscriptions changed");
   json::object filter;
-  const auto changes = [&](const char* cap) {
+  const auto flag = [&](const char* cap, const char* key) {
     const auto* c = capabilities_.if_contains(cap);
     const auto* o = c ? c->if_object() : nullptr;
-    const auto* l = o ? o->if_contains("listChanged") : nullptr;
+    const auto* l = o ? o->if_contains(key) : nullptr;
     return l && l->is_bool() && l->get_bool();
   };
-  if (changes("tools")) filter["toolsListChanged"] = true;
-  if (changes("prompts")) filter["promptsListChanged"] = true;
-  if (changes("resources")) filter["resourcesListChanged"] = true;
-  if (filter.empty() || !peer_) return;
+  if (flag("tools", "listChanged")) filter["toolsListChanged"] = true;
+  if (flag("prompts", "listChanged")) filter["promptsListChanged"] = true;
+  if (flag("resources", "listChanged")) filter["resourcesListChanged"] = true;
+  if (flag("resources", "subscribe") && !listen_uris_.empty()) {
+    json::array uris;
+    for (const auto& u : listen_uris_) uris.emplace_back(u);
+    filter["resourceSubscriptions"] = std::move(uris);
+  }
+  if (filter.empty()) return;
   json::value params = json::object{{"notifications", std::move(filter)}};
   add_era_meta(params, nullptr);
-  peer_->request("subscriptions/listen", params, std::nullopt,
-                 [weak = weak_from_this(), gen = generation_](rpc_outcome out) {
-                   auto self = weak.lock();
-                   if (!self || self->generation_ != gen || out.ec) return;
-                   self->log_.info("the server ended its list-change stream");
-                 });
+  listen_id_ = peer_->request("subscriptions/listen", params, std::nullopt,
+                              [weak = weak_from_this(), gen = generation_](rpc_outcome out) {
+                                auto self = weak.lock();
+                                if (!self || self->generation_ != gen || out.ec) return;
+                                self->listen_id_.reset();
+                                self->log_.info("the server ended its listen stream");
+                              });
+}
+
+void upstream::subscribe_resource(const std::string& uri, response_handler done) {
+  if (era_ != mcp::era::modern)
+    return void(call("resources/subscribe", json::object{{"uri", uri}}, std::move(done)));
+  listen_uris_.insert(uri);
+  if (state() == upstream_state::ready) open_listen();
+  message ok;
+  ok.kind = message_kind::response;
+  ok.body["result"] = json::object{};
+  done({{}, std::move(ok)});
+}
+
+void upstream::unsubscribe_resource(const std::string& uri) {
+  if (era_ != mcp::era::modern)
+    return void(call("resources/unsubscribe", json::object{{"uri", uri}}, [](rpc_outcome) {}));
+  if (listen_uris_.erase(uri) && state() == upstream_state::ready) open_listen();
+}
+
+void upstream::resubscribe(const std::vector<std::string>& uris) {
+  if (era_ == mcp::era::modern) {
+    listen_uris_ = {uris.begin(), uris.end()};  // become_ready opens the stream with them
+    return;
+  }
+  for (const auto& uri : uris) call_optional("resources/subscribe", json::object{{"uri", uri}});
 }
 
 void upstream::list_failed(collection c, std::string why) {

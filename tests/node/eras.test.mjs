@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport as LegacyHTTP } from '@modelcontextprotoc
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startDaemon, fakeServer, resultText, within, sleep, freePort, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
 import { validateMessages, assertReport, readMessages } from './schema.mjs';
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import path from 'node:path';
 import { HERE } from './harness.mjs';
 
@@ -244,6 +244,17 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
     assert.ok(legacyChanged.length > 0, 'no tools/list_changed');
   });
 
+  it('a legacy client subscribes to a resource of the modern server (its listen stream)', async () => {
+    const updated = [];
+    legacy.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+    await legacy.subscribeResource({ uri: 'fixture://counter' });
+    await legacy.callTool({ name: 'modern__touch', arguments: {} });
+    const deadline = Date.now() + 5000;
+    while (updated.length === 0 && Date.now() < deadline) await sleep(20);
+    assert.deepEqual(updated, ['fixture://counter']);
+    await legacy.unsubscribeResource({ uri: 'fixture://counter' });
+  });
+
   it('schema: everything mcpmux sent the modern server is valid MCP 2026-07-28', async () => {
     const report = validateMessages(daemon.path('modern-upstream.jsonl.sent'), {
       version: MODERN,
@@ -253,6 +264,8 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
         'server/discover': 'DiscoverRequest',
         'tools/list': 'ListToolsRequest',
         'tools/call': 'CallToolRequest',
+        'resources/list': 'ListResourcesRequest',
+        'resources/templates/list': 'ListResourceTemplatesRequest',
         'subscriptions/listen': 'SubscriptionsListenRequest',
       },
       notifications: { 'notifications/cancelled': 'CancelledNotification' },
@@ -261,6 +274,9 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
     assertReport(report, ['DiscoverRequest', 'ListToolsRequest', 'CallToolRequest', 'SubscriptionsListenRequest']);
     const sent = readMessages(daemon.path('modern-upstream.jsonl.sent'));
     assert.ok(!sent.some((m) => m.method === 'initialize' || m.method === 'ping'), 'a legacy request went to the modern server');
+    // The subscription went on a listen stream (the earlier stream cancelled), not resources/subscribe.
+    assert.ok(sent.some((m) => m.method === 'subscriptions/listen' && m.params.notifications.resourceSubscriptions?.includes('fixture://counter')));
+    assert.ok(!sent.some((m) => m.method === 'resources/subscribe'));
   });
 });
 

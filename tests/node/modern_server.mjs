@@ -2,7 +2,8 @@
 // (@modelcontextprotocol/server 2.4.0, `legacy: 'reject'`: initialize is refused with -32022),
 // for the era tests. Tools: echo {text}, slow {steps} (progress), confirm {what} (asks for
 // input with an input_required result: an elicitation), add_tool (a new tool 100 ms later:
-// tools/list_changed on the listen stream). LEGACY=serve makes it dual-era.
+// tools/list_changed on the listen stream), touch (resources/updated for the resource
+// fixture://counter, to listen streams that subscribed to it). LEGACY=serve makes it dual-era.
 import { McpServer, inputRequired, acceptedContent } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
@@ -10,7 +11,17 @@ import * as z from 'zod/v4';
 let added = 0;
 
 function build() {
-  const server = new McpServer({ name: 'modern-fixture', version: '1.0.0' });
+  const server = new McpServer(
+    { name: 'modern-fixture', version: '1.0.0' },
+    { capabilities: { resources: { subscribe: true, listChanged: true } } },
+  );
+  server.registerResource('counter', 'fixture://counter', { mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: String(added) }],
+  }));
+  server.registerTool('touch', { description: 'Say fixture://counter changed (resources/updated)' }, async () => {
+    await server.server.sendResourceUpdated({ uri: 'fixture://counter' });
+    return { content: [{ type: 'text', text: 'touched' }] };
+  });
   server.registerTool('echo', { description: 'Echo the text', inputSchema: z.object({ text: z.string() }) },
     async ({ text }) => ({ content: [{ type: 'text', text }] }));
   server.registerTool('slow', { description: 'Report progress, then answer', inputSchema: z.object({ steps: z.number().int() }) },
