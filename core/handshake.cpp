@@ -133,6 +133,10 @@ handshake::action handshake::discovered(message& reply, clock::time_point now) {
   capabilities_ = caps && caps->is_object() ? caps->get_object() : json::object{};
   if (const auto* ins = result->if_contains("instructions"); ins && ins->is_string())
     instructions_ = ins->get_string();
+  if (const auto* ttl = result->if_contains("ttlMs"); ttl && ttl->is_int64())
+    cache_ttl_ms_ = std::max<std::int64_t>(0, ttl->get_int64());
+  if (const auto* scope = result->if_contains("cacheScope"); scope && scope->is_string())
+    cache_private_ = scope->get_string() == "private";
   if (const auto* meta = result->if_contains("_meta"); meta && meta->is_object())
     if (const auto* info = meta->get_object().if_contains("io.modelcontextprotocol/serverInfo");
         info && info->is_object())

@@ -101,6 +101,10 @@ class handshake {
   const std::string& protocol_version() const { return version_; }
   const json::object& capabilities() const { return capabilities_; }
   const std::string& instructions() const { return instructions_; }
+  /// A modern server's cache hint from server/discover (ttlMs; cacheScope "private"); none
+  /// for a legacy server.
+  std::optional<std::int64_t> cache_ttl_ms() const { return cache_ttl_ms_; }
+  bool cache_private() const { return cache_private_; }
   const std::string& server_name() const { return server_name_; }
   /// True when the server declared the capability that enables the list.
   bool offers(collection c) const;
@@ -129,6 +133,8 @@ class handshake {
   clock::time_point started_{};
   clock::time_point lists_deadline_{};
   std::string version_, instructions_, server_name_;
+  std::optional<std::int64_t> cache_ttl_ms_;
+  bool cache_private_ = false;
   json::object capabilities_;
   std::size_t current_ = 0;  ///< the collection being listed
   std::optional<list_pager> pager_;

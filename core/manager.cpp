@@ -332,13 +332,15 @@ json::object manager::downstream_capabilities() const {
 
 // The combined lists change only when a server's do, and modern clients that listen hear of it:
 // they may keep a list a minute. A server that does not say when its lists change (no
-// listChanged) makes them stale at once; one reached over HTTP may answer per user: private.
+// listChanged) makes them stale at once; one reached over HTTP may answer per user: private. A
+// modern server's own hint (from server/discover) lowers the TTL and may make it private.
 manager::cache_hint manager::list_cache_hint() const {
   constexpr std::int64_t default_ttl_ms = 60000;
   cache_hint hint{default_ttl_ms, "public"};
   for (const auto& [name, up] : upstreams_) {
     if (!up->config().enabled) continue;
-    if (up->config().type != server_type::stdio) hint.scope = "private";
+    if (up->config().type != server_type::stdio || up->cache_private()) hint.scope = "private";
+    if (auto ttl = up->cache_ttl_ms()) hint.ttl_ms = std::min(hint.ttl_ms, *ttl);
     const auto* tools = up->capabilities().if_contains("tools");
     const auto* o = tools ? tools->if_object() : nullptr;
     const auto* changed = o ? o->if_contains("listChanged") : nullptr;

@@ -130,6 +130,9 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// The logging level to ask the server for (sent now and after every reconnect); "" = none.
   void set_log_level(std::string level);
   const std::string& instructions() const { return instructions_; }
+  /// A modern server's cache hint (from server/discover); none for a legacy server.
+  std::optional<std::int64_t> cache_ttl_ms() const { return cache_ttl_ms_; }
+  bool cache_private() const { return cache_private_; }
   /// Why the last connection ended or attempt failed; kept after a recovery, for status.
   const std::string& last_error() const { return last_error_; }
   /// True once the server's tools are known (ready once, or served from the cache) or it failed:
@@ -241,8 +244,10 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool tools_from_cache_ = false;
   liveness live_{std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
   std::shared_ptr<rpc_peer> peer_;
-  std::uint64_t generation_ = 0;           ///< bumped per connection; stale callbacks compare it
-  mcp::era era_ = mcp::era::unknown;       ///< the verdict of the last handshake (or the cache's)
+  std::uint64_t generation_ = 0;      ///< bumped per connection; stale callbacks compare it
+  mcp::era era_ = mcp::era::unknown;  ///< the verdict of the last handshake (or the cache's)
+  std::optional<std::int64_t> cache_ttl_ms_;
+  bool cache_private_ = false;
   std::set<std::string> listen_uris_;      ///< a modern server: resources its listen stream covers
   std::optional<std::int64_t> listen_id_;  ///< the open subscriptions/listen request
   int pid_ = -1;

@@ -22,6 +22,8 @@ void upstream::finish_handshake() {
     capabilities_ = hs->capabilities();
     instructions_ = hs->instructions();
   }
+  cache_ttl_ms_ = hs->cache_ttl_ms();
+  cache_private_ = hs->cache_private();
   for (std::size_t i = 0; i < collection_count; ++i) {
     const auto c = static_cast<collection>(i);
     auto& got = hs->lists()[i];

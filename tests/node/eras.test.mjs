@@ -366,6 +366,10 @@ describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP clie
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.headers.get('mcp-session-id'), null);
     assert.equal(ok.json.result.resultType, 'complete');
+    // The modern server behind says ttlMs 0, private (its server/discover): the combined lists
+    // take the smallest TTL and the stricter scope.
+    assert.equal(ok.json.result.ttlMs, 0);
+    assert.equal(ok.json.result.cacheScope, 'private');
     let r = await post(list, { 'mcp-protocol-version': '' });
     assert.equal(r.status, 400, r.text);
     assert.equal(r.json.error.code, -32020);

@@ -274,6 +274,8 @@ TEST(EraHandshake, DetectingAModernServerGoesFromDiscoverStraightToItsLists) {
   EXPECT_EQ(hs.protocol_version(), "2026-07-28");
   EXPECT_EQ(hs.instructions(), "modern");
   EXPECT_EQ(hs.server_name(), "m");
+  EXPECT_EQ(hs.cache_ttl_ms(), std::optional<std::int64_t>(0));
+  EXPECT_FALSE(hs.cache_private());
   ASSERT_EQ(a.what, act::send);  // no initialize, no listener, no notifications/initialized
   EXPECT_EQ(a.method, "tools/list");
   EXPECT_TRUE(
