@@ -82,7 +82,8 @@ void bridged_call::resume(const json::object* responses) {
     for (const auto& [key, value] : *responses) {
       const auto n = number_of(key);
       auto it = n ? questions_.find(*n) : questions_.end();
-      if (it == questions_.end()) continue;
+      // An answer is a result object; anything else leaves the question open (asked again).
+      if (it == questions_.end() || !value.is_object()) continue;
       auto done = std::move(it->second.done);
       questions_.erase(it);
       message answer;

@@ -63,7 +63,8 @@ class bridged_call : public call_owner, public std::enable_shared_from_this<brid
   /// The upstream call ended.
   void finish(rpc_outcome out);
   /// A retry answers the server's questions (`responses`: inputResponses, may be null); keys
-  /// that no question waits for are ignored. Then the call goes on for the attached request.
+  /// that no question waits for, and answers that are not objects, are ignored (a question left
+  /// open is asked again). Then the call goes on for the attached request.
   void resume(const json::object* responses);
   /// Gives up (expired while parked): the server's questions fail, the upstream call is
   /// cancelled.

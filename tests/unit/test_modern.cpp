@@ -139,3 +139,52 @@ TEST(mrtr, the_registry_is_bounded_and_the_oldest_call_gives_way) {
 
 }  // namespace
 }  // namespace mcpmux
+
+namespace mcpmux {
+namespace {
+
+// A sink that records what a bridged call tells its client.
+struct recording_sink : call_sink {
+  std::vector<json::object> asked;
+  std::vector<rpc_outcome> answered;
+  void call_answered(const json::value&, std::string_view, rpc_outcome out) override {
+    answered.push_back(std::move(out));
+  }
+  void call_needs_input(const json::value&, json::object result) override {
+    asked.push_back(std::move(result));
+  }
+  void call_progress(const json::object&) override {}
+};
+
+TEST(mrtr, an_answer_that_is_not_an_object_leaves_the_question_open_and_it_is_asked_again) {
+  mrtr_registry reg;
+  auto sink = std::make_shared<recording_sink>();
+  auto call = std::make_shared<bridged_call>(reg, "tools/call", "a__t",
+                                             json::object{{"elicitation", json::object{}}});
+  call->attach(sink, 1);
+  std::optional<rpc_outcome> server_got;
+  call->ask_client("elicitation/create", json::object{{"message", "?"}},
+                   [&](rpc_outcome out) { server_got = std::move(out); });
+  ASSERT_EQ(sink->asked.size(), 1u);
+  const auto state = std::string(sink->asked[0].at("requestState").as_string());
+  auto back = reg.take(state, mrtr_registry::clock::now());
+  ASSERT_EQ(back, call);
+  call->attach(sink, 2);
+  json::object bad{{"q1", "not an object"}, {"zz", json::object{}}};
+  call->resume(&bad);
+  EXPECT_FALSE(server_got.has_value());  // the server was not given a string as a result
+  ASSERT_EQ(sink->asked.size(), 2u);     // asked again, under a new state
+  EXPECT_TRUE(sink->asked[1].at("inputRequests").as_object().contains("q1"));
+  EXPECT_NE(sink->asked[1].at("requestState"), sink->asked[0].at("requestState"));
+  back = reg.take(std::string(sink->asked[1].at("requestState").as_string()),
+                  mrtr_registry::clock::now());
+  call->attach(sink, 3);
+  json::object good{{"q1", json::object{{"action", "accept"}, {"content", json::object{}}}}};
+  call->resume(&good);
+  ASSERT_TRUE(server_got.has_value());
+  EXPECT_FALSE(server_got->ec);
+  EXPECT_EQ(server_got->reply->body.at("result").at("action"), "accept");
+}
+
+}  // namespace
+}  // namespace mcpmux
