@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 
+#include "core/protocol/modern.hpp"
 #include "core/protocol/versions.hpp"
 
 namespace mcpmux {
@@ -39,8 +40,7 @@ std::vector<std::string> supported_in(const message& reply) {
 json::object modern_request_meta(json::object capabilities) {
   return json::object{{"io.modelcontextprotocol/protocolVersion", mcp::latest_version},
                       {"io.modelcontextprotocol/clientCapabilities", std::move(capabilities)},
-                      {"io.modelcontextprotocol/clientInfo",
-                       json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}}}};
+                      {"io.modelcontextprotocol/clientInfo", mcp::implementation()}};
 }
 
 handshake::handshake(std::chrono::milliseconds timeout, std::string server, era_policy policy)
@@ -95,7 +95,7 @@ handshake::action handshake::send_initialize() {
   a.method = "initialize";
   a.params["protocolVersion"] = mcp::latest_legacy_version;
   a.params["capabilities"] = std::move(caps);
-  a.params["clientInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
+  a.params["clientInfo"] = mcp::implementation();
   return a;  // bounded by the handshake's deadline
 }
 

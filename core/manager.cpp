@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/naming.hpp"
+#include "core/protocol/modern.hpp"
 #include "core/reload_plan.hpp"
 #include "core/session.hpp"
 
@@ -306,13 +307,8 @@ json::object manager::downstream_capabilities() const {
   bool resources = false, subscribe = false, prompts = false, completions = false, logging = false;
   for (const auto& [name, up] : upstreams_) {
     const auto& caps = up->capabilities();
-    if (const auto* r = caps.if_contains("resources")) {
-      resources = true;
-      if (const auto* ro = r->if_object(); ro && ro->contains("subscribe") &&
-                                           ro->at("subscribe").is_bool() &&
-                                           ro->at("subscribe").get_bool())
-        subscribe = true;
-    }
+    resources = resources || caps.contains("resources");
+    subscribe = subscribe || mcp::capability_flag(caps, "resources", "subscribe");
     prompts = prompts || caps.contains("prompts");
     completions = completions || caps.contains("completions");
     logging = logging || caps.contains("logging");
@@ -341,10 +337,8 @@ manager::cache_hint manager::list_cache_hint() const {
     if (!up->config().enabled) continue;
     if (up->config().type != server_type::stdio || up->cache_private()) hint.scope = "private";
     if (auto ttl = up->cache_ttl_ms()) hint.ttl_ms = std::min(hint.ttl_ms, *ttl);
-    const auto* tools = up->capabilities().if_contains("tools");
-    const auto* o = tools ? tools->if_object() : nullptr;
-    const auto* changed = o ? o->if_contains("listChanged") : nullptr;
-    if (!up->capabilities().empty() && !(changed && changed->is_bool() && changed->get_bool()))
+    if (!up->capabilities().empty() &&
+        !mcp::capability_flag(up->capabilities(), "tools", "listChanged"))
       hint.ttl_ms = 0;
   }
   return hint;

@@ -330,7 +330,7 @@ void session::initialize(const message& msg) {
     json::object result;
     result["protocolVersion"] = self->protocol_version_;
     result["capabilities"] = self->manager_.downstream_capabilities();
-    result["serverInfo"] = json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
+    result["serverInfo"] = mcp::implementation();
     if (auto ins = self->manager_.instructions(); !ins.empty())
       result["instructions"] = std::move(ins);
     self->send(make_result(id, result));

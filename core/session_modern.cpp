@@ -11,26 +11,14 @@
 namespace mcpmux {
 namespace {
 
-const json::object& server_info() {
-  static const json::object info{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
-  return info;
-}
-
 json::object result_meta() {
-  return json::object{{mcp::meta_key::server_info, server_info()}};
+  return json::object{{mcp::meta_key::server_info, mcp::implementation()}};
 }
 
 // Methods of the legacy era that 2026-07-28 removed.
 bool removed_method(std::string_view m) {
   return m == "initialize" || m == "ping" || m == "logging/setLevel" ||
          m == "resources/subscribe" || m == "resources/unsubscribe";
-}
-
-// The name (or URI) a retry must repeat: what binds it to the call it continues.
-std::string binding_of(const message& msg) {
-  const auto& p = msg.params();
-  const auto* v = p.if_contains(msg.method() == "resources/read" ? "uri" : "name");
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 }  // namespace
@@ -161,7 +149,7 @@ void session::resume_call(message& msg) {
   if (!call)
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: requestState is unknown, expired or already used");
-  if (!call->same_request(msg.method(), binding_of(msg))) {
+  if (!call->same_request(msg.method(), mcp::named_target(msg).value_or(""))) {
     call->abandon("a retry named another request");
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: requestState belongs to another request");
@@ -260,10 +248,8 @@ void session::listen(const message& msg) {
       const std::string uri(u.get_string());
       auto r = manager_.route_resource(uri);
       auto up = r ? manager_.find_upstream(r->server) : nullptr;
-      const auto* res = up ? up->capabilities().if_contains("resources") : nullptr;
-      const auto* sub =
-          res && res->is_object() ? res->get_object().if_contains("subscribe") : nullptr;
-      if (!sub || !sub->is_bool() || !sub->get_bool()) continue;  // the server cannot tell
+      if (!up || !mcp::capability_flag(up->capabilities(), "resources", "subscribe"))
+        continue;  // the server cannot tell
       bool already = false;
       for (const auto& [k, other] : listens_)
         already = already || std::count(other.uris.begin(), other.uris.end(), uri) > 0;

@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
 #include "core/upstream_detail.hpp"
@@ -48,11 +49,8 @@ void upstream::open_listen() {
   if (auto old = std::exchange(listen_id_, std::nullopt))
     peer_->cancel(*old, "the subscriptions changed");
   json::object filter;
-  const auto flag = [&](const char* cap, const char* key) {
-    const auto* c = capabilities_.if_contains(cap);
-    const auto* o = c ? c->if_object() : nullptr;
-    const auto* l = o ? o->if_contains(key) : nullptr;
-    return l && l->is_bool() && l->get_bool();
+  const auto flag = [&](std::string_view cap, std::string_view key) {
+    return mcp::capability_flag(capabilities_, cap, key);
   };
   if (flag("tools", "listChanged")) filter["toolsListChanged"] = true;
   if (flag("prompts", "listChanged")) filter["promptsListChanged"] = true;

@@ -51,17 +51,6 @@ std::optional<std::string> header_value(std::string_view v) {
   return out;
 }
 
-// The body value Mcp-Name must repeat, for the methods that name something.
-std::optional<std::string> named(const message& msg) {
-  const auto m = msg.method();
-  const char* key = m == "tools/call" || m == "prompts/get" ? "name"
-                    : m == "resources/read"                 ? "uri"
-                                                            : nullptr;
-  if (!key) return std::nullopt;
-  const auto* v = msg.params().if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 }  // namespace
 
 http::status modern_status(std::string_view json_reply) {
@@ -134,7 +123,7 @@ static std::optional<response> check_modern_request(const request& req, const me
                   "Header mismatch: Mcp-Method header '" + clip(hm, 60) +
                       "' does not match body method '" + std::string(msg.method()) + "'",
                   id);
-  if (auto want = named(msg)) {
+  if (auto want = mcp::named_target(msg)) {
     const auto raw = sv(req["Mcp-Name"]);
     if (raw.empty())
       return refuse(

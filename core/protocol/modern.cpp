@@ -75,6 +75,28 @@ void each_member(std::string_view s, std::size_t i, F&& f) {
 
 }  // namespace
 
+json::object implementation() {
+  return json::object{{"name", "mcpmux"}, {"version", MCPMUX_VERSION}};
+}
+
+bool capability_flag(const json::object& capabilities, std::string_view capability,
+                     std::string_view flag) {
+  const auto* c = capabilities.if_contains(capability);
+  const auto* o = c ? c->if_object() : nullptr;
+  const auto* f = o ? o->if_contains(flag) : nullptr;
+  return f && f->is_bool() && f->get_bool();
+}
+
+std::optional<std::string> named_target(const message& msg) {
+  const auto m = msg.method();
+  const char* key = m == "tools/call" || m == "prompts/get" ? "name"
+                    : m == "resources/read"                 ? "uri"
+                                                            : nullptr;
+  if (!key) return std::nullopt;
+  const auto* v = msg.params().if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
 bool has_modern_meta(const json::object& params) {
   const auto* m = params.if_contains("_meta");
   return m && m->is_object() && m->get_object().contains(meta_key::protocol_version);

@@ -2,6 +2,7 @@
 // the keys MCP reserves there, and the small rewrites a gateway makes between the eras.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -20,6 +21,19 @@ inline constexpr std::string_view log_level = "io.modelcontextprotocol/logLevel"
 inline constexpr std::string_view server_info = "io.modelcontextprotocol/serverInfo";
 inline constexpr std::string_view subscription_id = "io.modelcontextprotocol/subscriptionId";
 }  // namespace meta_key
+
+/// mcpmux's own Implementation object ({name, version}): its serverInfo and clientInfo.
+json::object implementation();
+
+/// True when `capabilities[capability][flag]` is the boolean true (e.g. "resources",
+/// "subscribe"; "tools", "listChanged").
+bool capability_flag(const json::object& capabilities, std::string_view capability,
+                     std::string_view flag);
+
+/// The name a request acts on, for the methods that name one: params.name of tools/call and
+/// prompts/get, params.uri of resources/read ("" when missing); nullopt for other methods. It is
+/// what HTTP's Mcp-Name carries and what binds an MRTR retry to its request.
+std::optional<std::string> named_target(const message& msg);
 
 /// What a modern request says about its client, read from params._meta.
 struct request_meta {

@@ -188,3 +188,33 @@ TEST(mrtr, an_answer_that_is_not_an_object_leaves_the_question_open_and_it_is_as
 
 }  // namespace
 }  // namespace mcpmux
+
+namespace mcpmux {
+namespace {
+
+TEST(modern_meta, capability_flags_and_named_targets) {
+  const json::object caps{{"resources", {{"subscribe", true}, {"listChanged", "yes"}}},
+                          {"tools", json::object{}}};
+  EXPECT_TRUE(mcp::capability_flag(caps, "resources", "subscribe"));
+  EXPECT_FALSE(mcp::capability_flag(caps, "resources", "listChanged"));  // not a boolean
+  EXPECT_FALSE(mcp::capability_flag(caps, "tools", "listChanged"));
+  EXPECT_FALSE(mcp::capability_flag(caps, "prompts", "listChanged"));
+  const auto parsed = [](std::string_view text) {
+    message_parser p;
+    return std::get<message>(p.parse(text));
+  };
+  EXPECT_EQ(mcp::named_target(parsed(
+                R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__t"}})")),
+            std::optional<std::string>("a__t"));
+  EXPECT_EQ(mcp::named_target(parsed(
+                R"({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x://y"}})")),
+            std::optional<std::string>("x://y"));
+  EXPECT_EQ(mcp::named_target(parsed(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get"})")),
+            std::optional<std::string>(""));
+  EXPECT_EQ(mcp::named_target(parsed(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})")),
+            std::nullopt);
+  EXPECT_EQ(mcp::implementation().at("name"), "mcpmux");
+}
+
+}  // namespace
+}  // namespace mcpmux
