@@ -228,7 +228,7 @@ void session::handle_request(message& msg) {
   reply_error(id, rpc_code::method_not_found, "Method not found: " + std::string(method));
 }
 
-bool session::route_call(message& msg) {
+bool session::route_call(message& msg, const mcp::request_meta* meta) {
   const auto method = msg.method();
   const auto& id = msg.id();
   const auto refuse = [&](const json::value& to, int code, std::string_view text) {
@@ -255,7 +255,7 @@ bool session::route_call(message& msg) {
     if (!up) return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
     std::string exposed(name);
     msg.body["params"].as_object()["name"] = r->original;
-    forward(msg, up, {}, exposed);
+    forward(msg, up, {}, exposed, meta);
     return true;
   }
   if (method == "resources/read") {
@@ -282,7 +282,7 @@ bool session::route_call(message& msg) {
       };
     std::string exposed(uri->get_string());
     msg.body["params"].as_object()["uri"] = r->original;
-    forward(msg, up, std::move(rewrite), exposed);
+    forward(msg, up, std::move(rewrite), exposed, meta);
     return true;
   }
   if (method == "completion/complete") {
@@ -302,7 +302,7 @@ bool session::route_call(message& msg) {
                    json::object{{"values", json::array{}}, {"total", 0}, {"hasMore", false}}}}));
     auto& out_ref = msg.body["params"].as_object()["ref"].as_object();
     out_ref[out_ref.contains("name") ? "name" : "uri"] = r->original;
-    forward(msg, up);
+    forward(msg, up, {}, {}, meta);
     return true;
   }
   return false;
@@ -374,8 +374,9 @@ void session::serve_list(const json::value& id, collection c, const json::object
 
 // Sends a request upstream under a fresh id; the answer comes back under the client's.
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
-                      std::function<void(json::object&)> rewrite, std::string_view exposed) {
-  if (era_ == mcp::era::modern) return forward_modern(msg, up, std::move(rewrite), exposed);
+                      std::function<void(json::object&)> rewrite, std::string_view exposed,
+                      const mcp::request_meta* meta) {
+  if (meta) return forward_modern(msg, up, std::move(rewrite), exposed, *meta);
   const auto id = msg.id();
   auto key = json::serialize(id);
   servers_used_.insert(up->name());

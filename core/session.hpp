@@ -15,6 +15,7 @@
 #include "core/mrtr.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/protocol/modern.hpp"
 #include "core/protocol/pending_table.hpp"
 #include "core/protocol/versions.hpp"
 #include "transports/transport.hpp"
@@ -72,21 +73,25 @@ class session : public transport_events,
   void initialize(const message& msg);
   /// The methods that go to a server (tools/call, prompts/get, resources/read,
   /// completion/complete), in either era; false when `msg` is none of them.
-  bool route_call(message& msg);
+  /// `meta`: a modern request's _meta, as handle_modern read it (null for a legacy client).
+  bool route_call(message& msg, const mcp::request_meta* meta = nullptr);
   // The 2026-07-28 era (session_modern.cpp).
   void handle_modern(message& msg);
   void discover(const json::value& id);
-  void resume_call(message& msg);
+  void resume_call(message& msg, const mcp::request_meta& meta);
   void listen(const message& msg);
   void end_listen(const std::string& key);
   void forward_modern(message& msg, const std::shared_ptr<upstream>& up,
-                      std::function<void(json::object&)> rewrite, std::string_view exposed);
+                      std::function<void(json::object&)> rewrite, std::string_view exposed,
+                      const mcp::request_meta& meta);
   void notify_listeners(std::string_view flag, std::string_view method, json::object params);
   void serve_list(const json::value& id, collection c, const json::object& params);
   /// `rewrite` (optional) adjusts a successful result before it is relayed; `exposed` is the
-  /// name (or URI) the client called, which binds a modern client's retry to the same request.
+  /// name (or URI) the client called, which binds a modern client's retry to the same request;
+  /// `meta` is a modern request's _meta (its call is then a bridged_call).
   void forward(message& msg, const std::shared_ptr<upstream>& up,
-               std::function<void(json::object&)> rewrite = {}, std::string_view exposed = {});
+               std::function<void(json::object&)> rewrite = {}, std::string_view exposed = {},
+               const mcp::request_meta* meta = nullptr);
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);
@@ -125,6 +130,8 @@ class session : public transport_events,
   /// while any is in flight the session takes the servers' messages at the most verbose level.
   std::map<std::string, std::string> log_calls_;
   std::string log_level_;  ///< the level last given to the manager for this session
+  /// A modern client's call is in flight (under `key`; `log_level` from its _meta) / is not.
+  void call_entered(const std::string& key, in_flight f, const std::string& log_level);
   void call_left(const std::string& key);
   void update_log_level();
 };

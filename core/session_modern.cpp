@@ -40,9 +40,10 @@ void session::handle_modern(message& msg) {
     return reply_error(id, rpc_code::method_not_found,
                        "Method not found: initialize is not part of MCP 2026-07-28 (this "
                        "connection's first request named 2026-07-28)");
-  auto meta = mcp::read_request_meta(msg.params());
-  if (auto* err = std::get_if<rpc_error>(&meta))
+  auto read = mcp::read_request_meta(msg.params());
+  if (auto* err = std::get_if<rpc_error>(&read))
     return send(make_error(id, err->code, err->message, &err->data));
+  const auto& meta = std::get<mcp::request_meta>(read);
   if (method == "server/discover") return discover(id);
   if (method == "tools/list") return serve_list(id, collection::tools, msg.params());
   if (method == "prompts/list") return serve_list(id, collection::prompts, msg.params());
@@ -58,10 +59,10 @@ void session::handle_modern(message& msg) {
                          "inputResponses and requestState");
     const auto* state = params.if_contains("requestState");
     if (state && state->is_string() && mrtr_registry::ours(state->get_string()))
-      return resume_call(msg);
+      return resume_call(msg, meta);
     // Otherwise the state is a modern server's own: the retry goes to the server it names.
   }
-  if (route_call(msg)) return;
+  if (route_call(msg, &meta)) return;
   if (removed_method(method))
     return reply_error(
         id, rpc_code::method_not_found,
@@ -91,7 +92,8 @@ void session::discover(const json::value& id) {
 // A modern client's call: its owner at the upstream is a bridged_call, which turns the server's
 // requests to its client into input_required results.
 void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
-                             std::function<void(json::object&)> rewrite, std::string_view exposed) {
+                             std::function<void(json::object&)> rewrite, std::string_view exposed,
+                             const mcp::request_meta& meta) {
   const auto id = msg.id();
   const auto method = std::string(msg.method());
   auto& params = msg.body["params"].as_object();
@@ -101,15 +103,6 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
         id, rpc_code::invalid_params,
         "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
             up->name() + "\" does not speak 2026-07-28)");
-  json::object caps;
-  std::string log_level;
-  if (const auto* m = params.if_contains("_meta"); m && m->is_object()) {
-    if (const auto* c = m->get_object().if_contains(mcp::meta_key::client_capabilities);
-        c && c->is_object())
-      caps = c->get_object();
-    if (const auto* l = m->get_object().if_contains(mcp::meta_key::log_level); l && l->is_string())
-      log_level = l->get_string();
-  }
   mcp::strip_protocol_meta(params);
   // A read's result needs cache hints (a legacy server gives none: stale at once, not shared).
   if (method == "resources/read")
@@ -119,15 +112,11 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
       if (!result.contains("cacheScope")) result["cacheScope"] = "private";
     };
   auto call = std::make_shared<bridged_call>(manager_.mrtr(), method, std::string(exposed),
-                                             std::move(caps));
+                                             meta.capabilities);
   call->attach(weak_from_this(), id);
   servers_used_.insert(up->name());
   const auto key = json::serialize(id);
-  calls_[key] = in_flight{up, 0, call};
-  if (!log_level.empty()) {
-    log_calls_[key] = std::move(log_level);
-    update_log_level();
-  }
+  call_entered(key, in_flight{up, 0, call}, meta.log_level);
   const auto form = rewrite ? reply_form::parsed : reply_form::raw;
   auto done = [call, rewrite = std::move(rewrite)](rpc_outcome out) {
     if (rewrite && out.reply && out.reply->kind == message_kind::response)
@@ -141,9 +130,13 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
 }
 
 // A retry with the input a server asked for: takes the parked call back and goes on with it.
-void session::resume_call(message& msg) {
+void session::resume_call(message& msg, const mcp::request_meta& meta) {
   const auto& id = msg.id();
   const auto& params = msg.params();
+  const auto* responses = params.if_contains("inputResponses");
+  if (responses && !responses->is_object())  // checked first: a refused retry keeps its call
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: inputResponses must be an object");
   const auto* state = params.if_contains("requestState");
   auto call = manager_.mrtr().take(state->get_string(), mrtr_registry::clock::now());
   if (!call)
@@ -154,18 +147,8 @@ void session::resume_call(message& msg) {
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: requestState belongs to another request");
   }
-  const auto* responses = params.if_contains("inputResponses");
-  if (responses && !responses->is_object())
-    return reply_error(id, rpc_code::invalid_params,
-                       "Invalid params: inputResponses must be an object");
-  const auto key = json::serialize(id);
-  calls_[key] = in_flight{call->upstream_ref(), call->token(), call};
-  if (const auto* m = params.if_contains("_meta"); m && m->is_object())
-    if (const auto* l = m->get_object().if_contains(mcp::meta_key::log_level);
-        l && l->is_string()) {
-      log_calls_[key] = l->get_string();
-      update_log_level();
-    }
+  call_entered(json::serialize(id), in_flight{call->upstream_ref(), call->token(), call},
+               meta.log_level);
   call->attach(weak_from_this(), id);
   call->resume(responses ? &responses->get_object() : nullptr);
 }
@@ -197,6 +180,13 @@ void session::call_needs_input(const json::value& client_id, json::object result
   if (ended_) return;
   call_left(json::serialize(client_id));
   send(make_result(client_id, result));
+}
+
+void session::call_entered(const std::string& key, in_flight f, const std::string& log_level) {
+  calls_[key] = std::move(f);
+  if (log_level.empty()) return;
+  log_calls_[key] = log_level;
+  update_log_level();
 }
 
 void session::call_left(const std::string& key) {

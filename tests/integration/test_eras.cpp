@@ -159,6 +159,13 @@ TEST_F(eras, a_servers_elicitation_becomes_input_required_and_the_retry_finishes
                 with_meta({{"name", "alpha__elicit"}, {"requestState", "made-up"}}, meta(caps)));
   EXPECT_EQ(error_code(forged), -32602) << dump(forged);
 
+  // A retry refused for its shape keeps the call: the state still works afterwards.
+  auto malformed = c.request("tools/call", with_meta({{"name", "alpha__elicit"},
+                                                      {"requestState", state},
+                                                      {"inputResponses", "not an object"}},
+                                                     meta(caps)));
+  EXPECT_EQ(error_code(malformed), -32602) << dump(malformed);
+
   // The retry, on another connection (the era is stateless), finishes the call.
   client other = connect();
   json::object answer{{"action", "accept"}, {"content", json::object{{"answer", "octocat"}}}};
