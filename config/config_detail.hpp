@@ -49,6 +49,10 @@ class validator {
   std::optional<std::int64_t> get_integer(const toml::node& n, const std::string& key,
                                           std::int64_t lo, std::int64_t hi);
   std::optional<bool> get_bool(const toml::node& n, const std::string& key);
+  /// A string that must be one of `choices`: its index, or an error naming them (with a
+  /// "did you mean" hint).
+  std::optional<std::size_t> get_choice(const toml::node& n, const std::string& key,
+                                        std::initializer_list<std::string_view> choices);
   std::optional<std::string> expand(std::string_view raw, const toml::node& n,
                                     const std::string& key);
   std::optional<std::string> expanded_string(const toml::node& n, const std::string& key);

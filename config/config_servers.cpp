@@ -93,23 +93,11 @@ server_config validator::parse_server(const std::string& name, const std::string
   bool type_known = true;
   if (const toml::node* tn = t.get("type")) {
     const std::string key = base + ".type";
-    if (auto v = get_string(*tn, key)) {
-      if (*v == "stdio") {
-        s.type = server_type::stdio;
-      } else if (*v == "http") {
-        s.type = server_type::http;
-      } else if (*v == "sse") {
-        s.type = server_type::sse;
-      } else {
-        type_known = false;
-        auto near = closest(*v, {"stdio", "http", "sse"});
-        fail(*tn, key,
-             fmt::format("must be \"stdio\", \"http\" or \"sse\" (got \"{}\"){}", *v,
-                         near ? fmt::format("; did you mean \"{}\"?", *near) : ""));
-      }
-    } else {
+    constexpr server_type types[] = {server_type::stdio, server_type::http, server_type::sse};
+    if (auto i = get_choice(*tn, key, {"stdio", "http", "sse"}))
+      s.type = types[*i];
+    else
       type_known = false;
-    }
   }
   const bool stdio = s.type == server_type::stdio;
   for (auto&& [k, v] : t) {
@@ -165,36 +153,18 @@ server_config validator::parse_server(const std::string& name, const std::string
     } else if (kn == "retry") {
       if (t.contains("retry_calls")) {
         fail(v, key, "give either retry or the older retry_calls, not both");
-      } else if (auto r = get_string(v, key)) {
-        if (*r == "safe")
-          s.retry = retry_mode::safe;
-        else if (*r == "always")
-          s.retry = retry_mode::always;
-        else if (*r == "never")
-          s.retry = retry_mode::never;
-        else
-          fail(v, key, fmt::format("must be \"safe\", \"always\" or \"never\" (got \"{}\")", *r));
+      } else if (auto i = get_choice(v, key, {"safe", "always", "never"})) {
+        constexpr retry_mode modes[] = {retry_mode::safe, retry_mode::always, retry_mode::never};
+        s.retry = modes[*i];
       }
     } else if (kn == "retry_calls") {  // before 0.2: a boolean, kept working
       if (auto b = get_bool(v, key)) s.retry = *b ? retry_mode::always : retry_mode::never;
     } else if (kn == "era") {
-      if (auto e = get_string(v, key)) {
-        if (*e == "auto")
-          s.era = era_setting::auto_detect;
-        else if (*e == "legacy")
-          s.era = era_setting::legacy;
-        else if (*e == "modern")
-          s.era = era_setting::modern;
-        else
-          fail(v, key, fmt::format("must be \"auto\", \"legacy\" or \"modern\" (got \"{}\")", *e));
-      }
+      constexpr era_setting eras[] = {era_setting::auto_detect, era_setting::legacy,
+                                      era_setting::modern};
+      if (auto i = get_choice(v, key, {"auto", "legacy", "modern"})) s.era = eras[*i];
     } else if (kn == "isolation") {
-      if (auto i = get_string(v, key)) {
-        if (*i == "shared" || *i == "per-client")
-          s.per_client = *i == "per-client";
-        else
-          fail(v, key, fmt::format("must be \"shared\" or \"per-client\" (got \"{}\")", *i));
-      }
+      if (auto i = get_choice(v, key, {"shared", "per-client"})) s.per_client = *i == 1;
     } else if (kn == "reset_timeout_on_progress") {
       if (auto b = get_bool(v, key)) s.reset_timeout_on_progress = *b;
     } else if (kn == "max_timeout_ms") {

@@ -113,6 +113,29 @@ std::optional<std::string> validator::get_string(const toml::node& n, const std:
   return std::nullopt;
 }
 
+std::optional<std::size_t> validator::get_choice(const toml::node& n, const std::string& key,
+                                                 std::initializer_list<std::string_view> choices) {
+  auto s = get_string(n, key);
+  if (!s) return std::nullopt;
+  std::size_t i = 0;
+  for (auto c : choices) {
+    if (*s == c) return i;
+    ++i;
+  }
+  std::string list;
+  i = 0;
+  for (auto c : choices) {
+    list += i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ";
+    list += fmt::format("\"{}\"", c);
+    ++i;
+  }
+  auto near = closest(*s, choices);
+  fail(n, key,
+       fmt::format("must be {} (got \"{}\"){}", list, *s,
+                   near ? fmt::format("; did you mean \"{}\"?", *near) : ""));
+  return std::nullopt;
+}
+
 std::optional<std::int64_t> validator::get_integer(const toml::node& n, const std::string& key,
                                                    std::int64_t lo, std::int64_t hi) {
   const auto* i = n.as_integer();
