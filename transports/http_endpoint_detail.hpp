@@ -112,9 +112,9 @@ class http_session final : public transport, public std::enable_shared_from_this
   /// error it answered at once, if any (a message it could not accept); an error for
   /// `for_request` is its answer instead.
   std::optional<std::string> receive(message&& msg, std::string_view body, stream_ptr for_request);
-  /// Registers a POSTed request whose answer `owner` will write.
-  stream_ptr open_post(const json::value& id, std::string key, std::string progress_key,
-                       bool priming, std::uint64_t owner);
+  /// Registers the POSTed request `msg` (its id serialized: `key`) whose answer `owner` will
+  /// write; its progress (by _meta.progressToken) goes on the same stream.
+  stream_ptr open_post(const message& msg, std::string key, bool priming, std::uint64_t owner);
   /// A new GET stream; messages held for it are queued at once.
   stream_ptr open_get(std::uint64_t owner, bool priming);
   /// Resumes the stream named by a Last-Event-ID: replays what followed that event and

@@ -159,17 +159,12 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
                                             "Too Many Requests: more than " +
                                                 std::to_string(opt_.max_requests_per_session) +
                                                 " requests awaiting their answer in this session"));
-  const json::value id = msg.id();
-  auto key = json::serialize(id);
+  auto key = json::serialize(msg.id());
   if (s->pending(key))
     co_return co_await reply(
         *c, error_response(http::status::bad_request, ka, rpc_code::invalid_request,
                            "Invalid Request: a request with this id is already in flight"));
-  std::string progress_key;
-  if (const auto* meta = msg.params().if_contains("_meta"); meta && meta->is_object())
-    if (const auto* t = meta->get_object().if_contains("progressToken"))
-      progress_key = json::serialize(*t);
-  auto st = s->open_post(id, std::move(key), std::move(progress_key), wants_priming(req), c->id);
+  auto st = s->open_post(msg, std::move(key), wants_priming(req), c->id);
   s->receive(std::move(msg), req.body(), st);
   // (No conditional expression inside co_await: GCC 12 destroys its temporary twice.)
   std::string header;

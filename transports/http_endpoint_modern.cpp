@@ -143,7 +143,6 @@ awaitable<bool> endpoint_impl::handle_modern_post(conn_ptr c, request& req, mess
   const bool ka = req.keep_alive();
   if (auto refusal = check_modern_request(req, msg))
     co_return co_await reply(*c, std::move(*refusal));
-  const json::value id = msg.id();
   // A session for this request alone (no Mcp-Session-Id: the era is stateless).
   auto s = std::make_shared<http_session>(io_, "modern", opt_, [](const std::string&) {});
   on_session_(s);
@@ -151,11 +150,7 @@ awaitable<bool> endpoint_impl::handle_modern_post(conn_ptr c, request& req, mess
     co_return co_await reply(*c,
                              error_response(http::status::service_unavailable, ka, http_error_code,
                                             "Service Unavailable: cannot serve the request"));
-  std::string progress_key;
-  if (const auto* m = msg.params().if_contains("_meta"); m && m->is_object())
-    if (const auto* t = m->get_object().if_contains("progressToken"))
-      progress_key = json::serialize(*t);
-  auto st = s->open_post(id, json::serialize(id), std::move(progress_key), false, c->id);
+  auto st = s->open_post(msg, json::serialize(msg.id()), false, c->id);
   st->modern = true;
   const std::string body = std::move(req.body());
   s->receive(std::move(msg), body, st);

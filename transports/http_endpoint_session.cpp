@@ -100,13 +100,15 @@ std::optional<std::string> http_session::receive(message&& msg, std::string_view
   return std::exchange(captured_, std::nullopt);
 }
 
-stream_ptr http_session::open_post(const json::value& id, std::string key, std::string progress_key,
-                                   bool priming, std::uint64_t owner) {
+stream_ptr http_session::open_post(const message& msg, std::string key, bool priming,
+                                   std::uint64_t owner) {
   auto st = std::make_shared<stream>(io_.get_executor());
   st->no = next_stream_++;
-  st->id = id;
+  st->id = msg.id();
   st->id_key = key;
-  st->progress_key = std::move(progress_key);
+  if (const auto* meta = msg.params().if_contains("_meta"); meta && meta->is_object())
+    if (const auto* t = meta->get_object().if_contains("progressToken"))
+      st->progress_key = json::serialize(*t);
   st->priming = priming;
   st->owner = owner;
   posts_.emplace(std::move(key), st);
