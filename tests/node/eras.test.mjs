@@ -9,7 +9,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHTTP } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startDaemon, fakeServer, resultText, within, sleep, freePort, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
+import { startDaemon, fakeServer, resultText, within, sleep, waitFor, freePort, NODE, TAP_BRIDGE, MCPMUX, EVERYTHING_JS } from './harness.mjs';
 import { validateMessages, assertReport, readMessages } from './schema.mjs';
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import path from 'node:path';
@@ -31,6 +31,16 @@ async function connectV2(daemon, { mode = { pin: MODERN }, capture, capabilities
   await within(15000, client.connect(transport), 'v2 client connect');
   client.captureFile = file;
   return client;
+}
+
+/** A v2 client's listen stream hears of a legacy server's tool list change (`changed` collects
+ *  the client's tools/list_changed notifications). */
+async function listChangeOnStream(client, changed) {
+  const sub = await client.listen({ toolsListChanged: true });
+  assert.equal(sub.honoredFilter?.toolsListChanged, true);
+  await client.callTool({ name: 'fake__list_changed', arguments: {} });
+  assert.ok(await waitFor(() => changed.length > 0), 'no tools/list_changed on the listen stream');
+  await sub.close();
 }
 
 describe('2026-07-28 client through mcpmux connect, legacy servers behind', () => {
@@ -104,15 +114,7 @@ describe('2026-07-28 client through mcpmux connect, legacy servers behind', () =
     assert.ok(got.some((m) => m.result?.resultType === 'input_required'), 'no input_required was sent');
   });
 
-  it('a list change arrives on the listen stream', async () => {
-    const sub = await client.listen({ toolsListChanged: true });
-    assert.equal(sub.honoredFilter?.toolsListChanged, true);
-    await client.callTool({ name: 'fake__list_changed', arguments: {} });
-    const deadline = Date.now() + 5000;
-    while (changed.length === 0 && Date.now() < deadline) await sleep(20);
-    assert.ok(changed.length > 0, 'no tools/list_changed on the stream');
-    await sub.close();
-  });
+  it('a list change arrives on the listen stream', () => listChangeOnStream(client, changed));
 
   it('schema: everything mcpmux sent the v2 client is valid MCP 2026-07-28', async () => {
     await sleep(100);
@@ -233,14 +235,12 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
   it('a list change of the modern server reaches legacy clients as list_changed', async () => {
     legacyChanged.length = 0;
     await legacy.callTool({ name: 'modern__add_tool', arguments: {} });
-    const deadline = Date.now() + 5000;
     let names = [];
-    while (Date.now() < deadline) {
+    const added = await waitFor(async () => {
       names = (await legacy.listTools()).tools.map((t) => t.name);
-      if (names.some((n) => n.startsWith('modern__added_'))) break;
-      await sleep(50);
-    }
-    assert.ok(names.some((n) => n.startsWith('modern__added_')), names.join(' '));
+      return names.some((n) => n.startsWith('modern__added_'));
+    }, 5000, 50);
+    assert.ok(added, names.join(' '));
     assert.ok(legacyChanged.length > 0, 'no tools/list_changed');
   });
 
@@ -249,8 +249,7 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
     legacy.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
     await legacy.subscribeResource({ uri: 'fixture://counter' });
     await legacy.callTool({ name: 'modern__touch', arguments: {} });
-    const deadline = Date.now() + 5000;
-    while (updated.length === 0 && Date.now() < deadline) await sleep(20);
+    await waitFor(() => updated.length > 0);
     assert.deepEqual(updated, ['fixture://counter']);
     await legacy.unsubscribeResource({ uri: 'fixture://counter' });
   });
@@ -350,15 +349,7 @@ describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP clie
     assert.equal(elicited.length, 2);
   });
 
-  it('a list change arrives on a listen stream (SSE)', async () => {
-    const sub = await client.listen({ toolsListChanged: true });
-    assert.equal(sub.honoredFilter?.toolsListChanged, true);
-    await client.callTool({ name: 'fake__list_changed', arguments: {} });
-    const deadline = Date.now() + 5000;
-    while (changed.length === 0 && Date.now() < deadline) await sleep(20);
-    assert.ok(changed.length > 0, 'no tools/list_changed on the listen stream');
-    await sub.close();
-  });
+  it('a list change arrives on a listen stream (SSE)', () => listChangeOnStream(client, changed));
 
   it('the HTTP rules: headers checked, no session, no GET, unknown method 404', async () => {
     const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } };

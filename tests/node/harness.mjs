@@ -36,6 +36,16 @@ export const FILESYSTEM_JS = path.join(MODULES, 'server-filesystem/dist/index.js
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `cond` (sync or async) every `step` ms until it is truthy or `ms` pass; its last value. */
+export async function waitFor(cond, ms = 5000, step = 20) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await cond();
+    if (v || Date.now() >= deadline) return v;
+    await sleep(step);
+  }
+}
+
 /** A TCP port free on 127.0.0.1 right now. */
 export function freePort() {
   return new Promise((resolve, reject) => {
