@@ -207,10 +207,10 @@ server_config validator::parse_server(const std::string& name, const std::string
                             "era"}));
     }
   }
-  if (type_known && !stdio && s.era == era_setting::modern)
+  if (type_known && s.type == server_type::sse && s.era == era_setting::modern)
     fail(s.line, base + ".era",
-         "\"modern\" is supported for stdio servers (HTTP servers are reached in the 2025-11-25 "
-         "era for now)");
+         "\"modern\" needs type \"stdio\" or \"http\" (the legacy HTTP+SSE transport is of the "
+         "2024-11-05 era)");
   if (type_known && stdio && !t.contains("command"))
     fail(s.line, base + ".command", "is required for stdio servers");
   if (type_known && !stdio && !t.contains("url"))

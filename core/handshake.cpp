@@ -105,8 +105,15 @@ handshake::action handshake::discovered(message& reply, clock::time_point now) {
   if (reply.kind == message_kind::error_response) {
     if (modern_error(reply)) {
       // A modern server that does not speak our revision: a dual-era one may still initialize.
-      for (const auto& v : supported_in(reply))
+      // One that refused a version it lists as supported is asked once more (the spec's
+      // client retries with a version from `supported`, which is the one mcpmux sent).
+      for (const auto& v : supported_in(reply)) {
+        if (mcp::is_modern_version(v) && !discover_retried_) {
+          discover_retried_ = true;
+          return send_discover();
+        }
         if (mcp::is_legacy_version(v) && detecting && !tried_initialize_) return send_initialize();
+      }
       return failed("server/discover failed: " + json::serialize(reply.body["error"]) +
                     " (mcpmux speaks " + std::string(mcp::latest_version) + ")");
     }

@@ -128,7 +128,7 @@ class handshake {
   std::string server_;
   era_policy policy_;
   mcp::era era_ = mcp::era::unknown;
-  bool tried_discover_ = false, tried_initialize_ = false;
+  bool tried_discover_ = false, tried_initialize_ = false, discover_retried_ = false;
   phase phase_ = phase::idle;
   clock::time_point started_{};
   clock::time_point lists_deadline_{};

@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/protocol/param_headers.hpp"
 #include "core/protocol/text.hpp"
 
 namespace mcpmux {
@@ -49,6 +50,17 @@ list_pager::status list_pager::on_page(message& reply, std::vector<std::string>&
       warnings.push_back("skipped an item of " + std::string(ci.method) + " without a " +
                          std::string(ci.identity) + ": " + clip(json::serialize(t)));
       continue;
+    }
+    // A tool whose arguments cannot travel as the headers it asks for (2026-07-28 HTTP's
+    // x-mcp-header) must not be offered: clients would drop it, servers refuse its calls.
+    if (c_ == collection::tools) {
+      const auto* schema = obj->if_contains("inputSchema");
+      std::string why;
+      if (schema && schema->is_object() && !mcp::param_headers(schema->get_object(), &why)) {
+        warnings.push_back("skipped tool \"" + clip(n->get_string(), 64) +
+                           "\": invalid x-mcp-header (" + why + ")");
+        continue;
+      }
     }
     // A server that lists an item twice (a broken paginator) gets its first definition kept.
     if (!ids_.emplace(n->get_string()).second) {

@@ -1,6 +1,8 @@
 // The manager: upstream ownership, the combined catalogue, control methods.
 #include "core/manager.hpp"
 
+#include "core/protocol/param_headers.hpp"
+
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -266,6 +268,13 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
 
 const route* manager::find(collection c, std::string_view exposed) const {
   return cat_.find(c, exposed);
+}
+
+std::shared_ptr<const std::vector<mcp::param_header>> manager::tool_param_headers(
+    std::string_view exposed) const {
+  const auto* r = cat_.find(collection::tools, exposed);
+  auto up = r ? find_upstream(r->server) : nullptr;
+  return up ? up->tool_headers(r->original) : nullptr;
 }
 
 std::optional<route> manager::route_resource(std::string_view uri) const {

@@ -84,6 +84,10 @@ class manager : public upstream_observer {
   std::shared_ptr<upstream> upstream_for(std::string_view server, std::uint64_t session);
   /// The route of an exposed tool or prompt name, resource URI or template.
   const route* find(collection c, std::string_view exposed) const;
+  /// The Mcp-Param-* headers a 2026-07-28 HTTP tools/call of an exposed tool must carry (the
+  /// tool's x-mcp-header annotations); null when it has none or is unknown.
+  std::shared_ptr<const std::vector<mcp::param_header>> tool_param_headers(
+      std::string_view exposed) const;
   /// The server for a URI: an exposed resource, an `mcpmux://server/uri` alias, or the server
   /// whose template's literal prefix matches best.
   std::optional<route> route_resource(std::string_view uri) const;

@@ -153,6 +153,7 @@ void upstream::stop() {
   timers_->handshake.cancel();
   timers_->backoff.cancel();
   timers_->ping.cancel();
+  timers_->listen.cancel();
   timers_->queue.cancel();
   // The state moves first: calls failing as the connection closes must see it.
   const auto step = lc_.stop();
@@ -174,6 +175,7 @@ void upstream::restart() {
   timers_->handshake.cancel();
   timers_->backoff.cancel();
   timers_->ping.cancel();
+  timers_->listen.cancel();
   // The state moves first: calls failing as the connection closes wait for the new one.
   const auto step = lc_.restart(steady_clock::now());
   if (auto p = std::exchange(peer_, nullptr)) p->close();
@@ -250,7 +252,7 @@ void upstream::connect() {
   h.on_closed = [weak = weak_from_this(), gen](std::error_code, std::string reason) {
     auto self = weak.lock();
     if (!self || self->generation_ != gen) return;
-    if (self->handshake_ && self->handshake_->probing()) {
+    if (self->handshake_ && self->handshake_->probing() && self->cfg_.type == server_type::stdio) {
       // It did not survive a request before initialize: a legacy server. Start it again and
       // initialize at once, without counting the exit as a failure.
       self->log_.info("exited on the era probe (server/discover): speaking 2025-11-25 to it");
@@ -274,14 +276,15 @@ void upstream::connect() {
     if (auto self = weak.lock()) self->log_.debug("dropped the late answer to request {}", id);
   };
   peer_ = rpc_peer::create(io_, std::move(channel), std::move(h));
+  peer_->channel().on_tool_headers(tool_headers_);
   peer_->start();
 
   // The handshake machine decides; this only performs its actions. Its deadline bounds spawn,
   // initialize and tools/list as a whole.
-  // The era: as configured; detected by default, starting from the last verdict. HTTP servers
-  // are spoken to in the legacy era (modern HTTP upstreams are not done yet).
+  // The era: as configured; detected by default, starting from the last verdict. The legacy
+  // HTTP+SSE transport has no modern form.
   auto policy = era_policy::detect;
-  if (cfg_.era == era_setting::legacy || cfg_.type != server_type::stdio)
+  if (cfg_.era == era_setting::legacy || cfg_.type == server_type::sse)
     policy = era_policy::legacy;
   else if (cfg_.era == era_setting::modern)
     policy = era_policy::modern;

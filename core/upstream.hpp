@@ -36,6 +36,10 @@ class io_context;
 namespace mcpmux {
 
 class rpc_peer;
+namespace mcp {
+struct param_header;
+struct tool_param_headers;
+}  // namespace mcp
 
 class upstream;
 
@@ -108,6 +112,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }
+  /// The Mcp-Param-* headers of one of its tools (by its own name); null when none.
+  std::shared_ptr<const std::vector<mcp::param_header>> tool_headers(std::string_view tool) const;
   /// The era the server speaks (unknown until its first handshake, or its cached verdict).
   mcp::era era() const { return era_; }
   upstream_state state() const { return lc_.state(); }
@@ -217,6 +223,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool fulfil_input(std::uint64_t token, const std::shared_ptr<queued_call>& c, rpc_outcome& out);
   /// A modern server's listen stream for its list changes.
   void open_listen();
+  void listen_ended(std::chrono::steady_clock::duration lived, const message& reply);
+  void update_tool_headers();
   bool harmless_twice(const queued_call& c) const;
   std::string not_repeated(const queued_call& c, const call_policy::dropped_call& d,
                            const std::string& why) const;
@@ -250,6 +258,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool cache_private_ = false;
   std::set<std::string> listen_uris_;      ///< a modern server: resources its listen stream covers
   std::optional<std::int64_t> listen_id_;  ///< the open subscriptions/listen request
+  std::chrono::milliseconds listen_retry_{0};  ///< the pause before reopening an ended stream
+  std::shared_ptr<const mcp::tool_param_headers> tool_headers_;  ///< for the HTTP transport
   int pid_ = -1;
   std::array<std::vector<json::object>, collection_count> lists_;
   json::object capabilities_;

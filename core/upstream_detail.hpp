@@ -11,11 +11,12 @@ namespace mcpmux {
 
 struct upstream::timer_holder {
   explicit timer_holder(boost::asio::io_context& io)
-      : handshake(io), queue(io), backoff(io), ping(io) {}
+      : handshake(io), queue(io), backoff(io), ping(io), listen(io) {}
   boost::asio::steady_timer handshake;  ///< bounds spawn + initialize + tools/list
   boost::asio::steady_timer queue;      ///< deadline of the oldest call waiting for ready
   boost::asio::steady_timer backoff;    ///< next reconnect attempt
   boost::asio::steady_timer ping;       ///< next liveness ping
+  boost::asio::steady_timer listen;     ///< reopening a listen stream the server ended
 };
 
 /// A new version for an upstream's lists: unique across upstream objects, so a server replaced

@@ -6,6 +6,8 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
+#include "core/protocol/param_headers.hpp"
+#include "core/protocol/text.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
 #include "core/upstream_detail.hpp"
@@ -63,13 +65,37 @@ void upstream::open_listen() {
   if (filter.empty()) return;
   json::value params = json::object{{"notifications", std::move(filter)}};
   add_era_meta(params, nullptr);
-  listen_id_ = peer_->request("subscriptions/listen", params, std::nullopt,
-                              [weak = weak_from_this(), gen = generation_](rpc_outcome out) {
-                                auto self = weak.lock();
-                                if (!self || self->generation_ != gen || out.ec) return;
-                                self->listen_id_.reset();
-                                self->log_.info("the server ended its listen stream");
-                              });
+  const auto opened = steady_clock::now();
+  listen_id_ =
+      peer_->request("subscriptions/listen", params, std::nullopt,
+                     [weak = weak_from_this(), gen = generation_, opened](rpc_outcome out) {
+                       auto self = weak.lock();
+                       if (!self || self->generation_ != gen || out.ec) return;
+                       self->listen_id_.reset();
+                       self->listen_ended(steady_clock::now() - opened, *out.reply);
+                     });
+}
+
+// A listen stream the server ended (an HTTP stream closed, a proxy's idle cut) is opened
+// again, after a pause that doubles while streams end early (from 1 s to a minute): changes
+// must keep coming, but a server that refuses listening must not be asked in a loop.
+void upstream::listen_ended(steady_clock::duration lived, const message& reply) {
+  using namespace std::chrono_literals;
+  const bool early = lived < 30s;
+  listen_retry_ = !early ? 1000ms
+                         : std::min<std::chrono::milliseconds>(
+                               std::max<std::chrono::milliseconds>(listen_retry_ * 2, 1s), 60s);
+  const auto why = reply.kind == message_kind::error_response
+                       ? json::serialize(reply.body.at("error"))
+                       : std::string("ended by the server");
+  log_.info("listen stream {}; opening it again in {} ms", clip(why), listen_retry_.count());
+  timers_->listen.expires_after(listen_retry_);
+  timers_->listen.async_wait(
+      [weak = weak_from_this(), gen = generation_](boost::system::error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self || self->generation_ != gen || self->listen_id_) return;
+        if (self->state() == upstream_state::ready) self->open_listen();
+      });
 }
 
 void upstream::subscribe_resource(const std::string& uri, response_handler done) {
@@ -129,7 +155,31 @@ bool upstream::set_list(collection c, std::vector<json::object> items) {
   if (list == items) return false;
   list = std::move(items);
   lists_version_ = new_lists_version();
+  if (c == collection::tools) update_tool_headers();
   return true;
+}
+
+std::shared_ptr<const std::vector<mcp::param_header>> upstream::tool_headers(
+    std::string_view tool) const {
+  if (!tool_headers_) return nullptr;
+  auto it = tool_headers_->tools.find(tool);
+  if (it == tool_headers_->tools.end()) return nullptr;
+  return {tool_headers_, &it->second};  // shares the map's lifetime
+}
+
+// The tools whose arguments also travel as Mcp-Param-* headers, for an HTTP transport (the
+// lists dropped tools whose annotations are invalid).
+void upstream::update_tool_headers() {
+  auto map = std::make_shared<mcp::tool_param_headers>();
+  for (const auto& t : tools()) {
+    const auto* schema = t.if_contains("inputSchema");
+    if (!schema || !schema->is_object()) continue;
+    auto headers = mcp::param_headers(schema->get_object());
+    if (headers && !headers->empty())
+      map->tools.emplace(std::string(t.at("name").get_string()), std::move(*headers));
+  }
+  tool_headers_ = map->tools.empty() ? nullptr : std::move(map);
+  if (peer_) peer_->channel().on_tool_headers(tool_headers_);
 }
 
 bool upstream::has_note(std::string_view about, std::string_view text) const {

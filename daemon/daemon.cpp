@@ -260,7 +260,10 @@ int run_daemon(const daemon_options& opt) {
         .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue},
         .max_connections = d.http_max_connections,
         .max_sessions = d.http_max_sessions,
-        .max_requests_per_session = d.http_max_requests_per_session};
+        .max_requests_per_session = d.http_max_requests_per_session,
+        .tool_param_headers = [&mgr](std::string_view tool) {
+          return mgr.tool_param_headers(tool);
+        }};
     auto status = [&] {
       return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
     };

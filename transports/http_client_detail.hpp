@@ -21,9 +21,11 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -34,6 +36,7 @@
 
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/protocol/param_headers.hpp"
 #include "core/protocol/sse_parser.hpp"
 #include "transports/http_asio.hpp"
 #include "transports/http_reply_policy.hpp"
@@ -65,12 +68,26 @@ struct origin {
 /// Parses an absolute http(s) URL; returns an error text on failure.
 std::string parse_origin(std::string_view text, origin& o);
 
+/// A request id as text: a string as it is, a number in JSON.
+inline std::string id_text(const json::value& id) {
+  if (const auto* s = id.if_string()) return std::string(*s);
+  return json::serialize(id);
+}
+
 /// What a POST carries, read from the outgoing text.
 struct outgoing {
   json::value id;        // null unless a request
   std::string method;    // empty for responses
   bool request = false;  // has method and id: someone waits for an answer
   bool notification = false;
+  // A 2026-07-28 request (its _meta names the version): stateless, with the era's headers.
+  std::string version;              // MCP-Protocol-Version; "" for the legacy era
+  std::optional<std::string> name;  // Mcp-Name, for the methods that name a target
+  std::vector<std::pair<std::string, std::string>> params;  // Mcp-Param-* fields
+  std::string cancels;  // notifications/cancelled: the id (as text) of the request it cancels
+  bool modern() const { return !version.empty(); }
+  // subscriptions/listen: its stream stays open, unbounded by the timeout and the pool's count
+  bool listen() const { return method == "subscriptions/listen"; }
 };
 
 /// One HTTP/1.1 connection, plain or TLS.
@@ -109,6 +126,9 @@ class http_transport final : public transport, public std::enable_shared_from_th
   std::size_t queued_bytes() const override { return queued_; }
   void on_initialized(std::string protocol_version, std::chrono::milliseconds max_wait,
                       std::function<void()> done) override;
+  void on_tool_headers(std::shared_ptr<const mcp::tool_param_headers> headers) override {
+    tool_headers_ = std::move(headers);
+  }
 
  private:
   bool legacy() const { return opt_.type == http_transport_options::kind::legacy_sse; }
@@ -163,7 +183,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
                                       bool bypass_closing = false);
   void release(conn_ptr c, bool reusable);
   request make_request(http::verb verb, const std::string& target, std::string body,
-                       std::string_view accept, const std::string& last_event_id = {});
+                       std::string_view accept, const std::string& last_event_id = {},
+                       const outgoing* modern = nullptr);
   awaitable<error_code> round_trip(connection& c, request& req, response_parser& p);
   awaitable<std::pair<error_code, std::size_t>> read_some(connection& c, response_parser& p,
                                                           std::array<char, chunk_size>& chunk,
@@ -173,6 +194,8 @@ class http_transport final : public transport, public std::enable_shared_from_th
 
   // ---- POST and its reply, GET listener, resume, DELETE (http_streamable.cpp) ---------------
   awaitable<void> post_message(const std::string& text, const outgoing& out);
+  bool cancel_modern(const std::string& id);
+  bool cancelled(const outgoing& out) const;
   awaitable<std::string> finish_reply(conn_ptr c, response_parser& p);
   void io_failure(const outgoing& out, error_code ec, std::string_view what);
   void capture_session(const http::response_header<>& res);
@@ -202,6 +225,13 @@ class http_transport final : public transport, public std::enable_shared_from_th
   std::size_t active_posts_ = 0;
   std::vector<conn_ptr> idle_;
   std::multiset<connection*> live_;  // a pooled connection may be listed by two coroutines in turn
+  // 2026-07-28 requests in flight, by id: closing its connection is how one is cancelled.
+  struct in_flight {
+    connection* conn = nullptr;
+    bool cancelled = false;
+  };
+  std::map<std::string, in_flight> modern_in_flight_;
+  std::shared_ptr<const mcp::tool_param_headers> tool_headers_;
   std::string session_id_;
   std::string protocol_version_;
   std::string token_;

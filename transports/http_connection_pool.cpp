@@ -141,7 +141,8 @@ void http_transport::release(conn_ptr c, bool reusable) {
 // ---- requests and responses -----------------------------------------------------------------
 
 request http_transport::make_request(http::verb verb, const std::string& target, std::string body,
-                                     std::string_view accept, const std::string& last_event_id) {
+                                     std::string_view accept, const std::string& last_event_id,
+                                     const outgoing* modern) {
   request req{verb, target, 11};
   req.set(http::field::host, origin_.host_header);
   req.set(http::field::user_agent, "mcpmux/" MCPMUX_VERSION);
@@ -151,7 +152,12 @@ request http_transport::make_request(http::verb verb, const std::string& target,
     req.set(k, v);
   }
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
-  if (!legacy()) {
+  if (modern) {  // 2026-07-28: no session; the version, method, target and header arguments
+    req.set("MCP-Protocol-Version", modern->version);
+    req.set("Mcp-Method", modern->method);
+    if (modern->name) req.set("Mcp-Name", mcp::encode_header_value(*modern->name));
+    for (const auto& [k, v] : modern->params) req.set(k, v);
+  } else if (!legacy()) {
     if (!session_id_.empty()) req.set("Mcp-Session-Id", session_id_);
     if (!protocol_version_.empty()) req.set("MCP-Protocol-Version", protocol_version_);
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "transports/transport.hpp"
 
@@ -16,6 +17,9 @@ class io_context;
 }
 
 namespace mcpmux {
+namespace mcp {
+struct param_header;
+}
 
 /// Settings of the HTTP endpoint (`[daemon] http`, `http_allow_remote`, `http_token_file`).
 struct http_endpoint_options {
@@ -43,6 +47,10 @@ struct http_endpoint_options {
   std::chrono::milliseconds session_idle_timeout{3600000};
   /// close(): how long connections still writing a response get to finish it.
   std::chrono::milliseconds shutdown_grace{1000};
+  /// The Mcp-Param-* headers a 2026-07-28 tools/call of a tool must carry (its x-mcp-header
+  /// annotations), checked against the arguments; null = none. Unset: nothing is checked.
+  std::function<std::shared_ptr<const std::vector<mcp::param_header>>(std::string_view tool)>
+      tool_param_headers;
 };
 
 /// A running endpoint.

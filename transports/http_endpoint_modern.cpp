@@ -1,5 +1,6 @@
 // /mcp in the 2026-07-28 era: stateless POSTs. Each request is checked at the HTTP level
-// (MCP-Protocol-Version equal to the body's _meta version, Mcp-Method, Mcp-Name), then served by
+// (MCP-Protocol-Version equal to the body's _meta version, Mcp-Method, Mcp-Name, a tool's
+// Mcp-Param-* headers equal to its arguments), then served by
 // a session of its own that lives as long as the request: a JSON answer, an SSE stream when
 // progress comes first, or — for subscriptions/listen — a stream open until the client closes
 // it. No Mcp-Session-Id, no GET stream; closing the stream cancels the request.
@@ -8,50 +9,12 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
+#include "core/protocol/param_headers.hpp"
 #include "core/protocol/versions.hpp"
 #include "transports/http_endpoint_detail.hpp"
 #include "transports/http_text.hpp"
 
 namespace mcpmux::http_server {
-namespace {
-
-// A header value the client had to encode (non-ASCII, edge spaces): =?base64?…?=.
-std::optional<std::string> header_value(std::string_view v) {
-  constexpr std::string_view head = "=?base64?", tail = "?=";
-  if (v.size() < head.size() + tail.size() || v.substr(0, head.size()) != head ||
-      v.substr(v.size() - tail.size()) != tail)
-    return std::string(v);
-  const auto b64 = v.substr(head.size(), v.size() - head.size() - tail.size());
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  for (char c : b64) {
-    int d;
-    if (c >= 'A' && c <= 'Z')
-      d = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      d = c - '0' + 52;
-    else if (c == '+')
-      d = 62;
-    else if (c == '/')
-      d = 63;
-    else if (c == '=')
-      break;
-    else
-      return std::nullopt;
-    buf = (buf << 6) | static_cast<unsigned>(d);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buf >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 http::status modern_status(std::string_view json_reply) {
   if (json_reply.find("\"error\"") == std::string_view::npos) return http::status::ok;
@@ -79,7 +42,8 @@ bool endpoint_impl::modern_post(const request& req, const message& msg) {
 
 // The HTTP-level checks of a modern request, or its refusal. (A plain function: GCC 12 destroys
 // temporaries of conditional expressions inside co_await twice.)
-static std::optional<response> check_modern_request(const request& req, const message& msg) {
+static std::optional<response> check_modern_request(const request& req, const message& msg,
+                                                    const http_endpoint_options& opt) {
   const bool ka = req.keep_alive();
   const auto refuse = [&](int code, const std::string& text, const json::value& id) {
     return make_response(
@@ -129,19 +93,33 @@ static std::optional<response> check_modern_request(const request& req, const me
       return refuse(
           rpc_code::header_mismatch,
           "Header mismatch: the Mcp-Name header is required for " + std::string(msg.method()), id);
-    auto got = header_value(raw);
+    auto got = mcp::decode_header_value(raw);
     if (!got || *got != *want)
       return refuse(rpc_code::header_mismatch,
                     "Header mismatch: Mcp-Name header value '" + clip(raw, 60) +
                         "' does not match body value '" + clip(*want, 60) + "'",
                     id);
+    // The arguments a tool mirrors into Mcp-Param-* headers must say what the body says.
+    if (msg.method() == "tools/call" && opt.tool_param_headers) {
+      const auto* args = msg.params().if_contains("arguments");
+      if (auto headers = opt.tool_param_headers(*want); headers && args && args->is_object()) {
+        auto text = mcp::check_param_headers(
+            *headers, args->get_object(),
+            [&](std::string_view name) -> std::optional<std::string_view> {
+              auto it = req.find(std::string(mcp::param_header_prefix) + std::string(name));
+              if (it == req.end()) return std::nullopt;
+              return sv(it->value());
+            });
+        if (!text.empty()) return refuse(rpc_code::header_mismatch, text, id);
+      }
+    }
   }
   return std::nullopt;
 }
 
 awaitable<bool> endpoint_impl::handle_modern_post(conn_ptr c, request& req, message msg) {
   const bool ka = req.keep_alive();
-  if (auto refusal = check_modern_request(req, msg))
+  if (auto refusal = check_modern_request(req, msg, opt_))
     co_return co_await reply(*c, std::move(*refusal));
   // A session for this request alone (no Mcp-Session-Id: the era is stateless).
   auto s = std::make_shared<http_session>(io_, "modern", opt_, [](const std::string&) {});

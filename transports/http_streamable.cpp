@@ -2,6 +2,9 @@
 // JSON or SSE, accepted, errors, one token refresh), the session id, the GET listener, resuming a
 // broken stream with Last-Event-ID, and the DELETE that ends the session. Legacy HTTP+SSE POSTs
 // go through post_message too; the policy knows their rows.
+// A 2026-07-28 request (its _meta names the version) is stateless: it carries the era's headers
+// instead of the session's, an error status with a JSON-RPC body is that body, its stream is not
+// resumed, and cancelling it closes its connection.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -18,21 +21,25 @@ constexpr auto default_retry = 1000ms;
 constexpr auto max_retry = 30s;
 constexpr auto close_budget = 5s;  // DELETE on close when no timeout is configured
 
-std::string id_text(const json::value& id) {
-  if (const auto* s = id.if_string()) return std::string(*s);
-  return json::serialize(id);
-}
-
 }  // namespace
 
 // ---- POST -----------------------------------------------------------------------------------
 
 awaitable<void> http_transport::post_message(const std::string& text, const outgoing& out) {
   const std::string& target = legacy() ? endpoint_target_ : origin_.target;
+  const bool modern = out.modern() && !legacy();
   post_reply_policy policy(
       {.legacy = legacy(), .request = out.request, .token_command = !opt_.token_command.empty()});
+  // A modern request stays listed while it is in flight, with the connection it is on.
+  struct listing {
+    std::map<std::string, in_flight>* map;
+    std::string key;
+    ~listing() {
+      if (!key.empty()) map->erase(key);
+    }
+  } listed{&modern_in_flight_, modern && out.request ? id_text(out.id) : std::string()};
   for (;;) {
-    if (closing_ || failed_) co_return;
+    if (closing_ || failed_ || cancelled(out)) co_return;
     conn_ptr c;
     bool reused = false;
     if (!idle_.empty()) {
@@ -48,24 +55,28 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
       }
     }
     live_guard guard(this, c.get());
+    if (cancelled(out)) co_return release(std::move(c), true);
+    if (!listed.key.empty()) modern_in_flight_[listed.key].conn = c.get();
     const std::string token_used = token_;
-    auto req = make_request(http::verb::post, target, text, "application/json, text/event-stream");
+    auto req = make_request(http::verb::post, target, text, "application/json, text/event-stream",
+                            {}, modern ? &out : nullptr);
     response_parser p;
     auto ec = co_await round_trip(*c, req, p);
     if (closing_ || failed_) co_return;
+    if (cancelled(out)) co_return c->abort();
     if (ec) {
       c->abort();
       if (policy.on_io_error(reused, ec == beast::error::timeout) == post_step::resend) continue;
       co_return io_failure(out, ec, "POST");
     }
     auto& res = p.get();
-    if (!legacy()) capture_session(res);
+    if (!legacy() && !modern) capture_session(res);
     post_reply reply{
         .status = res.result_int(),
         .media_type = media_type(res[http::field::content_type]),
         .body_done = p.is_done(),
         .content_length = p.content_length() ? std::optional(*p.content_length()) : std::nullopt,
-        .has_session = !session_id_.empty()};
+        .has_session = !modern && !session_id_.empty()};
     auto step = policy.on_reply(reply);
     switch (step) {
       case post_step::read_sse:
@@ -109,11 +120,28 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
         token_ = std::move(*tok);
         continue;
       }
-      reply.has_session = !session_id_.empty();
+      reply.has_session = !modern && !session_id_.empty();
       step = policy.on_reply(reply);  // the budget is spent: the error it is
     }
     co_return on_http_error(out, step, res, body);
   }
+}
+
+// Cancels a 2026-07-28 request in flight by closing its connection (the era's only way on
+// HTTP); its POST then ends without a word. False when no such request is in flight.
+bool http_transport::cancel_modern(const std::string& id) {
+  auto it = modern_in_flight_.find(id);
+  if (it == modern_in_flight_.end()) return false;
+  it->second.cancelled = true;
+  if (it->second.conn) it->second.conn->abort();
+  log_.debug("request {} cancelled: its stream closed", clip(id, 40));
+  return true;
+}
+
+bool http_transport::cancelled(const outgoing& out) const {
+  if (!out.request || !out.modern()) return false;
+  auto it = modern_in_flight_.find(id_text(out.id));
+  return it != modern_in_flight_.end() && it->second.cancelled;
 }
 
 // Reads what is left of a reply nobody needs (at most error_body_cap bytes of it) and gives the
@@ -129,7 +157,7 @@ awaitable<std::string> http_transport::finish_reply(conn_ptr c, response_parser&
 }
 
 void http_transport::io_failure(const outgoing& out, error_code ec, std::string_view what) {
-  if (closing_ || failed_) return;
+  if (closing_ || failed_ || cancelled(out)) return;
   if (ec == beast::error::timeout) {
     std::string msg = "HTTP request timed out after " + std::to_string(opt_.timeout.count()) +
                       "ms (" + std::string(what) + ")";
@@ -163,6 +191,22 @@ void http_transport::on_http_error(const outgoing& out, post_step step,
     return fail("legacy endpoint returned HTTP 404 (session gone)");
   if (step == post_step::server_down)
     return fail("HTTP " + std::to_string(status) + " from the server");
+  if (out.request && out.modern() && !legacy()) {
+    // The 2026-07-28 era answers a refused request with an error status and the JSON-RPC error
+    // in the body (400 with -32020…-32022, 404 with -32601): that error is the answer.
+    error_code jec;
+    auto v = json::parse(body, jec);
+    const auto* e = !jec && v.is_object() ? v.get_object().if_contains("error") : nullptr;
+    const auto* eo = e ? e->if_object() : nullptr;
+    const auto* code = eo ? eo->if_contains("code") : nullptr;
+    const auto* text = eo ? eo->if_contains("message") : nullptr;
+    if (code && code->is_int64() && text && text->is_string()) {
+      log_.debug("{} refused: HTTP {}, error {}", out.method, status, code->get_int64());
+      const auto* data = eo->if_contains("data");
+      return deliver(make_error(out.id, static_cast<int>(code->get_int64()),
+                                std::string(text->get_string()), data));
+    }
+  }
   std::string msg = "HTTP " + std::to_string(status) + ": " + clip(body, error_text_cap);
   if (auto it = res.find(http::field::www_authenticate); it != res.end())
     msg += " (WWW-Authenticate: " + clip(it->value(), error_text_cap) + ")";
@@ -213,11 +257,12 @@ awaitable<void> http_transport::post_json(conn_ptr c, response_parser& p, const 
 awaitable<void> http_transport::post_stream(conn_ptr c, response_parser& p, const outgoing& out) {
   stream_ctx ctx(opt_.limits.max_message_bytes);
   ctx.want = out.request ? out.id : json::value();
-  auto ec = co_await read_events(*c, p, ctx, stream_role::post, true);
-  if (closing_ || failed_) co_return;
+  // A listen stream is quiet until something changes: only the server or a cancel ends it.
+  auto ec = co_await read_events(*c, p, ctx, stream_role::post, !out.listen());
+  if (closing_ || failed_ || cancelled(out)) co_return;
   release(c, !ec && p.is_done() && p.keep_alive());
   if (!out.request || ctx.answered) co_return;
-  if (ctx.parser.saw_id()) co_await resume(ctx, stream_role::post);
+  if (ctx.parser.saw_id() && !out.modern()) co_await resume(ctx, stream_role::post);
   if (closing_ || failed_ || ctx.answered) co_return;
   deliver_error(out.id, "No response received for request ID " + id_text(out.id));
 }

@@ -3,8 +3,10 @@
 // are listed in http_client_detail.hpp.
 #include <boost/asio/post.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
 
@@ -12,7 +14,10 @@ namespace mcpmux {
 namespace http_client {
 namespace {
 
-outgoing inspect(std::string_view text) {
+// Reads what the HTTP exchange needs from a message: its kind and id, and for a 2026-07-28
+// request the values of the era's headers (the version, the method's target, the arguments
+// that travel as Mcp-Param-*).
+outgoing inspect(std::string_view text, const mcp::tool_param_headers* tools) {
   outgoing o;
   error_code ec;
   auto v = json::parse(text, ec);
@@ -24,9 +29,26 @@ outgoing inspect(std::string_view text) {
   o.request = !o.method.empty() && has_id;
   o.notification = !o.method.empty() && !has_id;
   if (o.request) o.id = *id;
+  const auto* p = obj.if_contains("params");
+  const auto* params = p ? p->if_object() : nullptr;
+  if (!params) return o;
+  if (o.notification && o.method == "notifications/cancelled") {
+    if (const auto* r = params->if_contains("requestId"); r && !r->is_null())
+      o.cancels = id_text(*r);
+    return o;
+  }
+  if (!o.request || !mcp::has_modern_meta(*params)) return o;
+  const auto& version = params->at("_meta").as_object().at(mcp::meta_key::protocol_version);
+  if (!version.is_string() || version.get_string().empty()) return o;
+  o.version = version.get_string();
+  o.name = mcp::named_target(o.method, *params);
+  if (o.method == "tools/call" && tools && o.name) {
+    const auto* args = params->if_contains("arguments");
+    if (auto it = tools->tools.find(*o.name); it != tools->tools.end() && args && args->is_object())
+      o.params = mcp::param_header_fields(it->second, args->get_object());
+  }
   return o;
 }
-
 }  // namespace
 
 http_transport::http_transport(asio::io_context& io, http_transport_options opt)
@@ -78,6 +100,7 @@ void http_transport::close() {
   queue_.clear();
   queued_ = 0;
   abort_all();
+  modern_in_flight_.clear();
   if (!legacy() && !session_id_.empty() && !failed_) spawn(send_delete());
 }
 
@@ -137,9 +160,12 @@ void http_transport::pump() {
     std::string text = std::move(queue_.front());
     queue_.pop_front();
     queued_ -= text.size();
-    auto out = inspect(text);
+    auto out = inspect(text, tool_headers_.get());
+    // A 2026-07-28 request is cancelled by closing its stream: nothing is posted.
+    if (!out.cancels.empty() && cancel_modern(out.cancels)) continue;
     if (out.notification) barrier_ = true;
-    ++active_posts_;
+    if (out.request && out.modern() && !legacy()) modern_in_flight_[id_text(out.id)] = {};
+    if (!out.listen()) ++active_posts_;
     spawn(run_post(std::move(text), std::move(out)));
   }
 }
@@ -160,7 +186,7 @@ awaitable<void> http_transport::initial_token() {
 awaitable<void> http_transport::run_post(std::string text, outgoing out) {
   auto self = shared_from_this();
   co_await post_message(text, out);
-  --active_posts_;
+  if (!out.listen()) --active_posts_;
   if (out.notification) barrier_ = false;
   pump();
 }

@@ -12,6 +12,9 @@
 namespace mcpmux {
 
 struct message;
+namespace mcp {
+struct tool_param_headers;
+}
 
 /// What a transport reports to its owner. Called on the io_context thread.
 class transport_events {
@@ -62,6 +65,11 @@ class transport {
     (void)protocol_version;
     (void)max_wait;
     done();
+  }
+  /// The server's tools whose arguments travel in headers too (2026-07-28 Streamable HTTP's
+  /// Mcp-Param-*), set by the MCP client whenever it reads the tool list. Only HTTP uses it.
+  virtual void on_tool_headers(std::shared_ptr<const mcp::tool_param_headers> headers) {
+    (void)headers;
   }
 };
 

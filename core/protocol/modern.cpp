@@ -87,13 +87,13 @@ bool capability_flag(const json::object& capabilities, std::string_view capabili
   return f && f->is_bool() && f->get_bool();
 }
 
-std::optional<std::string> named_target(const message& msg) {
-  const auto m = msg.method();
-  const char* key = m == "tools/call" || m == "prompts/get" ? "name"
-                    : m == "resources/read"                 ? "uri"
-                                                            : nullptr;
+std::optional<std::string> named_target(std::string_view m, const json::object& params) {
+  const char* key = m == "tools/call" || m == "prompts/get"                          ? "name"
+                    : m == "resources/read"                                          ? "uri"
+                    : m == "tasks/get" || m == "tasks/update" || m == "tasks/cancel" ? "taskId"
+                                                                                     : nullptr;
   if (!key) return std::nullopt;
-  const auto* v = msg.params().if_contains(key);
+  const auto* v = params.if_contains(key);
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 

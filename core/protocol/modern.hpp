@@ -31,9 +31,13 @@ bool capability_flag(const json::object& capabilities, std::string_view capabili
                      std::string_view flag);
 
 /// The name a request acts on, for the methods that name one: params.name of tools/call and
-/// prompts/get, params.uri of resources/read ("" when missing); nullopt for other methods. It is
+/// prompts/get, params.uri of resources/read, params.taskId of the tasks extension's
+/// tasks/get, tasks/update and tasks/cancel ("" when missing); nullopt for other methods. It is
 /// what HTTP's Mcp-Name carries and what binds an MRTR retry to its request.
-std::optional<std::string> named_target(const message& msg);
+std::optional<std::string> named_target(std::string_view method, const json::object& params);
+inline std::optional<std::string> named_target(const message& msg) {
+  return named_target(msg.method(), msg.params());
+}
 
 /// What a modern request says about its client, read from params._meta.
 struct request_meta {

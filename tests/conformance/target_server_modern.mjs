@@ -84,9 +84,30 @@ function build() {
       inputSchema: fromJsonSchema({
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
-        $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-        properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+        $defs: { address: { $anchor: 'address', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+        properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' }, kind: { type: 'string' }, code: { type: 'string' } },
+        allOf: [{ anyOf: [{ required: ['name'] }, { required: ['address'] }] }],
+        if: { properties: { kind: { const: 'company' } }, required: ['kind'] },
+        then: { required: ['code'] },
+        else: { properties: { code: { type: 'string' } } },
         additionalProperties: false,
+      }),
+    },
+    async (args) => ({ content: [text(JSON.stringify(args))] }),
+  );
+  // Arguments mirrored into Mcp-Param-* headers (x-mcp-header), which mcpmux's /mcp checks.
+  server.registerTool(
+    'test_custom_headers',
+    {
+      description: 'Echoes its arguments; region and priority travel as Mcp-Param-* headers too',
+      inputSchema: fromJsonSchema({
+        type: 'object',
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          priority: { type: 'integer', 'x-mcp-header': 'Priority' },
+          note: { type: 'string' },
+        },
+        required: ['region'],
       }),
     },
     async (args) => ({ content: [text(JSON.stringify(args))] }),

@@ -362,11 +362,16 @@ TEST(era_config, era_values_are_checked) {
   auto r = run_process({mcpmuxd_path(), "--check-config", "--config", path});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("era"), std::string::npos) << r.err;
+  // Streamable HTTP servers may be modern; the legacy HTTP+SSE transport may not.
   std::ofstream(path) << "[servers.a]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/mcp\"\nera = "
                          "\"modern\"\n";
   r = run_process({mcpmuxd_path(), "--check-config", "--config", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ofstream(path) << "[servers.a]\ntype = \"sse\"\nurl = \"http://127.0.0.1:1/sse\"\nera = "
+                         "\"modern\"\n";
+  r = run_process({mcpmuxd_path(), "--check-config", "--config", path});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("stdio"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HTTP+SSE"), std::string::npos) << r.err;
 }
 
 }  // namespace

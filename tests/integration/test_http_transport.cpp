@@ -15,6 +15,7 @@
 #include "core/protocol/error.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/protocol/param_headers.hpp"
 #include "tests/fixtures/http_test_server.hpp"
 
 namespace mcpmux {
@@ -383,6 +384,138 @@ TEST_F(HttpTransport, SendFailsWhenTheQueueIsFull) {
   open(o);
   EXPECT_FALSE(t->send(call(1)));
   EXPECT_EQ(t->send(std::string(100, ' ')), make_error_code(errc::queue_full));
+}
+
+// ---- the 2026-07-28 era: stateless requests with the era's headers ---------------------------
+
+std::string modern_call(std::int64_t id, std::string_view method, json::object params) {
+  params["_meta"] = json::object{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                                 {"io.modelcontextprotocol/clientCapabilities", json::object{}}};
+  return make_request(json::value(id), method, params);
+}
+
+TEST_F(HttpTransport, ModernRequestsCarryTheEraHeadersAndNoSession) {
+  http_test_server s([](http_exchange& ex) {
+    auto b = body_of(ex);
+    // A session id offered by a confused server must not be taken up.
+    ex.respond(200, result_for(b.at("id")), "application/json", {{"Mcp-Session-Id", "sess-x"}});
+  });
+  open(options(s));
+  // The tool mirrors two arguments into headers (x-mcp-header).
+  auto headers = std::make_shared<mcp::tool_param_headers>();
+  headers->tools["deploy"] = *mcp::param_headers(json::parse(R"({"type":"object","properties":{
+        "region":{"type":"string","x-mcp-header":"Region"},
+        "count":{"type":"integer","x-mcp-header":"Count"}}})")
+                                                     .as_object());
+  t->on_tool_headers(headers);
+  t->send(modern_call(
+      1, "tools/call",
+      {{"name", "deploy"}, {"arguments", json::object{{"region", "eu west"}, {"count", 3}}}}));
+  t->send(modern_call(2, "resources/read", {{"uri", "file:///ä.txt"}}));
+  t->send(modern_call(3, "tools/list", {}));
+  ASSERT_TRUE(run_until([&] { return ev.answer(1) && ev.answer(2) && ev.answer(3); }));
+  // A legacy request on the same transport: no era headers, and no session either (the modern
+  // replies' Mcp-Session-Id was not taken up).
+  t->send(call(4));
+  ASSERT_TRUE(run_until([&] { return ev.answer(4).has_value(); }));
+  auto reqs = s.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  std::map<std::int64_t, test::recorded_request> by_id;
+  for (auto& r : reqs) by_id[json::parse(r.body).as_object().at("id").as_int64()] = r;
+  for (std::int64_t id : {1, 2, 3}) {
+    EXPECT_EQ(by_id[id].header("mcp-protocol-version"), "2026-07-28") << id;
+    EXPECT_EQ(by_id[id].header("mcp-session-id"), "") << id;
+  }
+  EXPECT_EQ(by_id[1].header("mcp-method"), "tools/call");
+  EXPECT_EQ(by_id[1].header("mcp-name"), "deploy");
+  EXPECT_EQ(by_id[1].header("mcp-param-region"), "eu west");
+  EXPECT_EQ(by_id[1].header("mcp-param-count"), "3");
+  EXPECT_EQ(by_id[2].header("mcp-method"), "resources/read");
+  EXPECT_EQ(by_id[2].header("mcp-name"), mcp::encode_header_value("file:///ä.txt"));
+  EXPECT_THAT(by_id[2].header("mcp-name"), ::testing::StartsWith("=?base64?"));
+  EXPECT_EQ(by_id[3].header("mcp-method"), "tools/list");
+  EXPECT_EQ(by_id[3].header("mcp-name"), "");
+  EXPECT_EQ(by_id[4].header("mcp-method"), "");
+  EXPECT_EQ(by_id[4].header("mcp-protocol-version"), "");
+  EXPECT_EQ(by_id[4].header("mcp-session-id"), "");
+}
+
+TEST_F(HttpTransport, ModernErrorStatusWithJsonRpcBodyIsTheAnswer) {
+  http_test_server s([](http_exchange& ex) {
+    auto b = body_of(ex);
+    const auto id = b.at("id");
+    if (id == 1)
+      return ex.respond(400, make_error(id, -32022, "Unsupported protocol version",
+                                        &(const json::value&)json::value(json::object{
+                                            {"supported", json::array{"2026-07-28"}}})));
+    if (id == 2) return ex.respond(404, make_error(id, -32601, "Method not found"));
+    ex.respond(400, "not json", "text/plain");
+  });
+  open(options(s));
+  t->send(modern_call(1, "server/discover", {}));
+  t->send(modern_call(2, "nope/nope", {}));
+  t->send(modern_call(3, "tools/list", {}));
+  ASSERT_TRUE(run_until([&] { return ev.answer(1) && ev.answer(2) && ev.answer(3); }));
+  EXPECT_EQ(error_code_of(*ev.answer(1)), -32022);
+  EXPECT_EQ(ev.answer(1)->at("error").as_object().at("data").as_object().at("supported"),
+            json::array{"2026-07-28"});
+  EXPECT_EQ(error_code_of(*ev.answer(2)), -32601);  // a modern 404 is no session expiry
+  EXPECT_THAT(error_message(*ev.answer(3)), HasSubstr("HTTP 400"));
+  EXPECT_FALSE(ev.closed);
+}
+
+TEST_F(HttpTransport, CancellingAModernRequestClosesItsStreamWithoutAPost) {
+  std::atomic<bool> stream_closed{false};
+  http_test_server s([&](http_exchange& ex) {
+    auto b = body_of(ex);
+    if (!b.contains("id")) return ex.respond(202, "", "");
+    if (b.at("id") == 1) {  // a long call: progress, then silence until the client leaves
+      ex.begin_sse();
+      ex.event(make_notification("notifications/progress", json::object{{"progress", 1}}));
+      ex.hold(5s);
+      stream_closed = true;
+      return;
+    }
+    ex.respond(200, result_for(b.at("id")));
+  });
+  open(options(s));
+  t->send(modern_call(1, "tools/call", {{"name", "slow"}}));
+  ASSERT_TRUE(run_until([&] { return ev.count_method("notifications/progress") == 1; }));
+  t->send(make_notification("notifications/cancelled", json::object{{"requestId", 1}}));
+  ASSERT_TRUE(run_until([&] { return stream_closed.load(); }, 3s));
+  t->send(modern_call(2, "tools/list", {}));  // the transport goes on
+  ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
+  EXPECT_FALSE(ev.answer(1));  // nothing for the cancelled request
+  EXPECT_FALSE(ev.closed);
+  EXPECT_EQ(s.count("POST"), 2u);  // no notifications/cancelled was posted
+}
+
+TEST_F(HttpTransport, ModernListenStreamOutlivesTheTimeoutAndIsNotResumed) {
+  http_test_server s([&](http_exchange& ex) {
+    auto b = body_of(ex);
+    if (b.at("method") == "subscriptions/listen") {
+      ex.begin_sse();
+      ex.event(make_notification("notifications/subscriptions/acknowledged", json::object{}),
+               "ev-1");
+      std::this_thread::sleep_for(700ms);  // quieter than the client's timeout
+      ex.event(make_notification("notifications/tools/list_changed", json::object{}), "ev-2");
+      return ex.cut();
+    }
+    ex.respond(200, result_for(b.at("id")));
+  });
+  auto o = options(s);
+  o.timeout = 300ms;
+  o.max_connections = 1;
+  open(o);
+  t->send(modern_call(1, "subscriptions/listen", {}));
+  // The open stream does not take the pool's only connection from other requests.
+  t->send(modern_call(2, "tools/list", {}));
+  ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
+  ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
+  EXPECT_EQ(ev.count_method("notifications/tools/list_changed"), 1u);
+  EXPECT_THAT(error_message(*ev.answer(1)), HasSubstr("No response received"));
+  EXPECT_EQ(s.count("GET"), 0u);  // no Last-Event-ID resumption in this era
+  EXPECT_FALSE(ev.closed);
 }
 
 TEST_F(HttpTransport, SseEndingWithoutAnswerFailsTheRequest) {
