@@ -335,6 +335,13 @@ json::object manager::downstream_capabilities() const {
   return out;
 }
 
+bool manager::offers_extension(std::string_view extension) const {
+  return std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
+    return u.second->era() == mcp::era::modern &&
+           mcp::has_extension(u.second->capabilities(), extension);
+  });
+}
+
 // The combined lists change only when a server's do, and modern clients that listen hear of it:
 // they may keep a list a minute. A server that does not say when its lists change (no
 // listChanged) makes them stale at once; one reached over HTTP may answer per user: private. A

@@ -99,6 +99,8 @@ class manager : public upstream_observer {
   std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
+  /// True when a modern server declares the extension (capabilities.extensions) in discover.
+  bool offers_extension(std::string_view extension) const;
   /// How long a modern client may keep the combined lists, and whether they may be shared
   /// across authorization contexts ("public") or not ("private").
   struct cache_hint {

@@ -1,5 +1,7 @@
 #include "core/mrtr.hpp"
 
+#include "core/protocol/modern.hpp"
+
 #include <sys/random.h>
 
 #include <algorithm>
@@ -112,7 +114,7 @@ void bridged_call::on_progress(const json::object& params) {
 }
 
 bool bridged_call::client_supports(std::string_view capability) const {
-  return capabilities_.contains(capability);
+  return capabilities_.contains(capability) || mcp::has_extension(capabilities_, capability);
 }
 
 std::int64_t bridged_call::ask_client(std::string_view method, const json::value& params,

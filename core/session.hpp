@@ -79,7 +79,8 @@ class session : public transport_events,
   void handle_modern(message& msg);
   void discover(const json::value& id);
   void resume_call(message& msg, const mcp::request_meta& meta);
-  void listen(const message& msg);
+  void listen(const message& msg, const mcp::request_meta& meta);
+  void route_task(message& msg, const mcp::request_meta& meta);
   void end_listen(const std::string& key);
   void forward_modern(message& msg, const std::shared_ptr<upstream>& up,
                       std::function<void(json::object&)> rewrite, std::string_view exposed,

@@ -6,6 +6,7 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
+#include "core/protocol/text.hpp"
 #include "core/session.hpp"
 
 namespace mcpmux {
@@ -50,7 +51,9 @@ void session::handle_modern(message& msg) {
   if (method == "resources/list") return serve_list(id, collection::resources, msg.params());
   if (method == "resources/templates/list")
     return serve_list(id, collection::resource_templates, msg.params());
-  if (method == "subscriptions/listen") return listen(msg);
+  if (method == "subscriptions/listen") return listen(msg, meta);
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel")
+    return route_task(msg, meta);
   const auto& params = msg.params();
   if (params.contains("requestState") || params.contains("inputResponses")) {
     if (method != "tools/call" && method != "prompts/get" && method != "resources/read")
@@ -76,6 +79,8 @@ void session::discover(const json::value& id) {
     auto self = weak.lock();
     if (!self || self->ended_) return;
     json::object caps = self->manager_.downstream_capabilities();
+    if (self->manager_.offers_extension(mcp::tasks_extension))
+      caps["extensions"] = json::object{{mcp::tasks_extension, json::object{}}};
     json::array versions;
     for (auto v : mcp::modern_versions) versions.emplace_back(v);
     const auto hint = self->manager_.list_cache_hint();
@@ -87,6 +92,52 @@ void session::discover(const json::value& id) {
       result["instructions"] = std::move(ins);
     self->send(make_result(id, result));
   });
+}
+
+namespace {
+
+// The error for a client that uses the tasks extension without declaring it.
+rpc_error tasks_undeclared(std::string_view what) {
+  return rpc_error{
+      rpc_code::missing_capability,
+      "Missing required client capability: " + std::string(what) + " needs the " +
+          std::string(mcp::tasks_extension) + " extension in clientCapabilities",
+      nullptr,
+      json::object{
+          {"requiredCapabilities",
+           json::object{{"extensions", json::object{{mcp::tasks_extension, json::object{}}}}}}}};
+}
+
+// A result naming a task (a CreateTaskResult, a DetailedTask) names it the way clients know it.
+void scope_task_id(json::object& result, std::string_view server) {
+  if (auto* t = result.if_contains("taskId"); t && t->is_string())
+    *t = mcp::scoped_task_id(server, t->get_string());
+}
+
+}  // namespace
+
+// The tasks extension: tasks/get, tasks/update and tasks/cancel go to the server whose task it
+// is, with its own id; the answer names the task as the client knows it.
+void session::route_task(message& msg, const mcp::request_meta& meta) {
+  const auto& id = msg.id();
+  const auto method = msg.method();
+  if (!mcp::has_extension(meta.capabilities, mcp::tasks_extension)) {
+    const auto err = tasks_undeclared(method);
+    return send(make_error(id, err.code, err.message, &err.data));
+  }
+  const auto* task = msg.params().if_contains("taskId");
+  if (!task || !task->is_string())
+    return reply_error(id, rpc_code::invalid_params,
+                       "Invalid params: " + std::string(method) + " needs a string \"taskId\"");
+  const auto scoped = std::string(task->get_string());
+  const auto parts = mcp::split_task_id(scoped);
+  auto up = parts ? manager_.upstream_for(parts->first, id_) : nullptr;
+  if (!up || up->era() != mcp::era::modern)
+    return reply_error(id, rpc_code::invalid_params, "Unknown task: " + clip(scoped, 120));
+  msg.body["params"].as_object()["taskId"] = parts->second;
+  forward_modern(
+      msg, up, [server = up->name()](json::object& result) { scope_task_id(result, server); }, {},
+      meta);
 }
 
 // A modern client's call: its owner at the upstream is a bridged_call, which turns the server's
@@ -104,6 +155,15 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
         "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
             up->name() + "\" does not speak 2026-07-28)");
   mcp::strip_protocol_meta(params);
+  // A call the server may turn into a task (the client declared the extension): the task's
+  // id is scoped to the server.
+  if (method == "tools/call" && up->era() == mcp::era::modern &&
+      mcp::has_extension(meta.capabilities, mcp::tasks_extension))
+    rewrite = [server = up->name(), named = std::move(rewrite)](json::object& result) {
+      if (named) named(result);
+      if (const auto* type = result.if_contains("resultType"); type && *type == "task")
+        scope_task_id(result, server);
+    };
   // A read's result needs cache hints (a legacy server gives none: stale at once, not shared).
   if (method == "resources/read")
     rewrite = [alias = std::move(rewrite)](json::object& result) {
@@ -209,12 +269,20 @@ void session::call_progress(const json::object& params) {
 
 // subscriptions/listen: acknowledges what it will send, then sends it (with the subscription's
 // id in _meta) until the client cancels the request.
-void session::listen(const message& msg) {
+void session::listen(const message& msg, const mcp::request_meta& meta) {
   const auto& id = msg.id();
   const auto* wanted = msg.params().if_contains("notifications");
   if (!wanted || !wanted->is_object())
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: subscriptions/listen needs a \"notifications\" object");
+  // Task status notifications are the tasks extension's: asked without it, an error. Asked
+  // with it they are not agreed to (the acknowledgement leaves taskIds out): mcpmux does not
+  // relay them yet, and clients poll tasks/get.
+  if (wanted->get_object().contains("taskIds") &&
+      !mcp::has_extension(meta.capabilities, mcp::tasks_extension)) {
+    const auto err = tasks_undeclared("a taskIds subscription");
+    return send(make_error(id, err.code, err.message, &err.data));
+  }
   const auto key = json::serialize(id);
   if (listens_.count(key))
     return reply_error(id, rpc_code::invalid_request,

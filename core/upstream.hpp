@@ -81,7 +81,8 @@ class call_owner {
   virtual ~call_owner() = default;
   /// A notifications/progress of this call; `params` already carry the client's own token.
   virtual void on_progress(const json::object& params) = 0;
-  /// True when the client declared the capability ("sampling", "elicitation", "roots").
+  /// True when the client declared the capability ("sampling", "elicitation", "roots") or, for
+  /// a modern client, the extension ("io.modelcontextprotocol/tasks").
   virtual bool client_supports(std::string_view capability) const = 0;
   /// True when the client takes a 2026-07-28 input_required result itself (it retries with the
   /// answers); false when mcpmux must ask it with real requests and retry for it.

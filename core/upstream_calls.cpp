@@ -109,9 +109,13 @@ void upstream::add_era_meta(json::value& params, const std::shared_ptr<call_owne
   auto& p = params.as_object();
   mcp::strip_protocol_meta(p);  // a resend to a server of another era, or a client's own
   json::object caps;
-  if (owner)
+  if (owner) {
     for (const char* cap : {"roots", "sampling", "elicitation"})
       if (owner->client_supports(cap)) caps[cap] = json::object{};
+    // The one extension mcpmux carries across: a task's id is scoped to its server on the way.
+    if (owner->client_supports(mcp::tasks_extension))
+      caps["extensions"] = json::object{{mcp::tasks_extension, json::object{}}};
+  }
   auto meta = modern_request_meta(std::move(caps));
   if (!log_level_.empty()) meta["io.modelcontextprotocol/logLevel"] = log_level_;
   auto& m = p["_meta"];

@@ -97,6 +97,24 @@ std::optional<std::string> named_target(std::string_view m, const json::object& 
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
+bool has_extension(const json::object& capabilities, std::string_view extension) {
+  const auto* e = capabilities.if_contains("extensions");
+  return e && e->is_object() && e->get_object().contains(extension);
+}
+
+std::string scoped_task_id(std::string_view server, std::string_view task_id) {
+  std::string out(server);
+  out += '/';
+  out += task_id;
+  return out;
+}
+
+std::optional<std::pair<std::string_view, std::string_view>> split_task_id(std::string_view id) {
+  const auto slash = id.find('/');
+  if (slash == 0 || slash == std::string_view::npos || slash + 1 == id.size()) return std::nullopt;
+  return std::pair{id.substr(0, slash), id.substr(slash + 1)};
+}
+
 bool has_modern_meta(const json::object& params) {
   const auto* m = params.if_contains("_meta");
   return m && m->is_object() && m->get_object().contains(meta_key::protocol_version);

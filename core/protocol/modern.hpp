@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "core/protocol/json_rpc.hpp"
@@ -21,6 +22,18 @@ inline constexpr std::string_view log_level = "io.modelcontextprotocol/logLevel"
 inline constexpr std::string_view server_info = "io.modelcontextprotocol/serverInfo";
 inline constexpr std::string_view subscription_id = "io.modelcontextprotocol/subscriptionId";
 }  // namespace meta_key
+
+/// The tasks extension (SEP-2663): long tool calls as tasks polled with tasks/get.
+inline constexpr std::string_view tasks_extension = "io.modelcontextprotocol/tasks";
+
+/// True when `capabilities.extensions` names the extension.
+bool has_extension(const json::object& capabilities, std::string_view extension);
+
+/// A server's task id as clients see it: "<server>/<id>" (server names hold no '/'), so that
+/// the tasks/* requests naming it reach the server that owns the task.
+std::string scoped_task_id(std::string_view server, std::string_view task_id);
+/// The server and the server's own id of a scoped task id; nullopt when it is not one.
+std::optional<std::pair<std::string_view, std::string_view>> split_task_id(std::string_view id);
 
 /// mcpmux's own Implementation object ({name, version}): its serverInfo and clientInfo.
 json::object implementation();

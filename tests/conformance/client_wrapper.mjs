@@ -8,7 +8,10 @@
 // temporary config with that URL as a `type = "http"` server, starts mcpmuxd ($MCPMUXD) on a
 // temporary socket, drives the scenario through the daemon as an MCP client over the Unix
 // socket (initialize, tools/list, tools/call of the tools the scenario offers) and stops the
-// daemon. Exit status 0 when every step answered as expected.
+// daemon. Exit status 0 when every step answered as expected. The socket client speaks the
+// 2025-11-25 era; with a 2026-07-28 scenario server behind it, mcpmux bridges the eras (its
+// input_required results become elicitation requests to this client, answered as a person
+// accepting the form's defaults would).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -22,11 +25,44 @@ const url = process.argv[process.argv.length - 1];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const mcpmuxd = process.env.MCPMUXD || path.join(repo, 'build/daemon/mcpmuxd');
 
-// Arguments for the tools the client scenarios expect to be called.
+// The scenario's own description of the calls it expects (http-custom-headers names its
+// arguments there), and the spec revision it targets.
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
+const modernScenario = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28';
+
+// Arguments for the tools the client scenarios expect to be called; in a 2026-07-28 scenario
+// every listed tool is called (with {} when nothing better is known), and every resource and
+// prompt is read, so that each request kind crosses mcpmux's HTTP client.
 const TOOL_ARGS = {
   add_numbers: { a: 5, b: 3 },
   test_reconnection: {},
+  test_client_elicitation_defaults: {},
 };
+function callsFor(tool, tools) {
+  const fromContext = (context.toolCalls ?? []).filter((c) => c.name === tool.name);
+  if (fromContext.length) return fromContext.map((c) => c.arguments ?? {});
+  if (tool.name in TOOL_ARGS) return [TOOL_ARGS[tool.name]];
+  // json-schema-2020-12-preservation: echo back the focal tool's schema as mcpmux listed it.
+  if (tool.name === 'json_schema_echo') {
+    const focal = tools.find((t) => t.name === 'json_schema_2020_12_tool');
+    return focal ? [{ schema: focal.inputSchema }] : [];
+  }
+  return modernScenario ? [{}] : [];
+}
+
+// What a person accepting a form with its pre-filled values answers: every property's default,
+// else a plain value of its type (SEP-1034: clients apply the schema's defaults).
+function formAnswer(schema = {}) {
+  const content = {};
+  for (const [key, prop] of Object.entries(schema.properties ?? {})) {
+    if (prop.default !== undefined) content[key] = prop.default;
+    else if (prop.type === 'boolean') content[key] = true;
+    else if (prop.type === 'integer' || prop.type === 'number') content[key] = 1;
+    else if (Array.isArray(prop.enum) && prop.enum.length) content[key] = prop.enum[0];
+    else if (prop.type === 'string') content[key] = 'conformance';
+  }
+  return { action: 'accept', content };
+}
 
 const log = (...a) => console.error('[client_wrapper]', ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -95,8 +131,12 @@ class SocketClient {
       clearTimeout(p.timer);
       if (msg.error) p.reject(Object.assign(new Error(`${msg.error.message} (${msg.error.code})`), { rpc: msg.error }));
       else p.resolve(msg.result);
+    } else if (msg.id !== undefined && msg.method === 'elicitation/create') {
+      // mcpmux relays the server's question (or turns a 2026 server's input_required into it).
+      log('elicitation', JSON.stringify(msg.params));
+      this.write({ jsonrpc: '2.0', id: msg.id, result: formAnswer(msg.params?.requestedSchema) });
     } else if (msg.id !== undefined) {
-      // A server-to-client request routed to us: this client declares no capabilities.
+      // Another server-to-client request: this client declares only elicitation.
       this.write({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `Method not found: ${msg.method}` } });
     } else {
       this.notifications.push(msg);
@@ -165,7 +205,7 @@ try {
 
   const init = await c.request('initialize', {
     protocolVersion: '2025-11-25',
-    capabilities: {},
+    capabilities: { elicitation: { form: {} } },
     clientInfo: { name: 'mcpmux-conformance-client', version: '1.0.0' },
   });
   log('initialize ->', JSON.stringify(init));
@@ -185,16 +225,29 @@ try {
   log('tools/list ->', tools.map((t) => t.name).join(', ') || '(none)');
 
   for (const tool of tools) {
-    if (!(tool.name in TOOL_ARGS)) {
-      log(`not calling ${tool.name}: no arguments known for it`);
-      continue;
+    const calls = callsFor(tool, tools);
+    if (!calls.length) log(`not calling ${tool.name}: no arguments known for it`);
+    for (const args of calls) {
+      // In a 2026-07-28 scenario the suite's checks judge; an error answer is only logged.
+      const result = await c.request('tools/call', { name: tool.name, arguments: args }).catch((e) => {
+        if (!modernScenario) throw e;
+        log(`tools/call ${tool.name} failed: ${e.message}`);
+        return {};
+      });
+      log(`tools/call ${tool.name} ->`, JSON.stringify(result));
+      if (result.isError && !modernScenario) {
+        status = 1;
+        log(`tools/call ${tool.name} returned isError`);
+      }
     }
-    const result = await c.request('tools/call', { name: tool.name, arguments: TOOL_ARGS[tool.name] });
-    log(`tools/call ${tool.name} ->`, JSON.stringify(result));
-    if (result.isError) {
-      status = 1;
-      log(`tools/call ${tool.name} returned isError`);
-    }
+  }
+  if (modernScenario && init.capabilities?.resources) {
+    const { resources = [] } = await c.request('resources/list');
+    for (const r of resources) log(`resources/read ${r.uri} ->`, JSON.stringify(await c.request('resources/read', { uri: r.uri })));
+  }
+  if (modernScenario && init.capabilities?.prompts) {
+    const { prompts = [] } = await c.request('prompts/list');
+    for (const p of prompts) log(`prompts/get ${p.name} ->`, JSON.stringify(await c.request('prompts/get', { name: p.name, arguments: {} })));
   }
   c.close();
 } catch (e) {

@@ -6,9 +6,12 @@
 #                with every 2026-07-28 scenario (a modern client, a legacy server: mcpmux
 #                bridges); target_server_modern.mjs (v2 SDK, modern only) with every 2026-07-28
 #                scenario. The 2026 runs compare with baselines of expected failures
-#                (expected-2026-*.yml), each entry with its reason;
+#                (expected-2026-*.yml), each entry with its reason. Then the tasks extension's
+#                scenarios with target_server_tasks.mjs behind mcpmuxd, over stdio and over
+#                Streamable HTTP;
 #   client side: the suite's scenario servers as a `type = "http"` upstream of mcpmuxd, driven
-#                over the Unix socket by client_wrapper.mjs (initialize, tools_call, sse-retry).
+#                over the Unix socket by client_wrapper.mjs: the 2025-11-25 scenarios and the
+#                non-auth 2026-07-28 ones (mcpmux's HTTP client in the modern era).
 # Results go to build/conformance/. Exit status non-zero on any failed check.
 # Needs: a built tree (scripts/build) or MCPMUXD/MCPMUX, and npm; the suite runs on the Node 22
 # binary of the `node` npm package (the system Node may be 20).
@@ -21,7 +24,12 @@ MCPMUXD=${MCPMUXD:-$repo/build/daemon/mcpmuxd}
 MCPMUX=${MCPMUX:-$repo/build/daemon/mcpmux}
 out=${CONFORMANCE_OUT:-$repo/build/conformance}
 server_suite=${CONFORMANCE_SERVER_SUITE:-active}
-client_scenarios=(initialize tools_call sse-retry)
+client_scenarios=(initialize tools_call sse-retry elicitation-sep1034-client-defaults)
+# The 2026-07-28 client scenarios: mcpmux's HTTP client in the modern era (the socket client in
+# front of it speaks 2025-11-25: mcpmux bridges).
+client_scenarios_2026=(request-metadata http-standard-headers http-custom-headers
+  http-invalid-tool-headers sep-2322-client-request-state json-schema-ref-no-deref
+  json-schema-2020-12-preservation tools_call)
 export MCPMUXD MCPMUX
 
 for bin in "$MCPMUXD" "$MCPMUX"; do
@@ -39,6 +47,7 @@ mkdir -p "$out/server" "$out/client"
 work=$(mktemp -d /tmp/mcpmux-conformance.XXXXXX)  # short path: Unix socket names are limited
 daemon_pid=""
 cleanup() {
+  if [[ -n ${target_pid:-} ]]; then kill -TERM "$target_pid" 2>/dev/null || true; fi
   if [[ -n $daemon_pid ]] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -TERM "$daemon_pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
@@ -53,17 +62,38 @@ trap cleanup EXIT
 status=0
 toml() { "$node22" -e 'process.stdout.write(JSON.stringify(process.argv[1]))' "$1"; }
 
+free_port() {
+  "$node22" -e '
+    const s = require("net").createServer();
+    s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
+target_pid=""
+
 # server_run NAME TARGET SUITE-ARGS... : mcpmuxd with TARGET behind it, the suite against /mcp.
+# TARGET is a server script run over stdio, or http:SCRIPT for one serving Streamable HTTP
+# (`SCRIPT --http PORT`) reached as a `type = "http"` server. SUITE-ARGS starting with
+# `--each SCENARIO...  --` run the suite once per scenario (the extension scenarios have no
+# suite of their own).
 server_run() {
   local name=$1 target=$2
   shift 2
   local dir="$out/server/$name"
   mkdir -p "$dir"
   local port
-  port=$("$node22" -e '
-    const s = require("net").createServer();
-    s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')
+  port=$(free_port)
   local socket="$work/$name.sock"
+  local server_table
+  if [[ $target == http:* ]]; then
+    local target_port
+    target_port=$(free_port)
+    "$node22" "$here/${target#http:}" --http "$target_port" >"$dir/target.log" 2>&1 &
+    target_pid=$!
+    server_table="type = \"http\"
+url = \"http://127.0.0.1:$target_port/mcp\""
+  else
+    server_table="command = $(toml "$node22")
+args = [$(toml "$here/$target")]"
+  fi
   cat >"$dir/mcpmuxd-config.toml" <<EOF
 [daemon]
 socket = $(toml "$socket")
@@ -72,8 +102,7 @@ log_level = "debug"
 startup_wait_ms = 10000
 
 [servers.target]
-command = $(toml "$node22")
-args = [$(toml "$here/$target")]
+$server_table
 prefix = ""
 EOF
   echo "== conformance [$name]: mcpmuxd with $target behind it, HTTP endpoint on 127.0.0.1:$port"
@@ -102,9 +131,24 @@ EOF
     server_rc=1
   else
     echo "== conformance [$name]: server scenarios ($*) against http://127.0.0.1:$port/mcp"
-    timeout 900 "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" "$@" \
-      -o "$dir" >"$dir/suite.log" 2>&1 || server_rc=$?
-    sed -n '/=== SUMMARY ===/,$p' "$dir/suite.log" | sed 's/\x1b\[[0-9;]*m//g'
+    if [[ ${1:-} == --each ]]; then
+      shift
+      local scenarios=()
+      while (($# > 0)) && [[ $1 != -- ]]; do scenarios+=("$1"); shift; done
+      shift
+      : >"$dir/suite.log"
+      for scenario in "${scenarios[@]}"; do
+        timeout 300 "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" \
+          --scenario "$scenario" "$@" -o "$dir" >>"$dir/suite.log" 2>&1 || server_rc=$?
+      done
+      sed 's/\x1b\[[0-9;]*m//g' "$dir/suite.log" | grep -E '^Passed: ' |
+        awk -v n="${#scenarios[@]}" '{split($2, a, "/"); p += a[1]; t += a[2]}
+          END {printf "%d scenarios: %d/%d checks passed\n", n, p, t}'
+    else
+      timeout 900 "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" "$@" \
+        -o "$dir" >"$dir/suite.log" 2>&1 || server_rc=$?
+      sed -n '/=== SUMMARY ===/,$p' "$dir/suite.log" | sed 's/\x1b\[[0-9;]*m//g'
+    fi
   fi
   if ((server_rc != 0)); then
     status=1
@@ -123,6 +167,11 @@ EOF
   local daemon_rc=0
   wait "$daemon_pid" || daemon_rc=$?
   daemon_pid=""
+  if [[ -n $target_pid ]]; then
+    kill -TERM "$target_pid" 2>/dev/null || true
+    wait "$target_pid" 2>/dev/null || true
+    target_pid=""
+  fi
   if ((daemon_rc != 0)); then
     status=1
     echo "conformance [$name]: mcpmuxd exited with status $daemon_rc on SIGTERM"
@@ -134,25 +183,40 @@ server_run legacy-2026 target_server.mjs --suite all --spec-version 2026-07-28 \
   --expected-failures "$here/expected-2026-legacy-target.yml"
 server_run modern-2026 target_server_modern.mjs --suite all --spec-version 2026-07-28 \
   --expected-failures "$here/expected-2026-modern-target.yml"
+# The tasks extension (io.modelcontextprotocol/tasks) through mcpmux, with the target over stdio
+# and over Streamable HTTP (mcpmux's HTTP client in the modern era).
+mapfile -t task_scenarios < <("$node22" "$suite" list --server | sed -n 's/^  - \(tasks-[a-z-]*\).*/\1/p')
+((${#task_scenarios[@]} >= 10)) || { echo "conformance: tasks scenarios missing from the suite" >&2; status=1; }
+server_run tasks-stdio target_server_tasks.mjs --each "${task_scenarios[@]}" --
+server_run tasks-http http:target_server_tasks.mjs --each "${task_scenarios[@]}" --
 
 # ---------------------------------------------------------------- client side
 client_passed=0 client_failed=0
 export MCPMUX_CONFORMANCE_LOG_DIR="$out/client"
 command="$(printf '%q' "$node22") $(printf '%q' "$here/client_wrapper.mjs")"
-for scenario in "${client_scenarios[@]}"; do
-  echo "== conformance: client scenario $scenario (mcpmuxd as the MCP client)"
-  rc=0
-  timeout 300 "$node22" "$suite" client --command "$command" --scenario "$scenario" \
-    -o "$out/client" >"$out/client/$scenario.log" 2>&1 || rc=$?
-  sed 's/\x1b\[[0-9;]*m//g' "$out/client/$scenario.log" |
+# client_run SCENARIO [SUITE-ARGS...]
+client_run() {
+  local scenario=$1
+  shift
+  local log="$out/client/$scenario.log"
+  (($# > 0)) && log="$out/client/$scenario-2026.log"
+  echo "== conformance: client scenario $scenario $* (mcpmuxd as the MCP client)"
+  local rc=0
+  timeout 300 "$node22" "$suite" client --command "$command" --scenario "$scenario" "$@" \
+    -o "$out/client" >"$log" 2>&1 || rc=$?
+  sed 's/\x1b\[[0-9;]*m//g' "$log" |
     grep -E '^(Passed: |.*OVERALL: |  - |    (Error|Warning): |Client (exited|timed))' || true
-  if ((rc == 0)) && grep -q 'OVERALL: PASSED' "$out/client/$scenario.log"; then
+  if ((rc == 0)) && grep -q 'OVERALL: PASSED' "$log"; then
     client_passed=$((client_passed + 1))
   else
     client_failed=$((client_failed + 1))
     status=1
-    echo "see $out/client/$scenario.log"
+    echo "see $log"
   fi
+}
+for scenario in "${client_scenarios[@]}"; do client_run "$scenario"; done
+for scenario in "${client_scenarios_2026[@]}"; do
+  client_run "$scenario" --spec-version 2026-07-28
 done
 echo "client scenarios: $client_passed passed, $client_failed failed"
 

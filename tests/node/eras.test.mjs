@@ -13,6 +13,7 @@ import { startDaemon, fakeServer, resultText, within, sleep, waitFor, freePort, 
 import { validateMessages, assertReport, readMessages } from './schema.mjs';
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { HERE } from './harness.mjs';
 
 const MODERN_JS = path.join(HERE, 'modern_server.mjs');
@@ -151,6 +152,30 @@ describe('2026-07-28 client through mcpmux connect, legacy servers behind', () =
   });
 });
 
+/** An SDK 1.x client that accepts elicitations with ok=true (recording them in `elicited`) and
+ *  counts tools/list_changed in `changed`, and a v2 client pinned to 2026-07-28 that answers
+ *  ok=false: the two sides of a modern server behind mcpmux. */
+async function legacyAndModernClients(daemon, elicited, changed, capture) {
+  const legacy = await daemon.connect({
+    capture,
+    capabilities: { elicitation: {} },
+    setup(c) {
+      c.setRequestHandler(ElicitRequestSchema, (req) => {
+        elicited.push(req.params);
+        return { action: 'accept', content: { ok: true } };
+      });
+      c.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.push(Date.now()));
+    },
+  });
+  const modern = await connectV2(daemon, {
+    capabilities: { elicitation: { form: {} } },
+    setup(c) {
+      c.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { ok: false } }));
+    },
+  });
+  return { legacy, modern };
+}
+
 describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
   let daemon;
   let legacy;
@@ -168,23 +193,7 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
         fake: fakeServer(),
       },
     }));
-    legacy = await daemon.connect({
-      capture: 'legacy.jsonl',
-      capabilities: { elicitation: {} },
-      setup(c) {
-        c.setRequestHandler(ElicitRequestSchema, (req) => {
-          legacyElicited.push(req.params);
-          return { action: 'accept', content: { ok: true } };
-        });
-        c.setNotificationHandler(ToolListChangedNotificationSchema, () => legacyChanged.push(Date.now()));
-      },
-    });
-    modern = await connectV2(daemon, {
-      capabilities: { elicitation: { form: {} } },
-      setup(c) {
-        c.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { ok: false } }));
-      },
-    });
+    ({ legacy, modern } = await legacyAndModernClients(daemon, legacyElicited, legacyChanged, 'legacy.jsonl'));
   });
 
   after(async () => {
@@ -279,6 +288,90 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
   });
 });
 
+
+describe('a 2026-07-28 server over Streamable HTTP (v2 SDK, modern only) behind mcpmux', () => {
+  let daemon;
+  let server;
+  let legacy;
+  let modern;
+  const elicited = [];
+  const changed = [];
+
+  before(async () => {
+    const port = await freePort();
+    server = spawn(NODE, [MODERN_JS, '--http', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const listening = new Promise((resolve) => server.stderr.on('data', (d) => String(d).includes('http on') && resolve()));
+    await within(10000, listening, 'modern HTTP server start');
+    daemon = await startDaemon(() => ({
+      daemon: { timeout_ms: 20000 },
+      servers: { web: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } },
+    }));
+    ({ legacy, modern } = await legacyAndModernClients(daemon, elicited, changed));
+  });
+
+  after(async () => {
+    await modern?.close().catch(() => {});
+    await daemon?.stop();
+    server?.kill('SIGKILL');
+  });
+
+  it('auto detects the era over HTTP and status shows it', async () => {
+    const web = (await daemon.status()).servers.find((s) => s.name === 'web');
+    assert.equal(web.state, 'ready');
+    assert.equal(web.era, 'modern');
+  });
+
+  it('a legacy client calls it, with progress', async () => {
+    const seen = [];
+    const r = await legacy.callTool({ name: 'web__slow', arguments: { steps: 3 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
+    assert.equal(resultText(r), 'done 3');
+    assert.deepEqual(seen, [1, 2, 3]);
+  });
+
+  it('its input_required becomes a real elicitation for the legacy client; a modern client retries itself', async () => {
+    const r = await legacy.callTool({ name: 'web__confirm', arguments: { what: 'deploy' } });
+    assert.equal(elicited.length, 1);
+    assert.equal(resultText(r), 'confirmed=true state=confirm:deploy');
+    const m = await modern.callTool({ name: 'web__confirm', arguments: { what: 'ship' } });
+    assert.equal(resultText(m), 'confirmed=false state=confirm:ship');
+  });
+
+  it('its list change (on mcpmux s listen stream over HTTP) reaches the legacy client', async () => {
+    changed.length = 0;
+    await legacy.callTool({ name: 'web__add_tool', arguments: {} });
+    let names = [];
+    const added = await waitFor(async () => {
+      names = (await legacy.listTools()).tools.map((t) => t.name);
+      return names.some((n) => n.startsWith('web__added_'));
+    }, 5000, 50);
+    assert.ok(added, names.join(' '));
+    assert.ok(changed.length > 0, 'no tools/list_changed');
+  });
+
+  it('a resource subscription of the legacy client rides the listen stream', async () => {
+    const updated = [];
+    legacy.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+    await legacy.subscribeResource({ uri: 'fixture://counter' });
+    await sleep(300); // the listen stream reopens with the resource in its filter
+    await legacy.callTool({ name: 'web__touch', arguments: {} });
+    assert.ok(await waitFor(() => updated.length > 0), 'no resources/updated');
+    assert.deepEqual(updated, ['fixture://counter']);
+  });
+
+  it('a cancelled call closes its HTTP stream and the server goes on', async () => {
+    const ac = new AbortController();
+    const call = legacy.callTool({ name: 'web__slow', arguments: { steps: 50 } }, undefined, { signal: ac.signal });
+    await sleep(100);
+    ac.abort();
+    await assert.rejects(call);
+    const r = await legacy.callTool({ name: 'web__echo', arguments: { text: 'after' } });
+    assert.equal(resultText(r), 'after');
+    const web = (await daemon.status()).servers.find((s) => s.name === 'web');
+    assert.equal(web.restarts, 0);
+  });
+});
 
 describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP client', () => {
   let daemon;

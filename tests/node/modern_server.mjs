@@ -4,11 +4,17 @@
 // input with an input_required result: an elicitation), add_tool (a new tool 100 ms later:
 // tools/list_changed on the listen stream), touch (resources/updated for the resource
 // fixture://counter, to listen streams that subscribed to it). LEGACY=serve makes it dual-era.
-import { McpServer, inputRequired, acceptedContent } from '@modelcontextprotocol/server';
+// `--http PORT` serves it over Streamable HTTP instead (modern only; a small node:http adapter
+// around the SDK's web-standard handler), where each request has an instance of its own: the
+// tools added and the changes to announce live in the process, not in an instance.
+import { McpServer, inputRequired, acceptedContent, createMcpHandler } from '@modelcontextprotocol/server';
+import { createServer } from 'node:http';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
 
 let added = 0;
+const httpPort = process.argv.includes('--http') ? Number(process.argv[process.argv.indexOf('--http') + 1]) : 0;
+let handler; // the HTTP handler: its notify reaches every open listen stream
 
 function build() {
   const server = new McpServer(
@@ -19,7 +25,8 @@ function build() {
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: String(added) }],
   }));
   server.registerTool('touch', { description: 'Say fixture://counter changed (resources/updated)' }, async () => {
-    await server.server.sendResourceUpdated({ uri: 'fixture://counter' });
+    if (handler) handler.notify.resourceUpdated('fixture://counter');
+    else await server.server.sendResourceUpdated({ uri: 'fixture://counter' });
     return { content: [{ type: 'text', text: 'touched' }] };
   });
   server.registerTool('echo', { description: 'Echo the text', inputSchema: z.object({ text: z.string() }) },
@@ -52,10 +59,40 @@ function build() {
     });
   server.registerTool('add_tool', { description: 'Add a tool (tools/list_changed)' }, async () => {
     const name = `added_${++added}`;
-    setTimeout(() => server.registerTool(name, { description: 'added later' }, async () => ({ content: [{ type: 'text', text: name }] })), 100);
+    setTimeout(() => {
+      if (handler) handler.notify.toolsChanged(); // the next instances register it (below)
+      else addedTool(server, name);
+    }, 100);
     return { content: [{ type: 'text', text: `adding ${name}` }] };
   });
+  if (handler) for (let i = 1; i <= added; i++) addedTool(server, `added_${i}`);
   return server;
 }
 
-serveStdio(build, { legacy: process.env.LEGACY === 'serve' ? 'serve' : 'reject', onerror: (e) => console.error('modern-fixture:', e.message) });
+function addedTool(server, name) {
+  server.registerTool(name, { description: 'added later' }, async () => ({ content: [{ type: 'text', text: name }] }));
+}
+
+const onerror = (e) => console.error('modern-fixture:', e.message);
+if (httpPort) {
+  handler = createMcpHandler(build, { legacy: 'reject', onerror });
+  createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const abort = new AbortController();
+    res.on('close', () => abort.abort()); // the client closed the stream: the request is cancelled
+    const body = chunks.length ? Buffer.concat(chunks) : undefined;
+    const response = await handler.fetch(
+      new Request(`http://127.0.0.1:${httpPort}${req.url}`, { method: req.method, headers: req.headers, body, signal: abort.signal }),
+    );
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    try {
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+    } catch {
+      // aborted
+    }
+    res.end();
+  }).listen(httpPort, '127.0.0.1', () => console.error(`modern-fixture: http on ${httpPort}`));
+} else {
+  serveStdio(build, { legacy: process.env.LEGACY === 'serve' ? 'serve' : 'reject', onerror });
+}

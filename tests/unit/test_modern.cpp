@@ -214,6 +214,26 @@ TEST(modern_meta, capability_flags_and_named_targets) {
   EXPECT_EQ(mcp::named_target(parsed(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})")),
             std::nullopt);
   EXPECT_EQ(mcp::implementation().at("name"), "mcpmux");
+  // The tasks extension names its task in Mcp-Name.
+  EXPECT_EQ(mcp::named_target("tasks/get", json::object{{"taskId", "s/t-1"}}),
+            std::optional<std::string>("s/t-1"));
+  EXPECT_EQ(mcp::named_target("tasks/list", json::object{}), std::nullopt);
+}
+
+TEST(modern_meta, tasks_extension_ids_are_scoped_to_their_server) {
+  const json::object caps{{"extensions", {{"io.modelcontextprotocol/tasks", json::object{}}}}};
+  EXPECT_TRUE(mcp::has_extension(caps, mcp::tasks_extension));
+  EXPECT_FALSE(mcp::has_extension(json::object{{"tasks", json::object{}}}, mcp::tasks_extension));
+  EXPECT_FALSE(mcp::has_extension(json::object{{"extensions", "x"}}, mcp::tasks_extension));
+
+  const auto id = mcp::scoped_task_id("github", "786512e2/with/slashes");
+  EXPECT_EQ(id, "github/786512e2/with/slashes");
+  auto parts = mcp::split_task_id(id);
+  ASSERT_TRUE(parts);
+  EXPECT_EQ(parts->first, "github");  // server names hold no '/': the first one splits
+  EXPECT_EQ(parts->second, "786512e2/with/slashes");
+  for (std::string_view bad : {"", "no-slash", "/leading", "trailing/"})
+    EXPECT_FALSE(mcp::split_task_id(bad)) << bad;
 }
 
 }  // namespace
