@@ -487,3 +487,134 @@ describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP clie
     await legacy.close();
   });
 });
+
+// The era matrix: both client eras (SDK 1.x; the v2 client pinned to 2026-07-28) over both
+// doors (`mcpmux connect`, /mcp), against both server eras (server-everything, SDK 1.x; the v2
+// server with legacy: 'reject'; the fake for a legacy list change): tools/list, a call,
+// progress, an elicitation round trip and a list change, for every pair.
+describe('the era matrix: every client era over every door, against every server era', () => {
+  let daemon;
+  let url;
+  const clients = [];
+
+  // What a person answers to either server's form.
+  const answer = (params) => {
+    const props = params.requestedSchema?.properties ?? {};
+    return { action: 'accept', content: 'ok' in props ? { ok: true } : { name: 'Ada' } };
+  };
+
+  // One client behind a uniform face: calls, progress, its elicitations and list changes.
+  async function matrixClient(era, door) {
+    const face = { label: `${era} client over ${door}`, elicited: [], changed: [] };
+    if (era === '2025-11-25') {
+      const setup = (c) => {
+        c.setRequestHandler(ElicitRequestSchema, (req) => (face.elicited.push(req.params), answer(req.params)));
+        c.setNotificationHandler(ToolListChangedNotificationSchema, () => face.changed.push(Date.now()));
+      };
+      let c;
+      if (door === 'connect') {
+        c = await daemon.connect({ capabilities: { elicitation: {} }, setup });
+      } else {
+        c = new LegacyClient({ name: 'matrix-v1-http', version: '1' }, { capabilities: { elicitation: {} } });
+        setup(c);
+        await c.connect(new LegacyHTTP(new URL(url)));
+      }
+      face.call = (name, args, onprogress) => c.callTool({ name, arguments: args }, undefined, onprogress ? { onprogress } : {});
+      face.listen = async () => ({ close: async () => {} }); // list_changed comes unasked
+      face.client = c;
+    } else {
+      const setup = (c) => {
+        c.setRequestHandler('elicitation/create', async (req) => (face.elicited.push(req.params), answer(req.params)));
+        c.setNotificationHandler('notifications/tools/list_changed', () => face.changed.push(Date.now()));
+      };
+      let c;
+      if (door === 'connect') {
+        // Through tap_bridge: the v2 client over stdio may drop a progress notification that
+        // comes right before its result, so what mcpmux sent is counted where it was sent.
+        c = await connectV2(daemon, { capabilities: { elicitation: { form: {} } }, setup, capture: 'matrix-v2.jsonl' });
+        face.progressSent = () => readMessages(c.captureFile).filter((m) => m.method === 'notifications/progress').length;
+      } else {
+        c = new Client({ name: 'matrix-v2-http', version: '1.0.0' }, {
+          versionNegotiation: { mode: { pin: MODERN } },
+          capabilities: { elicitation: { form: {} } },
+        });
+        setup(c);
+        await within(15000, c.connect(new StreamableHTTPClientTransport(new URL(url))), 'v2 http connect');
+      }
+      face.call = (name, args, onprogress) => c.callTool({ name, arguments: args }, onprogress ? { onprogress } : {});
+      face.listen = () => c.listen({ toolsListChanged: true });
+      face.client = c;
+    }
+    clients.push(face);
+    return face;
+  }
+
+  // The same checks for each server era, through one client.
+  const servers = {
+    '2025-11-25 (server-everything)': {
+      tool: 'everything__echo',
+      echo: (f) => f.call('everything__echo', { message: 'matrix' }),
+      echoed: /matrix/,
+      progress: (f, on) => f.call('everything__trigger-long-running-operation', { duration: 0.3, steps: 3 }, on),
+      elicit: (f) => f.call('everything__trigger-elicitation-request', {}),
+      elicited: /Ada/,
+      change: (f) => f.call('fake__list_changed', {}),
+    },
+    '2026-07-28 (v2 server)': {
+      tool: 'modern__echo',
+      echo: (f) => f.call('modern__echo', { text: 'matrix' }),
+      echoed: /^matrix$/,
+      progress: (f, on) => f.call('modern__slow', { steps: 3 }, on),
+      elicit: (f) => f.call('modern__confirm', { what: 'matrix' }),
+      elicited: /confirmed=true/,
+      change: (f) => f.call('modern__add_tool', {}),
+    },
+  };
+
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/mcp`;
+    daemon = await startDaemon({
+      daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}` },
+      servers: {
+        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'] },
+        fake: fakeServer(),
+        modern: { command: NODE, args: [MODERN_JS] },
+      },
+    });
+  });
+
+  after(async () => {
+    for (const f of clients) await f.client.close().catch(() => {});
+    await daemon?.stop();
+  });
+
+  for (const era of ['2025-11-25', '2026-07-28'])
+    for (const door of ['connect', '/mcp'])
+      it(`${era} client over ${door}`, async () => {
+        const f = await matrixClient(era, door);
+        const names = (await f.client.listTools()).tools.map((t) => t.name);
+        for (const [serverEra, s] of Object.entries(servers)) {
+          const what = `${f.label} × ${serverEra}`;
+          assert.ok(names.includes(s.tool), `${what}: tools/list lacks ${s.tool}`);
+          assert.match(resultText(await s.echo(f)), s.echoed, `${what}: call`);
+          const seen = [];
+          const sentBefore = f.progressSent?.();
+          await s.progress(f, (p) => seen.push(p.progress));
+          if (f.progressSent) {
+            assert.ok(await waitFor(() => f.progressSent() - sentBefore === 3), `${what}: progress sent ${f.progressSent() - sentBefore}`);
+            assert.ok(seen.length >= 2, `${what}: progress ${JSON.stringify(seen)}`);
+          } else {
+            assert.equal(seen.length, 3, `${what}: progress ${JSON.stringify(seen)}`);
+          }
+          const asked = f.elicited.length;
+          assert.match(resultText(await s.elicit(f)), s.elicited, `${what}: elicitation`);
+          assert.equal(f.elicited.length, asked + 1, `${what}: the client was asked once`);
+          const sub = await f.listen();
+          const before = f.changed.length;
+          await s.change(f);
+          assert.ok(await waitFor(() => f.changed.length > before, 5000), `${what}: no tools/list_changed`);
+          await sub.close();
+        }
+      });
+});
