@@ -150,8 +150,12 @@ void manager::detach(std::uint64_t id) {
     it->second->stop();
     it = per_client_.erase(it);
   }
-  // A client that leaves drops its subscriptions and its logging level.
+  // A client that leaves drops its subscriptions, the tasks it watched and its logging level.
   for (const auto& [server, uri] : subscriptions_.of_session(id)) unsubscribe(id, {server, uri});
+  std::vector<std::pair<std::string, std::string>> watched;
+  for (const auto& [key, sessions] : task_watchers_)
+    if (sessions.count(id)) watched.push_back(key);
+  for (const auto& [server, task] : watched) unwatch_task(id, server, task);
   if (session_log_levels_.erase(id)) push_log_level();
   // Destroy after the erase: the session's destructor must not see itself in the map.
   auto node = sessions_.extract(id);
@@ -181,6 +185,18 @@ void manager::on_upstream_notification(const std::string& server, const message&
       if (r.server == server && r.original == uri->get_string()) params["uri"] = exposed;
     const auto text = make_notification("notifications/resources/updated", params);
     for (auto id : subscribers) notify_session(id, text);
+    return;
+  }
+  if (method == "notifications/tasks") {  // the tasks extension: to the sessions watching it
+    const auto* task = msg.params().if_contains("taskId");
+    auto it = task && task->is_string()
+                  ? task_watchers_.find({server, std::string(task->get_string())})
+                  : task_watchers_.end();
+    if (it == task_watchers_.end()) return;
+    json::object params = msg.params();
+    params["taskId"] = mcp::scoped_task_id(server, task->get_string());
+    const auto text = make_notification(method, params);
+    for (auto id : it->second) notify_session(id, text);
     return;
   }
   log_.debug("notification {} from {} not forwarded", method, server);
@@ -333,6 +349,29 @@ json::object manager::downstream_capabilities() const {
   if (completions) out["completions"] = json::object{};
   if (logging) out["logging"] = json::object{};
   return out;
+}
+
+void manager::watch_task(std::uint64_t session, const std::string& server,
+                         const std::string& task_id) {
+  if (task_watchers_[{server, task_id}].insert(session).second) update_task_listen(server);
+}
+
+void manager::unwatch_task(std::uint64_t session, const std::string& server,
+                           const std::string& task_id) {
+  auto it = task_watchers_.find({server, task_id});
+  if (it == task_watchers_.end() || !it->second.erase(session)) return;
+  if (it->second.empty()) task_watchers_.erase(it);
+  update_task_listen(server);
+}
+
+void manager::update_task_listen(const std::string& server) {
+  auto up = find_upstream(server);
+  if (!up) return;
+  std::set<std::string> ids;
+  for (auto it = task_watchers_.lower_bound({server, std::string()});
+       it != task_watchers_.end() && it->first.first == server; ++it)
+    ids.insert(it->first.second);
+  up->listen_tasks(std::move(ids));
 }
 
 bool manager::offers_extension(std::string_view extension) const {

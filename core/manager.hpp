@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -99,6 +100,10 @@ class manager : public upstream_observer {
   std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
+  /// A session's listen stream wants the status notifications of a server's task (its own id)
+  /// / no longer does. The server's listen stream follows the union of what sessions want.
+  void watch_task(std::uint64_t session, const std::string& server, const std::string& task_id);
+  void unwatch_task(std::uint64_t session, const std::string& server, const std::string& task_id);
   /// True when a modern server declares the extension (capabilities.extensions) in discover.
   bool offers_extension(std::string_view extension) const;
   /// How long a modern client may keep the combined lists, and whether they may be shared
@@ -175,6 +180,9 @@ class manager : public upstream_observer {
   channel_factory open_;
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
+  /// Sessions watching a task's status, by (server, the server's task id).
+  std::map<std::pair<std::string, std::string>, std::set<std::uint64_t>> task_watchers_;
+  void update_task_listen(const std::string& server);
   void forward_log_message(const std::string& server, const message& msg);
   void push_log_level();
 

@@ -125,6 +125,7 @@ class session : public transport_events,
     json::value id;
     json::object agreed;  ///< the filter mcpmux honours (sent in the acknowledgement)
     std::vector<std::string> uris;
+    std::vector<std::string> tasks;  ///< scoped task ids (the tasks extension)
   };
   std::map<std::string, listen_stream> listens_;
   /// A modern client's calls that asked for log messages (_meta logLevel), by serialized id:

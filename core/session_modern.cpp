@@ -275,9 +275,7 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
   if (!wanted || !wanted->is_object())
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: subscriptions/listen needs a \"notifications\" object");
-  // Task status notifications are the tasks extension's: asked without it, an error. Asked
-  // with it they are not agreed to (the acknowledgement leaves taskIds out): mcpmux does not
-  // relay them yet, and clients poll tasks/get.
+  // Task status notifications are the tasks extension's: asked without it, an error.
   if (wanted->get_object().contains("taskIds") &&
       !mcp::has_extension(meta.capabilities, mcp::tasks_extension)) {
     const auto err = tasks_undeclared("a taskIds subscription");
@@ -321,6 +319,23 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
     }
     stream.agreed["resourceSubscriptions"] = std::move(agreed);
   }
+  // Tasks are watched at the server that owns each (its listen stream carries their status);
+  // ids of no modern server with the extension are left out of the acknowledgement.
+  if (const auto* ids = w.if_contains("taskIds"); ids && ids->is_array()) {
+    json::array agreed;
+    for (const auto& t : ids->get_array()) {
+      const auto* scoped = t.if_string();
+      const auto parts = scoped ? mcp::split_task_id(*scoped) : std::nullopt;
+      auto up = parts ? manager_.find_upstream(parts->first) : nullptr;
+      if (!up || up->era() != mcp::era::modern ||
+          !mcp::has_extension(up->capabilities(), mcp::tasks_extension))
+        continue;
+      manager_.watch_task(id_, up->name(), std::string(parts->second));
+      stream.tasks.emplace_back(*scoped);
+      agreed.emplace_back(*scoped);
+    }
+    stream.agreed["taskIds"] = std::move(agreed);
+  }
   json::object ack{{"_meta", json::object{{mcp::meta_key::subscription_id, id}}},
                    {"notifications", stream.agreed}};
   listens_.emplace(key, std::move(stream));
@@ -337,15 +352,27 @@ void session::end_listen(const std::string& key) {
     if (still) continue;
     if (auto r = manager_.route_resource(uri)) manager_.unsubscribe(id_, *r);
   }
+  for (const auto& task : node.mapped().tasks) {
+    bool still = false;
+    for (const auto& [k, other] : listens_)
+      still = still || std::count(other.tasks.begin(), other.tasks.end(), task) > 0;
+    if (still) continue;
+    if (auto parts = mcp::split_task_id(task))
+      manager_.unwatch_task(id_, std::string(parts->first), std::string(parts->second));
+  }
 }
 
 void session::notify_listeners(std::string_view flag, std::string_view method,
                                json::object params) {
-  std::string_view uri;
+  // A list change goes by its flag; a resource update by its URI, a task's status by its id.
+  std::string_view uri, task;
   if (const auto* u = params.if_contains("uri"); u && u->is_string()) uri = u->get_string();
+  if (const auto* t = params.if_contains("taskId"); t && t->is_string()) task = t->get_string();
   for (const auto& [key, stream] : listens_) {
-    const bool wants = flag.empty() ? std::count(stream.uris.begin(), stream.uris.end(), uri) > 0
-                                    : stream.agreed.contains(flag);
+    const bool wants = !flag.empty() ? stream.agreed.contains(flag)
+                       : !task.empty()
+                           ? std::count(stream.tasks.begin(), stream.tasks.end(), task) > 0
+                           : std::count(stream.uris.begin(), stream.uris.end(), uri) > 0;
     if (!wants) continue;
     params["_meta"] = json::object{{mcp::meta_key::subscription_id, stream.id}};
     send(make_notification(method, params));
@@ -358,9 +385,9 @@ void session::notify(const std::string& text) {
   auto parsed = parser_.parse(text);
   auto* msg = std::get_if<message>(&parsed);
   if (!msg) return;
-  if (msg->method() == "notifications/resources/updated") {
-    const auto* uri = msg->params().if_contains("uri");
-    if (uri && uri->is_string()) notify_listeners({}, msg->method(), msg->params());
+  if (msg->method() == "notifications/resources/updated" ||
+      msg->method() == "notifications/tasks") {
+    notify_listeners({}, msg->method(), msg->params());
     return;
   }
   // Log messages go to a modern client while one of its calls asked for them (the manager has

@@ -113,6 +113,9 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }
+  /// The tasks whose status notifications its listen stream should carry (its own task ids; a
+  /// modern server with the tasks extension). The stream is opened anew when they change.
+  void listen_tasks(std::set<std::string> task_ids);
   /// The Mcp-Param-* headers of one of its tools (by its own name); null when none.
   std::shared_ptr<const std::vector<mcp::param_header>> tool_headers(std::string_view tool) const;
   /// The era the server speaks (unknown until its first handshake, or its cached verdict).
@@ -258,6 +261,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::optional<std::int64_t> cache_ttl_ms_;
   bool cache_private_ = false;
   std::set<std::string> listen_uris_;      ///< a modern server: resources its listen stream covers
+  std::set<std::string> listen_tasks_;     ///< … and tasks (its own ids; the tasks extension)
   std::optional<std::int64_t> listen_id_;  ///< the open subscriptions/listen request
   std::chrono::milliseconds listen_retry_{0};  ///< the pause before reopening an ended stream
   std::shared_ptr<const mcp::tool_param_headers> tool_headers_;  ///< for the HTTP transport

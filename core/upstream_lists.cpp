@@ -62,9 +62,19 @@ void upstream::open_listen() {
     for (const auto& u : listen_uris_) uris.emplace_back(u);
     filter["resourceSubscriptions"] = std::move(uris);
   }
+  const bool tasks =
+      !listen_tasks_.empty() && mcp::has_extension(capabilities_, mcp::tasks_extension);
+  if (tasks) {
+    json::array ids;
+    for (const auto& t : listen_tasks_) ids.emplace_back(t);
+    filter["taskIds"] = std::move(ids);
+  }
   if (filter.empty()) return;
   json::value params = json::object{{"notifications", std::move(filter)}};
   add_era_meta(params, nullptr);
+  if (tasks)  // task notifications are the extension's: mcpmux declares it for this stream
+    params.at("_meta").as_object()[mcp::meta_key::client_capabilities].as_object()["extensions"] =
+        json::object{{mcp::tasks_extension, json::object{}}};
   const auto opened = steady_clock::now();
   listen_id_ =
       peer_->request("subscriptions/listen", params, std::nullopt,
@@ -113,6 +123,12 @@ void upstream::unsubscribe_resource(const std::string& uri) {
   if (era_ != mcp::era::modern)
     return void(call("resources/unsubscribe", json::object{{"uri", uri}}, [](rpc_outcome) {}));
   if (listen_uris_.erase(uri) && state() == upstream_state::ready) open_listen();
+}
+
+void upstream::listen_tasks(std::set<std::string> task_ids) {
+  if (task_ids == listen_tasks_) return;
+  listen_tasks_ = std::move(task_ids);
+  if (era_ == mcp::era::modern && state() == upstream_state::ready) open_listen();
 }
 
 void upstream::resubscribe(const std::vector<std::string>& uris) {

@@ -59,9 +59,12 @@ function build() {
     }
     return { content: [text('Tool with progress executed successfully')] };
   });
-  tool('test_missing_capability', 'Needs the client to declare sampling', async (_args, ctx) => {
-    if (!caps(ctx).sampling) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
-    return { content: [text('the client declared sampling')] };
+  // (Its -32021 is thrown below the McpServer: a tool's own error would become isError.)
+  tool('test_missing_capability', 'Needs the client to declare sampling', async () => ({ content: [text('the client declared sampling')] }));
+  tool('test_streaming_elicitation', 'Asks for a name on the request stream (input_required, never a request)', async (_args, ctx) => {
+    const r = responses(ctx).user_name;
+    if (!r || r.action !== 'accept') return inputRequired({ inputRequests: { user_name: elicitName() } });
+    return { content: [text(`Hello, ${r.content?.name}!`)] };
   });
   tool('test_logging_tool', 'Logs three lines (only to a request that asked with logLevel)', async (_args, ctx) => {
     for (const data of ['started', 'working', 'done']) await ctx.mcpReq.log?.('info', data);
@@ -226,6 +229,15 @@ function build() {
   });
   // Completion for the prompt's arguments and the template's variable (as the 2025 target).
   server.server.setRequestHandler('completion/complete', async (request) => complete(request.params));
+  // tools/call of test_missing_capability without sampling declared: the JSON-RPC error
+  // MissingRequiredClientCapabilityError (-32021), which McpServer's own handler would turn into
+  // an isError result; the low-level handler is wrapped for that one tool.
+  const callTool = server.server._requestHandlers.get('tools/call');
+  server.server.setRequestHandler('tools/call', async (req, ctx) => {
+    if (req.params.name === 'test_missing_capability' && !caps(ctx).sampling)
+      throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
+    return callTool(req, ctx);
+  });
   return server;
 }
 

@@ -203,7 +203,14 @@ TEST_F(eras, elicitation_is_not_asked_of_a_client_that_did_not_declare_it) {
 TEST_F(eras, listen_acknowledges_then_streams_list_changes_until_cancelled) {
   start(fake_server_table("alpha", {"--resources", "1", "--subscribe"}));
   client c = connect();
+  // Task ids need the tasks extension declared: without it, -32021 naming it.
+  auto refused =
+      c.request("subscriptions/listen",
+                with_meta({{"notifications", json::object{{"taskIds", json::array{"alpha/t1"}}}}}));
+  ASSERT_TRUE(member(refused, "error")) << dump(refused);
+  EXPECT_EQ(member(refused, "error")->at("code"), -32021) << dump(refused);
   const auto id = c.next_id();
+  const json::object tasks{{"extensions", {{"io.modelcontextprotocol/tasks", json::object{}}}}};
   ASSERT_TRUE(c.send(json::object{
       {"jsonrpc", "2.0"},
       {"id", id},
@@ -211,14 +218,16 @@ TEST_F(eras, listen_acknowledges_then_streams_list_changes_until_cancelled) {
       {"params", with_meta({{"notifications",
                              json::object{{"toolsListChanged", true},
                                           {"resourceSubscriptions", json::array{"fake://alpha/r0"}},
-                                          {"taskIds", json::array{"t1"}}}}})}}));
+                                          {"taskIds", json::array{"alpha/t1"}}}}},
+                           meta(tasks))}}));
   auto ack = c.wait_notification("notifications/subscriptions/acknowledged");
   ASSERT_TRUE(ack.has_value());
   const auto& p = ack->at("params");
   EXPECT_EQ(p.at("_meta").at("io.modelcontextprotocol/subscriptionId"), id);
   EXPECT_EQ(p.at("notifications").at("toolsListChanged"), true);
   EXPECT_EQ(p.at("notifications").at("resourceSubscriptions"), json::array{"fake://alpha/r0"});
-  EXPECT_FALSE(p.at("notifications").as_object().contains("taskIds"));  // no tasks here
+  // A legacy server has no tasks: its id is not agreed to.
+  EXPECT_EQ(p.at("notifications").at("taskIds"), json::array{});
 
   // A change of the tool list arrives on the stream, with its subscription id.
   auto added = c.request("tools/call", with_meta({{"name", "alpha__list_changed"}}));
