@@ -231,9 +231,10 @@ function build() {
   server.server.setRequestHandler('completion/complete', async (request) => complete(request.params));
   // tools/call of test_missing_capability without sampling declared: the JSON-RPC error
   // MissingRequiredClientCapabilityError (-32021), which McpServer's own handler would turn into
-  // an isError result; the low-level handler is wrapped for that one tool.
+  // an isError result. The registered handler is wrapped in place (setRequestHandler would wrap
+  // it a second time, requestState verification included).
   const callTool = server.server._requestHandlers.get('tools/call');
-  server.server.setRequestHandler('tools/call', async (req, ctx) => {
+  server.server._requestHandlers.set('tools/call', async (req, ctx) => {
     if (req.params.name === 'test_missing_capability' && !caps(ctx).sampling)
       throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
     return callTool(req, ctx);
