@@ -1,6 +1,7 @@
 #include "core/protocol/oauth_discovery.hpp"
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <cctype>
 
 #include "core/protocol/text.hpp"
@@ -289,6 +290,100 @@ std::string refuse_authorization_code(const server_metadata& m) {
     return "the authorization server does not offer PKCE S256 (code_challenge_methods_supported): "
            "refused";
   return {};
+}
+
+// ---- discovery, step by step ----------------------------------------------------------------
+
+discovery::discovery(std::string server_url, std::optional<challenge> challenge)
+    : server_url_(std::move(server_url)), challenge_(std::move(challenge)) {}
+
+discovery::step discovery::start() {
+  if (!split_url(server_url_)) return fail("the server URL is not an http(s) URL");
+  phase_ = phase::resource;
+  at_ = 0;
+  urls_.clear();
+  // The challenge's resource_metadata first, then the well-known forms (a server whose header
+  // points nowhere useful may still serve them).
+  if (challenge_)
+    if (auto url = challenge_->param("resource_metadata"); split_url(url)) urls_.push_back(url);
+  for (auto& u : protected_resource_metadata_urls(server_url_))
+    if (std::find(urls_.begin(), urls_.end(), u) == urls_.end()) urls_.push_back(std::move(u));
+  return next();
+}
+
+discovery::step discovery::next() {
+  if (at_ < urls_.size()) return {step::fetch, urls_[at_++], {}};
+  switch (phase_) {
+    case phase::resource: {  // no protected resource metadata: the 2025-03-26 way
+      const auto legacy = legacy_endpoints(server_url_);
+      phase_ = phase::legacy_metadata;
+      urls_ = {legacy->metadata};
+      at_ = 0;
+      const auto u = split_url(server_url_);
+      issuer_ = u->scheme + "://" + u->authority;
+      return next();
+    }
+    case phase::legacy_metadata: {  // nor metadata: the default endpoints at the origin
+      const auto legacy = legacy_endpoints(server_url_);
+      result_.defaults = true;
+      result_.server.issuer = issuer_;
+      result_.server.authorization_endpoint = legacy->authorization;
+      result_.server.token_endpoint = legacy->token;
+      result_.server.registration_endpoint = legacy->registration;
+      result_.server.pkce_s256 = true;  // 2025-03-26 clients assume it (PKCE was required)
+      if (!secure_endpoint(legacy->token))
+        return fail("the server's default OAuth endpoints are neither HTTPS nor loopback");
+      return {step::done, {}, {}};
+    }
+    case phase::server:
+      return fail("no usable authorization server metadata for " + issuer_ +
+                  (last_error_.empty() ? std::string() : " (last: " + last_error_ + ")"));
+  }
+  return fail("discovery lost its way");
+}
+
+discovery::step discovery::on_response(unsigned status, std::string_view body) {
+  const std::string url = at_ > 0 && at_ <= urls_.size() ? urls_[at_ - 1] : std::string();
+  if (status != 200) {
+    last_error_ =
+        url + ": " + (status == 0 ? std::string("no answer") : "HTTP " + std::to_string(status));
+    return next();
+  }
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(body, ec);
+  if (ec) {
+    last_error_ = url + ": not JSON";
+    return next();
+  }
+  switch (phase_) {
+    case phase::resource: {
+      auto r = read_resource_metadata(doc, server_url_);
+      if (auto* err = std::get_if<std::string>(&r)) return fail(*err);
+      result_.resource = std::move(std::get<resource_metadata>(r));
+      issuer_ = result_.resource->authorization_servers.front();
+      phase_ = phase::server;
+      urls_ = authorization_server_metadata_urls(issuer_);
+      at_ = 0;
+      if (urls_.empty())
+        return fail(
+            "the authorization server "
+            " + clip(issuer_, 120) + "
+            " is not an http(s) URL");
+      return next();
+    }
+    case phase::legacy_metadata:
+    case phase::server: {
+      auto m = read_server_metadata(doc, issuer_);
+      if (auto* err = std::get_if<std::string>(&m)) return fail(*err);
+      result_.server = std::move(std::get<server_metadata>(m));
+      return {step::done, {}, {}};
+    }
+  }
+  return fail("discovery lost its way");
+}
+
+discovery::step discovery::fail(std::string why) {
+  return {step::fail, {}, std::move(why)};
 }
 
 }  // namespace mcpmux::oauth

@@ -96,4 +96,48 @@ std::variant<server_metadata, std::string> read_server_metadata(const json::valu
 /// an authorization endpoint and PKCE S256 (a server that does not advertise S256 is refused).
 std::string refuse_authorization_code(const server_metadata& m);
 
+/// What discovery found: the server's protected resource metadata (absent when it has none
+/// and the 2025-03-26 fallbacks were used) and its authorization server's metadata.
+struct discovered {
+  std::optional<resource_metadata> resource;
+  server_metadata server;
+  bool defaults = false;  ///< no metadata at all: the 2025-03-26 default endpoints
+};
+
+/// Discovery as a stepable machine: the owner GETs each URL it is given and reports the answer,
+/// until the machine is done or fails. No I/O, no clock. Order: the challenge's
+/// resource_metadata, else the RFC 9728 URLs; then the first authorization server's metadata
+/// URLs. A server without protected resource metadata gets the 2025-03-26 treatment (metadata
+/// at its origin, else default endpoints). A document that fails a security check (another
+/// resource, another issuer) is refused and discovery fails: no other URL can make it right.
+class discovery {
+ public:
+  struct step {
+    enum kind { fetch, done, fail } what = fail;
+    std::string url;    ///< fetch: GET this (Accept: application/json)
+    std::string error;  ///< fail: why
+  };
+  /// `challenge`: the Bearer challenge of the 401 that started it, if any.
+  discovery(std::string server_url, std::optional<challenge> challenge = std::nullopt);
+  step start();
+  /// The answer to the last fetch: its HTTP status and body (status 0: no answer at all).
+  step on_response(unsigned status, std::string_view body);
+  /// Once done.
+  const discovered& result() const { return result_; }
+
+ private:
+  enum class phase { resource, legacy_metadata, server };
+  step next();
+  step fail(std::string why);
+
+  std::string server_url_;
+  std::optional<challenge> challenge_;
+  phase phase_ = phase::resource;
+  std::vector<std::string> urls_;
+  std::size_t at_ = 0;
+  std::string issuer_;
+  std::string last_error_;
+  discovered result_;
+};
+
 }  // namespace mcpmux::oauth

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <boost/json/parse.hpp>
 
 namespace mcpmux::oauth {
@@ -175,6 +177,119 @@ TEST(oauth_discovery, server_metadata_is_checked_before_use) {
   EXPECT_FALSE(
       std::get<server_metadata>(read_server_metadata(absent, "https://auth.example.com/tenant1"))
           .pkce_s256);
+}
+
+// Drives a discovery against canned documents: url → (status, body); unknown URLs are 404.
+struct canned {
+  std::map<std::string, std::pair<unsigned, std::string>> docs;
+  std::vector<std::string> asked;
+  discovery::step run(discovery& d) {
+    auto s = d.start();
+    while (s.what == discovery::step::fetch) {
+      asked.push_back(s.url);
+      auto it = docs.find(s.url);
+      s = it == docs.end() ? d.on_response(404, "not found")
+                           : d.on_response(it->second.first, it->second.second);
+    }
+    return s;
+  }
+};
+
+const std::string prm = R"({"resource":"https://mcp.example.com/mcp",
+                            "authorization_servers":["https://auth.example.com/t1"]})";
+const std::string asm_t1 = R"({"issuer":"https://auth.example.com/t1",
+    "authorization_endpoint":"https://auth.example.com/t1/authorize",
+    "token_endpoint":"https://auth.example.com/t1/token",
+    "code_challenge_methods_supported":["S256"]})";
+
+TEST(oauth_discovery_flow, well_known_urls_in_order_until_both_documents_are_found) {
+  canned c;
+  c.docs["https://mcp.example.com/.well-known/oauth-protected-resource"] = {200, prm};
+  c.docs["https://auth.example.com/.well-known/openid-configuration/t1"] = {200, asm_t1};
+  discovery d("https://mcp.example.com/mcp");
+  auto s = c.run(d);
+  ASSERT_EQ(s.what, discovery::step::done) << s.error;
+  EXPECT_EQ(c.asked, (strings{"https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                              "https://mcp.example.com/.well-known/oauth-protected-resource",
+                              "https://auth.example.com/.well-known/oauth-authorization-server/t1",
+                              "https://auth.example.com/.well-known/openid-configuration/t1"}));
+  ASSERT_TRUE(d.result().resource);
+  EXPECT_EQ(d.result().server.token_endpoint, "https://auth.example.com/t1/token");
+  EXPECT_FALSE(d.result().defaults);
+}
+
+TEST(oauth_discovery_flow, the_challenge_s_resource_metadata_is_asked_first) {
+  canned c;
+  c.docs["https://mcp.example.com/meta/custom"] = {200, prm};
+  c.docs["https://auth.example.com/.well-known/oauth-authorization-server/t1"] = {200, asm_t1};
+  discovery d(
+      "https://mcp.example.com/mcp",
+      bearer_challenge(R"(Bearer resource_metadata="https://mcp.example.com/meta/custom")"));
+  auto s = c.run(d);
+  ASSERT_EQ(s.what, discovery::step::done) << s.error;
+  EXPECT_EQ(c.asked.front(), "https://mcp.example.com/meta/custom");
+  EXPECT_EQ(c.asked.size(), 2u);
+}
+
+TEST(oauth_discovery_flow, a_mismatched_resource_or_issuer_stops_discovery) {
+  canned c;
+  c.docs["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"] = {
+      200,
+      R"({"resource":"https://evil.example.com/mcp","authorization_servers":["https://a.example"]})"};
+  discovery d("https://mcp.example.com/mcp");
+  auto s = c.run(d);
+  EXPECT_EQ(s.what, discovery::step::fail);
+  EXPECT_NE(s.error.find("another resource"), std::string::npos) << s.error;
+  EXPECT_EQ(c.asked.size(), 1u);  // nothing asked of the authorization server
+
+  canned i;
+  i.docs["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"] = {200, prm};
+  i.docs["https://auth.example.com/.well-known/oauth-authorization-server/t1"] = {
+      200,
+      R"({"issuer":"https://honest.example","token_endpoint":"https://honest.example/token"})"};
+  discovery di("https://mcp.example.com/mcp");
+  s = i.run(di);
+  EXPECT_EQ(s.what, discovery::step::fail);
+  EXPECT_NE(s.error.find("issuer"), std::string::npos) << s.error;
+}
+
+TEST(oauth_discovery_flow, without_resource_metadata_the_2025_03_26_fallbacks) {
+  canned c;  // root metadata at the server's origin
+  c.docs["https://mcp.example.com/.well-known/oauth-authorization-server"] = {
+      200,
+      R"({"issuer":"https://mcp.example.com","authorization_endpoint":"https://mcp.example.com/auth",
+               "token_endpoint":"https://mcp.example.com/tok","code_challenge_methods_supported":["S256"]})"};
+  discovery d("https://mcp.example.com/v1/mcp");
+  auto s = c.run(d);
+  ASSERT_EQ(s.what, discovery::step::done) << s.error;
+  EXPECT_FALSE(d.result().resource);
+  EXPECT_FALSE(d.result().defaults);
+  EXPECT_EQ(d.result().server.token_endpoint, "https://mcp.example.com/tok");
+
+  canned none;  // nothing at all: the default endpoints
+  discovery n("https://mcp.example.com/v1/mcp");
+  s = none.run(n);
+  ASSERT_EQ(s.what, discovery::step::done) << s.error;
+  EXPECT_TRUE(n.result().defaults);
+  EXPECT_EQ(n.result().server.authorization_endpoint, "https://mcp.example.com/authorize");
+  EXPECT_EQ(n.result().server.registration_endpoint, "https://mcp.example.com/register");
+
+  canned plain;  // …but never to a plain-HTTP origin
+  discovery p("http://mcp.example.com/mcp");
+  EXPECT_EQ(plain.run(p).what, discovery::step::fail);
+}
+
+TEST(oauth_discovery_flow, unusable_answers_move_on_and_the_last_error_is_told) {
+  canned c;
+  c.docs["https://mcp.example.com/.well-known/oauth-protected-resource/mcp"] = {200, "<html>"};
+  c.docs["https://mcp.example.com/.well-known/oauth-protected-resource"] = {200, prm};
+  discovery d("https://mcp.example.com/mcp");
+  auto s = c.run(d);  // the authorization server has no metadata anywhere
+  ASSERT_EQ(s.what, discovery::step::fail);
+  EXPECT_NE(s.error.find("no usable authorization server metadata"), std::string::npos);
+  EXPECT_NE(s.error.find("HTTP 404"), std::string::npos) << s.error;
+  discovery bad("not a url");
+  EXPECT_EQ(bad.start().what, discovery::step::fail);
 }
 
 }  // namespace
