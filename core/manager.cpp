@@ -15,6 +15,7 @@
 #include "core/protocol/modern.hpp"
 #include "core/reload_plan.hpp"
 #include "core/session.hpp"
+#include "core/tool_cache.hpp"
 
 namespace mcpmux {
 namespace {
@@ -36,8 +37,13 @@ manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_fac
       info_(std::move(info)),
       open_(std::move(open)),
       gate_(std::make_unique<startup_gate>(io)) {
-  for (const auto& s : cfg_.servers)
-    upstreams_.emplace(s.name, std::make_shared<upstream>(io_, s, cfg_.daemon, *this, open_));
+  // Their cached tools are read side by side: the first client waits for all of them.
+  auto cached = load_cache_entries(cache_dir(), cfg_.servers);
+  for (std::size_t i = 0; i < cfg_.servers.size(); ++i) {
+    const auto& s = cfg_.servers[i];
+    upstreams_.emplace(s.name,
+                       std::make_shared<upstream>(io_, s, cfg_.daemon, *this, open_, &cached[i]));
+  }
 }
 
 manager::~manager() {

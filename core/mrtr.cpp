@@ -36,7 +36,9 @@ std::string random_state() {
 }
 
 std::string key_of(std::int64_t n) {
-  return "q" + std::to_string(n);
+  std::string key(1, 'q');  // (not "q" + …: GCC 12 warns a false -Wrestrict there)
+  key += std::to_string(n);
+  return key;
 }
 
 std::optional<std::int64_t> number_of(std::string_view key) {

@@ -287,7 +287,7 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
                        "Invalid Request: a subscription with this id is already open");
   const auto& w = wanted->get_object();
   const auto caps = manager_.downstream_capabilities();
-  listen_stream stream{id, {}, {}};
+  listen_stream stream{id, {}, {}, {}};
   const auto asked = [&](std::string_view flag) {
     const auto* v = w.if_contains(flag);
     return v && v->is_bool() && v->get_bool();

@@ -1,6 +1,9 @@
 // Tool cache files: $XDG_CACHE_HOME/mcpmux/tools-<server>.json, written atomically.
 #include "core/tool_cache.hpp"
 
+#include <atomic>
+#include <thread>
+
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -86,6 +89,27 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
     }
     out.push_back(std::move(*to));  // the parsed document is dropped: take its objects
   }
+  return out;
+}
+
+std::vector<cache_entry> load_cache_entries(const std::string& dir,
+                                            const std::vector<server_config>& servers) {
+  std::vector<cache_entry> out(servers.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < servers.size();) {
+      if (!servers[i].enabled) continue;
+      out[i].tools = load_cached_tools(dir, servers[i], &out[i].warning, &out[i].era);
+    }
+  };
+  // Each entry is a file read and a JSON parse into its own arena: nothing is shared but the
+  // index. A few servers are not worth a thread.
+  const std::size_t helpers =
+      servers.size() < 8 ? 0 : std::min<std::size_t>(3, std::thread::hardware_concurrency() - 1);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < helpers; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
   return out;
 }
 

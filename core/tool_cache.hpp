@@ -21,6 +21,18 @@ std::optional<std::vector<json::object>> load_cached_tools(const std::string& di
                                                            std::string* warning,
                                                            std::string* era = nullptr);
 
+/// One server's entry as read: its tools (none: no usable entry), the warning about an unusable
+/// one, and the era it recorded ("" when none).
+struct cache_entry {
+  std::optional<std::vector<json::object>> tools;
+  std::string warning;
+  std::string era;
+};
+/// The entries of many servers, read side by side on the machine's cores (up to 4): a daemon
+/// with a hundred servers serves their cached tools sooner. In the order of `servers`.
+std::vector<cache_entry> load_cache_entries(const std::string& dir,
+                                            const std::vector<server_config>& servers);
+
 /// Writes the entry atomically (temp file + rename), with the server's `era` when known; false
 /// and `error` on failure.
 bool store_cached_tools(const std::string& dir, const server_config& s,

@@ -83,7 +83,7 @@ backoff_policy policy_for(const daemon_config& d) {
 }  // namespace
 
 upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config& daemon,
-                   upstream_observer& observer, channel_factory open)
+                   upstream_observer& observer, channel_factory open, cache_entry* cached)
     : io_(io),
       open_(std::move(open)),
       cfg_(std::move(cfg)),
@@ -95,16 +95,19 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
       timers_(std::make_unique<timer_holder>(io)),
       lists_version_(new_lists_version()) {
   if (!cfg_.enabled) return;
-  std::string warning;
-  std::string era;
-  if (auto cached = load_cached_tools(cache_dir(), cfg_, &warning, &era)) {
-    lists_[0] = std::move(*cached);
-    if (era == "modern") era_ = mcp::era::modern;
-    if (era == "legacy") era_ = mcp::era::legacy;
+  cache_entry own;
+  if (!cached) {
+    own.tools = load_cached_tools(cache_dir(), cfg_, &own.warning, &own.era);
+    cached = &own;
+  }
+  if (cached->tools) {
+    lists_[0] = std::move(*cached->tools);
+    if (cached->era == "modern") era_ = mcp::era::modern;
+    if (cached->era == "legacy") era_ = mcp::era::legacy;
     tools_from_cache_ = true;
     log_.info("serving {} cached tools until connected", tools().size());
-  } else if (!warning.empty()) {
-    log_.warn("{}", warning);
+  } else if (!cached->warning.empty()) {
+    log_.warn("{}", cached->warning);
   }
 }
 

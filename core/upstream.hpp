@@ -36,6 +36,7 @@ class io_context;
 namespace mcpmux {
 
 class rpc_peer;
+struct cache_entry;
 namespace mcp {
 struct param_header;
 struct tool_param_headers;
@@ -98,8 +99,10 @@ class call_owner {
 
 class upstream : public std::enable_shared_from_this<upstream> {
  public:
+  /// `cached`: its tool cache entry when the caller read it already (load_cache_entries);
+  /// null: the upstream reads it.
   upstream(boost::asio::io_context& io, server_config cfg, const daemon_config& daemon,
-           upstream_observer& observer, channel_factory open);
+           upstream_observer& observer, channel_factory open, cache_entry* cached = nullptr);
   ~upstream();
 
   /// Connects (or marks disabled). Idempotent.
