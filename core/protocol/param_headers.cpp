@@ -59,27 +59,6 @@ std::string dotted(const std::vector<std::string>& path) {
   return valid_utf8(clip(out, 120));
 }
 
-std::string base64(std::string_view in) {
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const auto n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16 |
-                   static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8 |
-                   static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 2]));
-    for (int shift : {18, 12, 6, 0}) out += b64_alphabet[(n >> shift) & 63];
-  }
-  if (const auto rest = in.size() - i) {
-    std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16;
-    if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
-    out += b64_alphabet[(n >> 18) & 63];
-    out += b64_alphabet[(n >> 12) & 63];
-    out += rest == 2 ? b64_alphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 // Strict RFC 4648 §4: whole quanta, '=' only as the final one or two characters.
 std::optional<std::string> unbase64(std::string_view in) {
   if (in.size() % 4 != 0) return std::nullopt;

@@ -81,4 +81,30 @@ std::optional<host_port> split_host_port(std::string_view a) {
   return out;
 }
 
+std::string base64(std::string_view in, bool url, bool pad) {
+  static constexpr std::string_view standard =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr std::string_view url_safe =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const auto alphabet = url ? url_safe : standard;
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  const auto byte = [&](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(in[i]));
+  };
+  std::size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const auto n = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
+    for (int shift : {18, 12, 6, 0}) out += alphabet[(n >> shift) & 63];
+  }
+  if (const auto rest = in.size() - i) {
+    const auto n = byte(i) << 16 | (rest == 2 ? byte(i + 1) << 8 : 0);
+    out += alphabet[(n >> 18) & 63];
+    out += alphabet[(n >> 12) & 63];
+    if (rest == 2) out += alphabet[(n >> 6) & 63];
+    if (pad) out.append(rest == 2 ? 1 : 2, '=');
+  }
+  return out;
+}
+
 }  // namespace mcpmux

@@ -11,6 +11,10 @@ namespace mcpmux {
 /// The first `n` bytes of `s`, with a marker when cut; for logging untrusted input.
 std::string clip(std::string_view s, std::size_t n = 200);
 
+/// Base64 of `bytes` (RFC 4648 §4), or with `url` its URL- and filename-safe alphabet (§5);
+/// `pad` ends it with '=' to a whole quantum.
+std::string base64(std::string_view bytes, bool url = false, bool pad = true);
+
 /// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so that untrusted bytes (a child's
 /// stderr) can be put into JSON that every parser accepts.
 std::string valid_utf8(std::string_view s);
