@@ -167,6 +167,10 @@ std::chrono::milliseconds effective_timeout(const server_config& s, const daemon
 /// $XDG_CACHE_HOME/mcpmux (~/.cache/mcpmux).
 std::string cache_dir();
 
+/// $XDG_STATE_HOME/mcpmux (~/.local/state/mcpmux): what mcpmux keeps between runs that is not
+/// a cache (OAuth logins).
+std::string state_dir();
+
 /// A `file://` URI for an absolute path, percent-encoded (RFC 3986 path characters stay).
 std::string file_uri(std::string_view path);
 

@@ -60,6 +60,10 @@ std::string cache_dir() {
   return xdg_dir("XDG_CACHE_HOME", ".cache") + "/mcpmux";
 }
 
+std::string state_dir() {
+  return xdg_dir("XDG_STATE_HOME", ".local/state") + "/mcpmux";
+}
+
 // RFC 3986 pchars and '/' stay literal; everything else (space, %, #, ?, control and non-ASCII
 // bytes) is percent-encoded, by Boost.URL.
 std::string file_uri(std::string_view path) {
