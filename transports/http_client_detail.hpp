@@ -68,6 +68,9 @@ struct origin {
 /// Parses an absolute http(s) URL; returns an error text on failure.
 std::string parse_origin(std::string_view text, origin& o);
 
+/// True when `host` is an IP address literal (no SNI is sent for those).
+bool is_ip_literal(const std::string& host);
+
 /// A request id as text: a string as it is, a number in JSON.
 inline std::string id_text(const json::value& id) {
   if (const auto* s = id.if_string()) return std::string(*s);

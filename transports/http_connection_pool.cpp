@@ -20,13 +20,13 @@ std::string target_of(const urls::url_view_base& u) {
   return t;
 }
 
+}  // namespace
+
 bool is_ip_literal(const std::string& host) {
   error_code ec;
   asio::ip::make_address(host, ec);
   return !ec;
 }
-
-}  // namespace
 
 std::string parse_origin(std::string_view text, origin& o) {
   auto r = urls::parse_uri(text);
