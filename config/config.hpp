@@ -33,6 +33,19 @@ std::string_view to_string(retry_mode m);
 enum class era_setting { auto_detect, legacy, modern };
 std::string_view to_string(era_setting e);
 
+/// `oauth` of an http/sse server: log in with OAuth 2.1 (the MCP authorization spec). The
+/// secret is never written inline: it is read from `client_secret_file` when needed.
+struct oauth_settings {
+  bool enabled = false;             ///< `oauth = true`, or an `oauth` table
+  std::string client_id;            ///< a pre-registered client ("" = register dynamically)
+  std::string client_secret_file;   ///< its secret, in a file of its own (absolute path)
+  std::string client_metadata_url;  ///< a Client ID Metadata Document (https, with a path)
+  std::string scope;                ///< "" = the spec's selection
+  bool client_credentials = false;  ///< `grant = "client_credentials"`: a machine, no person
+  unsigned redirect_port = 0;       ///< the loopback redirect's port; 0 = any free one
+  bool operator==(const oauth_settings&) const = default;
+};
+
 struct server_settings {
   std::string name;                            ///< the table key; unique
   server_type type = server_type::stdio;       ///< `type`, default "stdio"
@@ -55,6 +68,7 @@ struct server_settings {
   std::chrono::milliseconds max_timeout{600000};  ///< cap on a call extended by progress; 0 = none
   bool per_client = false;  ///< `isolation = "per-client"`: one upstream per client session
   era_setting era = era_setting::auto_detect;  ///< `era`: "auto" (default), "legacy", "modern"
+  oauth_settings oauth;                        ///< http/sse: `oauth`
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }

@@ -78,6 +78,7 @@ class validator {
   std::vector<std::string> include_paths(const toml::node& n, const std::string& key);
 
   // config_servers.cpp: [servers.NAME]
+  oauth_settings oauth(const toml::node& n, const std::string& key);
   void parse_servers(const toml::node& node, std::vector<server_config>& out);
   std::vector<std::string> string_array(const toml::node& n, const std::string& key);
   enum class table_kind { env, headers };

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 namespace mcpmux::config_validation {
@@ -84,6 +85,60 @@ std::vector<std::string> validator::roots(const toml::node& n, const std::string
   return out;
 }
 
+// `oauth = true`, or a table of the login's settings.
+oauth_settings validator::oauth(const toml::node& n, const std::string& key) {
+  oauth_settings o;
+  if (n.is_boolean()) {
+    o.enabled = n.as_boolean()->get();
+    return o;
+  }
+  const auto* t = n.as_table();
+  if (!t) {
+    type_error(n, key, "true, false or a table");
+    return o;
+  }
+  o.enabled = true;
+  for (auto&& [k, v] : *t) {
+    const std::string_view kn = k.str();
+    const std::string sub = join_key(key, kn);
+    if (kn == "client_id") {
+      if (auto c = expanded_string(v, sub)) o.client_id = std::move(*c);
+    } else if (kn == "client_secret") {
+      fail(v, sub,
+           "a secret is never written in the config: put it in a file (mode 0600) and give "
+           "client_secret_file");
+    } else if (kn == "client_secret_file") {
+      if (auto f = absolute_path(v, sub, true)) o.client_secret_file = std::move(*f);
+    } else if (kn == "client_metadata_url") {
+      if (auto u = expanded_string(v, sub)) {
+        const auto path = u->starts_with("https://") ? u->find('/', 8) : std::string::npos;
+        if (path == std::string::npos || path + 1 >= u->size())
+          fail(v, sub, fmt::format("must be an https:// URL with a path (got \"{}\")", *u));
+        o.client_metadata_url = std::move(*u);
+      }
+    } else if (kn == "scope") {
+      if (auto c = expanded_string(v, sub)) o.scope = std::move(*c);
+    } else if (kn == "grant") {
+      if (auto i = get_choice(v, sub, {"authorization_code", "client_credentials"}))
+        o.client_credentials = *i == 1;
+    } else if (kn == "redirect_port") {
+      if (auto i = get_integer(v, sub, 0, 65535)) o.redirect_port = static_cast<unsigned>(*i);
+    } else {
+      fail(v, sub,
+           unknown_message("key", kn,
+                           {"client_id", "client_secret_file", "client_metadata_url", "scope",
+                            "grant", "redirect_port"}));
+    }
+  }
+  if (o.client_credentials && (o.client_id.empty() || o.client_secret_file.empty()))
+    fail(n, key,
+         "grant = \"client_credentials\" needs client_id and client_secret_file (a machine "
+         "client is registered beforehand)");
+  if (!o.client_secret_file.empty() && o.client_id.empty())
+    fail(n, key, "client_secret_file needs the client_id it belongs to");
+  return o;
+}
+
 server_config validator::parse_server(const std::string& name, const std::string& base,
                                       const toml::table& t) {
   server_config s;
@@ -105,7 +160,7 @@ server_config validator::parse_server(const std::string& name, const std::string
     const std::string key = join_key(base, kn);
     const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd";
     const bool remote_only =
-        kn == "url" || kn == "headers" || kn == "ca_file" || kn == "token_command";
+        kn == "url" || kn == "headers" || kn == "ca_file" || kn == "token_command" || kn == "oauth";
     if (type_known && stdio_only && !stdio) {
       fail(v, key,
            fmt::format("only applies to stdio servers (this server has type = \"{}\")",
@@ -145,6 +200,8 @@ server_config validator::parse_server(const std::string& name, const std::string
         if (c->empty()) fail(v, key, "must not be empty");
         s.token_command = std::move(*c);
       }
+    } else if (kn == "oauth") {
+      s.oauth = oauth(v, key);
     } else if (kn == "timeout_ms") {
       if (auto i = get_integer(v, key, 0, max_timeout_ms))
         s.timeout = std::chrono::milliseconds(*i);
@@ -204,13 +261,25 @@ server_config validator::parse_server(const std::string& name, const std::string
                             "reset_timeout_on_progress",
                             "max_timeout_ms",
                             "isolation",
-                            "era"}));
+                            "era",
+                            "oauth"}));
     }
   }
   if (type_known && s.type == server_type::sse && s.era == era_setting::modern)
     fail(s.line, base + ".era",
          "\"modern\" needs type \"stdio\" or \"http\" (the legacy HTTP+SSE transport is of the "
          "2024-11-05 era)");
+  // One source of the Authorization header at a time.
+  if (s.oauth.enabled && !s.token_command.empty())
+    fail(s.line, base + ".oauth", "give either oauth or token_command, not both");
+  if (s.oauth.enabled)
+    for (const auto& [h, value] : s.headers)
+      if (std::equal(h.begin(), h.end(), std::string_view("authorization").begin(),
+                     std::string_view("authorization").end(), [](char a, char b) {
+                       return std::tolower(static_cast<unsigned char>(a)) == b;
+                     }))
+        fail(s.line, base + ".oauth",
+             "an Authorization header in headers would replace the OAuth token: remove one");
   if (type_known && stdio && !t.contains("command"))
     fail(s.line, base + ".command", "is required for stdio servers");
   if (type_known && !stdio && !t.contains("url"))

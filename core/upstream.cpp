@@ -123,6 +123,11 @@ std::optional<std::chrono::milliseconds> upstream::timeout_opt() const {
 
 void upstream::start() {
   started_ = true;
+  // The login itself is not wired in yet (issue 14): say so where the person looks.
+  if (cfg_.oauth.enabled)
+    set_note("oauth",
+             "oauth is configured, but this build does not log in yet: the server is "
+             "reached without a token");
   perform(lc_.start(steady_clock::now(), cfg_.enabled));
 }
 

@@ -215,6 +215,87 @@ url = "http://127.0.0.1:8080/sse"
   EXPECT_EQ(c.servers[1].timeout, 0ms);
 }
 
+TEST_F(ConfigParse, OauthSettingsOfRemoteServers) {
+  config c = ok(R"(
+[servers.plain]
+type = "http"
+url = "https://example.com/mcp"
+oauth = true
+
+[servers.full]
+type = "http"
+url = "https://api.example.com/mcp"
+oauth = { client_id = "mcpmux-1", client_secret_file = "/run/secrets/api", scope = "repo read:org", redirect_port = 33418 }
+
+[servers.machine]
+type = "sse"
+url = "https://svc.example.com/sse"
+[servers.machine.oauth]
+client_id = "svc"
+client_secret_file = "/run/secrets/svc"
+grant = "client_credentials"
+client_metadata_url = "https://mcpmux.example/client.json"
+)");
+  ASSERT_EQ(c.servers.size(), 3u);
+  const auto& full = c.servers[0];
+  EXPECT_TRUE(full.oauth.enabled);
+  EXPECT_EQ(full.oauth.client_id, "mcpmux-1");
+  EXPECT_EQ(full.oauth.client_secret_file, "/run/secrets/api");
+  EXPECT_EQ(full.oauth.scope, "repo read:org");
+  EXPECT_EQ(full.oauth.redirect_port, 33418u);
+  EXPECT_FALSE(full.oauth.client_credentials);
+  const auto& machine = c.servers[1];
+  EXPECT_TRUE(machine.oauth.client_credentials);
+  EXPECT_EQ(machine.oauth.client_metadata_url, "https://mcpmux.example/client.json");
+  const auto& plain = c.servers[2];
+  EXPECT_TRUE(plain.oauth.enabled);
+  EXPECT_EQ(plain.oauth.client_id, "");
+}
+
+TEST_F(ConfigParse, OauthMistakesAreErrors) {
+  const auto errors_of = [&](std::string_view text) { return all(parse(text)); };
+  // A secret written inline is refused, with the way to do it right.
+  auto e = errors_of(R"([servers.a]
+type = "http"
+url = "https://a.example/mcp"
+oauth = { client_id = "x", client_secret = "s3cret" }
+)");
+  EXPECT_THAT(e, HasSubstr("client_secret_file"));
+  EXPECT_THAT(e, Not(HasSubstr("s3cret")));
+  EXPECT_THAT(errors_of(R"([servers.a]
+command = "x"
+oauth = true
+)"),
+              HasSubstr("only applies to http and sse servers"));
+  EXPECT_THAT(errors_of(R"([servers.a]
+type = "http"
+url = "https://a.example/mcp"
+token_command = "pass show a"
+oauth = true
+)"),
+              HasSubstr("either oauth or token_command"));
+  EXPECT_THAT(errors_of(R"([servers.a]
+type = "http"
+url = "https://a.example/mcp"
+headers = { authorization = "Bearer x" }
+oauth = true
+)"),
+              HasSubstr("Authorization header"));
+  EXPECT_THAT(errors_of(R"([servers.a]
+type = "http"
+url = "https://a.example/mcp"
+oauth = { grant = "client_credentials" }
+)"),
+              HasSubstr("needs client_id and client_secret_file"));
+  EXPECT_THAT(errors_of(R"([servers.a]
+type = "http"
+url = "https://a.example/mcp"
+oauth = { client_metadata_url = "http://x.example/c.json", redirect_port = 70000, grant = "implicit", scopes = "a" }
+)"),
+              AllOf(HasSubstr("https:// URL with a path"), HasSubstr("redirect_port"),
+                    HasSubstr("authorization_code"), HasSubstr("did you mean \"scope\"")));
+}
+
 TEST_F(ConfigParse, ServersAreSortedByNameAndKeepTheirTableLine) {
   config c = ok(R"([servers.zeta]
 command = "z"
