@@ -73,6 +73,8 @@ bool load_openssl(std::string* error) {
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -106,6 +108,9 @@ MCPMUX_OPENSSL_STUB(const char*, ERR_reason_error_string, (unsigned long e), (e)
 MCPMUX_OPENSSL_STUB(void, EVP_PKEY_free, (EVP_PKEY * pkey), (pkey))
 MCPMUX_OPENSSL_STUB(int, EVP_PKEY_is_a, (const EVP_PKEY* pkey, const char* name), (pkey, name))
 MCPMUX_OPENSSL_STUB(EVP_PKEY*, PEM_read_bio_Parameters, (BIO * bp, EVP_PKEY** x), (bp, x))
+MCPMUX_OPENSSL_STUB(int, RAND_bytes, (unsigned char* buf, int num), (buf, num))
+MCPMUX_OPENSSL_STUB(unsigned char*, SHA256, (const unsigned char* d, size_t n, unsigned char* md),
+                    (d, n, md))
 MCPMUX_OPENSSL_STUB(EVP_PKEY*, PEM_read_bio_PrivateKey,
                     (BIO * bp, EVP_PKEY** x, pem_password_cb* cb, void* u), (bp, x, cb, u))
 MCPMUX_OPENSSL_STUB(X509*, PEM_read_bio_X509, (BIO * bp, X509** x, pem_password_cb* cb, void* u),
