@@ -45,9 +45,9 @@ class listener_impl final : public redirect_listener,
   listener_impl(asio::io_context& io, std::string path, redirect_handler on_redirect)
       : io_(io), acceptor_(io), path_(std::move(path)), on_redirect_(std::move(on_redirect)) {}
 
-  std::string open() {
+  std::string open(unsigned short port) {
     error_code ec;
-    const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), 0);
+    const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
     acceptor_.open(ep.protocol(), ec);
     if (!ec) acceptor_.bind(ep, ec);
     if (!ec) acceptor_.listen(8, ec);
@@ -134,10 +134,11 @@ class listener_impl final : public redirect_listener,
 std::shared_ptr<redirect_listener> start_redirect_listener(boost::asio::io_context& io,
                                                            std::string path,
                                                            redirect_handler on_redirect,
-                                                           std::string* error) {
+                                                           std::string* error,
+                                                           unsigned short port) {
   if (path.empty() || path.front() != '/') path.insert(0, 1, '/');
   auto l = std::make_shared<listener_impl>(io, std::move(path), std::move(on_redirect));
-  if (auto err = l->open(); !err.empty()) {
+  if (auto err = l->open(port); !err.empty()) {
     if (error) *error = std::move(err);
     return nullptr;
   }

@@ -28,11 +28,12 @@ class redirect_listener {
 /// What the page tells the person after a redirect: a line of text (escaped for HTML).
 using redirect_handler = std::function<std::string(std::string_view query)>;
 
-/// Listens on 127.0.0.1 (port 0: the kernel picks) for GET `path` (e.g. "/callback"); null and
-/// `*error` when it cannot.
+/// Listens on 127.0.0.1:`port` (0: the kernel picks; a fixed one for clients registered with
+/// it) for GET `path` (e.g. "/callback"); null and `*error` when it cannot.
 std::shared_ptr<redirect_listener> start_redirect_listener(boost::asio::io_context& io,
                                                            std::string path,
                                                            redirect_handler on_redirect,
-                                                           std::string* error);
+                                                           std::string* error,
+                                                           unsigned short port = 0);
 
 }  // namespace mcpmux
