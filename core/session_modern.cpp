@@ -16,6 +16,9 @@ json::object result_meta() {
   return json::object{{mcp::meta_key::server_info, mcp::implementation()}};
 }
 
+// The tasks one listen stream may watch: each is an entry of a server's listen filter.
+constexpr std::size_t max_watched_tasks = 256;
+
 // Methods of the legacy era that 2026-07-28 removed.
 bool removed_method(std::string_view m) {
   return m == "initialize" || m == "ping" || m == "logging/setLevel" ||
@@ -324,6 +327,7 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
   if (const auto* ids = w.if_contains("taskIds"); ids && ids->is_array()) {
     json::array agreed;
     for (const auto& t : ids->get_array()) {
+      if (stream.tasks.size() >= max_watched_tasks) break;  // the rest is not agreed to
       const auto* scoped = t.if_string();
       const auto parts = scoped ? mcp::split_task_id(*scoped) : std::nullopt;
       auto up = parts ? manager_.find_upstream(parts->first) : nullptr;

@@ -284,7 +284,6 @@ void upstream::connect() {
     if (auto self = weak.lock()) self->log_.debug("dropped the late answer to request {}", id);
   };
   peer_ = rpc_peer::create(io_, std::move(channel), std::move(h));
-  peer_->channel().on_tool_headers(tool_headers_);
   peer_->start();
 
   // The handshake machine decides; this only performs its actions. Its deadline bounds spawn,

@@ -120,7 +120,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// modern server with the tasks extension). The stream is opened anew when they change.
   void listen_tasks(std::set<std::string> task_ids);
   /// The Mcp-Param-* headers of one of its tools (by its own name); null when none.
-  std::shared_ptr<const std::vector<mcp::param_header>> tool_headers(std::string_view tool) const;
+  std::shared_ptr<const std::vector<mcp::param_header>> tool_headers(std::string_view tool);
   /// The era the server speaks (unknown until its first handshake, or its cached verdict).
   mcp::era era() const { return era_; }
   upstream_state state() const { return lc_.state(); }
@@ -231,7 +231,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// A modern server's listen stream for its list changes.
   void open_listen();
   void listen_ended(std::chrono::steady_clock::duration lived, const message& reply);
-  void update_tool_headers();
+  void ensure_tool_headers();
+  void build_tool_headers();
   bool harmless_twice(const queued_call& c) const;
   std::string not_repeated(const queued_call& c, const call_policy::dropped_call& d,
                            const std::string& why) const;
@@ -267,7 +268,9 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::set<std::string> listen_tasks_;     ///< … and tasks (its own ids; the tasks extension)
   std::optional<std::int64_t> listen_id_;  ///< the open subscriptions/listen request
   std::chrono::milliseconds listen_retry_{0};  ///< the pause before reopening an ended stream
-  std::shared_ptr<const mcp::tool_param_headers> tool_headers_;  ///< for the HTTP transport
+  std::shared_ptr<const mcp::tool_param_headers> tool_headers_;  ///< x-mcp-header arguments
+  std::uint64_t headers_version_ = 0;     ///< the lists_version_ tool_headers_ was built from
+  std::uint64_t headers_generation_ = 0;  ///< the connection it was last handed to
   int pid_ = -1;
   std::array<std::vector<json::object>, collection_count> lists_;
   json::object capabilities_;

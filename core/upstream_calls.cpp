@@ -59,6 +59,8 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     enqueue(token, std::move(c));
     return expire_queue();
   }
+  // A tool's x-mcp-header arguments travel as headers to a Streamable HTTP server.
+  if (c->method == "tools/call" && cfg_.type == server_type::http) ensure_tool_headers();
   const auto remaining = policy().send_timeout(c->started, steady_clock::now());
   auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
     auto self = weak.lock();

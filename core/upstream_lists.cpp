@@ -171,21 +171,35 @@ bool upstream::set_list(collection c, std::vector<json::object> items) {
   if (list == items) return false;
   list = std::move(items);
   lists_version_ = new_lists_version();
-  if (c == collection::tools) update_tool_headers();
   return true;
 }
 
 std::shared_ptr<const std::vector<mcp::param_header>> upstream::tool_headers(
-    std::string_view tool) const {
+    std::string_view tool) {
+  ensure_tool_headers();
   if (!tool_headers_) return nullptr;
   auto it = tool_headers_->tools.find(tool);
   if (it == tool_headers_->tools.end()) return nullptr;
   return {tool_headers_, &it->second};  // shares the map's lifetime
 }
 
-// The tools whose arguments also travel as Mcp-Param-* headers, for an HTTP transport (the
-// lists dropped tools whose annotations are invalid).
-void upstream::update_tool_headers() {
+// The tools whose arguments also travel as Mcp-Param-* headers (the lists dropped tools whose
+// annotations are invalid): worked out when first needed after the lists changed — by a
+// tools/call to an HTTP server or a check on /mcp —, not at every change (a start from 10,000
+// cached tools pays nothing), and handed to each new connection's transport.
+void upstream::ensure_tool_headers() {
+  if (headers_version_ != lists_version_) {
+    headers_version_ = lists_version_;
+    headers_generation_ = 0;
+    build_tool_headers();
+  }
+  if (peer_ && headers_generation_ != generation_) {
+    headers_generation_ = generation_;
+    peer_->channel().on_tool_headers(tool_headers_);
+  }
+}
+
+void upstream::build_tool_headers() {
   auto map = std::make_shared<mcp::tool_param_headers>();
   for (const auto& t : tools()) {
     const auto* schema = t.if_contains("inputSchema");
@@ -195,7 +209,6 @@ void upstream::update_tool_headers() {
       map->tools.emplace(std::string(t.at("name").get_string()), std::move(*headers));
   }
   tool_headers_ = map->tools.empty() ? nullptr : std::move(map);
-  if (peer_) peer_->channel().on_tool_headers(tool_headers_);
 }
 
 bool upstream::has_note(std::string_view about, std::string_view text) const {

@@ -292,6 +292,7 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
 describe('a 2026-07-28 server over Streamable HTTP (v2 SDK, modern only) behind mcpmux', () => {
   let daemon;
   let server;
+  let webUrl;
   let legacy;
   let modern;
   const elicited = [];
@@ -302,9 +303,10 @@ describe('a 2026-07-28 server over Streamable HTTP (v2 SDK, modern only) behind 
     server = spawn(NODE, [MODERN_JS, '--http', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
     const listening = new Promise((resolve) => server.stderr.on('data', (d) => String(d).includes('http on') && resolve()));
     await within(10000, listening, 'modern HTTP server start');
+    webUrl = `http://127.0.0.1:${port}/mcp`;
     daemon = await startDaemon(() => ({
       daemon: { timeout_ms: 20000 },
-      servers: { web: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } },
+      servers: { web: { type: 'http', url: webUrl } },
     }));
     ({ legacy, modern } = await legacyAndModernClients(daemon, elicited, changed));
   });
@@ -358,6 +360,23 @@ describe('a 2026-07-28 server over Streamable HTTP (v2 SDK, modern only) behind 
     await legacy.callTool({ name: 'web__touch', arguments: {} });
     assert.ok(await waitFor(() => updated.length > 0), 'no resources/updated');
     assert.deepEqual(updated, ['fixture://counter']);
+  });
+
+  it('x-mcp-header arguments go as Mcp-Param-* headers, also for tools from the cache', async () => {
+    // The v2 server refuses a call whose header is missing (-32020).
+    const r = await legacy.callTool({ name: 'web__where', arguments: { region: 'eu west' } });
+    assert.equal(resultText(r), 'region eu west');
+    // A second daemon on the same tool cache: its tools are the cached ones, not listed afresh.
+    const again = await startDaemon(() => ({ daemon: { timeout_ms: 20000 }, servers: { web: { type: 'http', url: webUrl } } }),
+      { cacheDir: path.join(daemon.dir, 'cache') });
+    try {
+      assert.match(again.log(), /serving \d+ cached tools/);
+      const c = await again.connect();
+      const r2 = await c.callTool({ name: 'web__where', arguments: { region: 'ap south' } });
+      assert.equal(resultText(r2), 'region ap south');
+    } finally {
+      await again.stop();
+    }
   });
 
   it('a cancelled call closes its HTTP stream and the server goes on', async () => {

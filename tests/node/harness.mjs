@@ -206,8 +206,9 @@ export class Daemon {
 /**
  * Starts mcpmuxd on a fresh temp dir. `config` is {daemon, servers} (see configToml) or a
  * function dir => {daemon, servers}, so server tables can name files in the temp dir.
+ * `cacheDir` makes it use another daemon's tool cache (kept with stop({keep: true})).
  */
-export async function startDaemon(config, { waitReady = true } = {}) {
+export async function startDaemon(config, { waitReady = true, cacheDir } = {}) {
   for (const bin of [MCPMUXD, MCPMUX]) assert.ok(existsSync(bin), `binary not found: ${bin} (build first or set env)`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mcpmux-node-'));
   const cfg = typeof config === 'function' ? config(dir) : config;
@@ -219,7 +220,8 @@ export async function startDaemon(config, { waitReady = true } = {}) {
   const proc = spawn(MCPMUXD, ['--config', configFile, '--socket', socket, '--log-level', 'debug'], {
     stdio: ['ignore', logFd, logFd],
     // Keep the tool cache and anything else per-user inside the temp dir.
-    env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_RUNTIME_DIR: dir },
+    // (`cacheDir`: another daemon's, to start from its tool cache.)
+    env: { ...process.env, XDG_CACHE_HOME: cacheDir ?? path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_RUNTIME_DIR: dir },
   });
   closeSync(logFd);
   const d = new Daemon(dir, cfg, proc, logFile);

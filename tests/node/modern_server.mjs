@@ -7,7 +7,7 @@
 // `--http PORT` serves it over Streamable HTTP instead (modern only; a small node:http adapter
 // around the SDK's web-standard handler), where each request has an instance of its own: the
 // tools added and the changes to announce live in the process, not in an instance.
-import { McpServer, inputRequired, acceptedContent, createMcpHandler } from '@modelcontextprotocol/server';
+import { McpServer, inputRequired, acceptedContent, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
 import { createServer } from 'node:http';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
@@ -31,6 +31,11 @@ function build() {
   });
   server.registerTool('echo', { description: 'Echo the text', inputSchema: z.object({ text: z.string() }) },
     async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  // Its region travels as the Mcp-Param-Region header too (x-mcp-header), over HTTP.
+  server.registerTool('where', {
+    description: 'Say the region',
+    inputSchema: fromJsonSchema({ type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } }, required: ['region'] }),
+  }, async ({ region }) => ({ content: [{ type: 'text', text: `region ${region}` }] }));
   server.registerTool('slow', { description: 'Report progress, then answer', inputSchema: z.object({ steps: z.number().int() }) },
     async ({ steps }, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
