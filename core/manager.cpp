@@ -1,8 +1,6 @@
 // The manager: upstream ownership, the combined catalogue, control methods.
 #include "core/manager.hpp"
 
-#include "core/protocol/param_headers.hpp"
-
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -13,6 +11,7 @@
 
 #include "core/naming.hpp"
 #include "core/protocol/modern.hpp"
+#include "core/protocol/param_headers.hpp"
 #include "core/reload_plan.hpp"
 #include "core/session.hpp"
 #include "core/tool_cache.hpp"
@@ -158,10 +157,10 @@ void manager::detach(std::uint64_t id) {
   }
   // A client that leaves drops its subscriptions, the tasks it watched and its logging level.
   for (const auto& [server, uri] : subscriptions_.of_session(id)) unsubscribe(id, {server, uri});
-  std::vector<std::pair<std::string, std::string>> watched;
+  std::vector<task_ref> watched;
   for (const auto& [key, sessions] : task_watchers_)
     if (sessions.count(id)) watched.push_back(key);
-  for (const auto& [server, task] : watched) unwatch_task(id, server, task);
+  unwatch_tasks(id, watched);
   if (session_log_levels_.erase(id)) push_log_level();
   // Destroy after the erase: the session's destructor must not see itself in the map.
   auto node = sessions_.extract(id);
@@ -357,17 +356,22 @@ json::object manager::downstream_capabilities() const {
   return out;
 }
 
-void manager::watch_task(std::uint64_t session, const std::string& server,
-                         const std::string& task_id) {
-  if (task_watchers_[{server, task_id}].insert(session).second) update_task_listen(server);
+void manager::watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
+  std::set<std::string> changed;
+  for (const auto& t : tasks)
+    if (task_watchers_[t].insert(session).second) changed.insert(t.first);
+  for (const auto& server : changed) update_task_listen(server);
 }
 
-void manager::unwatch_task(std::uint64_t session, const std::string& server,
-                           const std::string& task_id) {
-  auto it = task_watchers_.find({server, task_id});
-  if (it == task_watchers_.end() || !it->second.erase(session)) return;
-  if (it->second.empty()) task_watchers_.erase(it);
-  update_task_listen(server);
+void manager::unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
+  std::set<std::string> changed;
+  for (const auto& t : tasks) {
+    auto it = task_watchers_.find(t);
+    if (it == task_watchers_.end() || !it->second.erase(session)) continue;
+    if (it->second.empty()) task_watchers_.erase(it);
+    changed.insert(t.first);
+  }
+  for (const auto& server : changed) update_task_listen(server);
 }
 
 void manager::update_task_listen(const std::string& server) {

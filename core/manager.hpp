@@ -100,10 +100,12 @@ class manager : public upstream_observer {
   std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
-  /// A session's listen stream wants the status notifications of a server's task (its own id)
-  /// / no longer does. The server's listen stream follows the union of what sessions want.
-  void watch_task(std::uint64_t session, const std::string& server, const std::string& task_id);
-  void unwatch_task(std::uint64_t session, const std::string& server, const std::string& task_id);
+  /// A session's listen stream wants the status notifications of servers' tasks ((server, its
+  /// own task id) pairs) / no longer does. Each server's listen stream follows the union of
+  /// what sessions want, opened anew once per change.
+  using task_ref = std::pair<std::string, std::string>;
+  void watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks);
+  void unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks);
   /// True when a modern server declares the extension (capabilities.extensions) in discover.
   bool offers_extension(std::string_view extension) const;
   /// How long a modern client may keep the combined lists, and whether they may be shared

@@ -326,6 +326,7 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
   // ids of no modern server with the extension are left out of the acknowledgement.
   if (const auto* ids = w.if_contains("taskIds"); ids && ids->is_array()) {
     json::array agreed;
+    std::vector<manager::task_ref> watch;
     for (const auto& t : ids->get_array()) {
       if (stream.tasks.size() >= max_watched_tasks) break;  // the rest is not agreed to
       const auto* scoped = t.if_string();
@@ -334,10 +335,11 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
       if (!up || up->era() != mcp::era::modern ||
           !mcp::has_extension(up->capabilities(), mcp::tasks_extension))
         continue;
-      manager_.watch_task(id_, up->name(), std::string(parts->second));
+      watch.emplace_back(up->name(), std::string(parts->second));
       stream.tasks.emplace_back(*scoped);
       agreed.emplace_back(*scoped);
     }
+    manager_.watch_tasks(id_, watch);
     stream.agreed["taskIds"] = std::move(agreed);
   }
   json::object ack{{"_meta", json::object{{mcp::meta_key::subscription_id, id}}},
@@ -356,14 +358,15 @@ void session::end_listen(const std::string& key) {
     if (still) continue;
     if (auto r = manager_.route_resource(uri)) manager_.unsubscribe(id_, *r);
   }
+  std::vector<manager::task_ref> unwatch;
   for (const auto& task : node.mapped().tasks) {
     bool still = false;
     for (const auto& [k, other] : listens_)
       still = still || std::count(other.tasks.begin(), other.tasks.end(), task) > 0;
-    if (still) continue;
-    if (auto parts = mcp::split_task_id(task))
-      manager_.unwatch_task(id_, std::string(parts->first), std::string(parts->second));
+    if (auto parts = mcp::split_task_id(task); parts && !still)
+      unwatch.emplace_back(std::string(parts->first), std::string(parts->second));
   }
+  manager_.unwatch_tasks(id_, unwatch);
 }
 
 void session::notify_listeners(std::string_view flag, std::string_view method,
