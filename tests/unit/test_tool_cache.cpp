@@ -101,6 +101,39 @@ class ToolCache : public ::testing::Test {
   std::string dir_;
 };
 
+TEST_F(ToolCache, ManyEntriesAreReadSideBySideInTheServersOrder) {
+  // Enough servers for the reading to be spread over threads (8 or more).
+  std::vector<server_config> servers;
+  for (int i = 0; i < 24; ++i) {
+    auto s = stdio_server();
+    s.name = "s" + std::to_string(i);
+    servers.push_back(s);
+    if (i % 5 == 3) continue;  // no entry: nothing, and no warning
+    store(s, {tool("t" + std::to_string(i), "tool of " + s.name)});
+  }
+  servers[7].enabled = false;              // a disabled server is not read
+  write_entry(servers[11], "{ not json");  // a corrupt entry: a warning
+  store(servers[12], sample_tools());
+  servers[12].args.push_back("--changed");  // a stale entry (config changed): nothing
+  const auto got = load_cache_entries(dir_, servers);
+  ASSERT_EQ(got.size(), servers.size());
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    SCOPED_TRACE(servers[i].name);
+    if (i % 5 == 3 || i == 7 || i == 12) {
+      EXPECT_FALSE(got[i].tools);
+      EXPECT_EQ(got[i].warning, "");
+    } else if (i == 11) {
+      EXPECT_FALSE(got[i].tools);
+      EXPECT_THAT(got[i].warning, HasSubstr("corrupt"));
+    } else {
+      ASSERT_TRUE(got[i].tools);
+      ASSERT_EQ(got[i].tools->size(), 1u);
+      EXPECT_EQ(got[i].tools->front().at("name").as_string(),
+                ("t" + std::to_string(i)).c_str());  // its own, in order
+    }
+  }
+}
+
 TEST_F(ToolCache, StoreThenLoadReturnsTheSameTools) {
   const auto s = stdio_server();
   store(s, sample_tools());
