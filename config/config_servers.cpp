@@ -1,6 +1,7 @@
 // Validation of the `[servers.NAME]` tables: type, command or url and every other server key.
 #include "config/config_detail.hpp"
 #include "config/names.hpp"
+#include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
 
@@ -274,10 +275,7 @@ server_config validator::parse_server(const std::string& name, const std::string
     fail(s.line, base + ".oauth", "give either oauth or token_command, not both");
   if (s.oauth.enabled)
     for (const auto& [h, value] : s.headers)
-      if (std::equal(h.begin(), h.end(), std::string_view("authorization").begin(),
-                     std::string_view("authorization").end(), [](char a, char b) {
-                       return std::tolower(static_cast<unsigned char>(a)) == b;
-                     }))
+      if (lower(h) == "authorization")
         fail(s.line, base + ".oauth",
              "an Authorization header in headers would replace the OAuth token: remove one");
   if (type_known && stdio && !t.contains("command"))

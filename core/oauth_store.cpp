@@ -22,16 +22,6 @@ std::string path_of(const std::string& dir, const std::string& server) {
   return dir + "/" + server + ".json";  // server names are [A-Za-z0-9_-]
 }
 
-std::string text(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-std::int64_t number(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_int64() ? v->get_int64() : 0;
-}
-
 }  // namespace
 
 std::string oauth_dir() {
@@ -60,31 +50,32 @@ std::variant<std::optional<oauth_record>, std::string> load_oauth_record(
   boost::system::error_code ec;
   const auto doc = boost::json::parse(*body, ec);
   const auto* o = !ec ? doc.if_object() : nullptr;
-  if (!o || number(*o, "format") != record_format) return path + ": not a login record; ignored";
+  if (!o || int_member(*o, "format") != record_format)
+    return path + ": not a login record; ignored";
   oauth_record r;
   r.server = server;
-  r.resource = text(*o, "resource");
-  r.issuer = text(*o, "issuer");
+  r.resource = string_member(*o, "resource");
+  r.issuer = string_member(*o, "issuer");
   if (const auto* c = o->if_contains("client"); c && c->is_object()) {
     const auto& co = c->get_object();
     oauth::client_credentials cc;
     cc.issuer = r.issuer;
-    cc.client_id = text(co, "client_id");
-    cc.client_secret = text(co, "client_secret");
-    cc.secret_expires = number(co, "client_secret_expires_at");
-    cc.auth_method = text(co, "token_endpoint_auth_method");
+    cc.client_id = string_member(co, "client_id");
+    cc.client_secret = string_member(co, "client_secret");
+    cc.secret_expires = int_member(co, "client_secret_expires_at");
+    cc.auth_method = string_member(co, "token_endpoint_auth_method");
     if (!cc.client_id.empty()) r.client = std::move(cc);
   }
   if (const auto* t = o->if_contains("tokens"); t && t->is_object()) {
     const auto& to = t->get_object();
     oauth::token_set ts;
-    ts.access_token = text(to, "access_token");
-    if (auto rt = text(to, "refresh_token"); !rt.empty()) ts.refresh_token = std::move(rt);
-    if (auto sc = text(to, "scope"); !sc.empty()) ts.scope = std::move(sc);
+    ts.access_token = string_member(to, "access_token");
+    if (auto rt = string_member(to, "refresh_token"); !rt.empty()) ts.refresh_token = std::move(rt);
+    if (auto sc = string_member(to, "scope"); !sc.empty()) ts.scope = std::move(sc);
     if (!ts.access_token.empty()) r.tokens = std::move(ts);
-    r.expires_at = number(to, "expires_at");
+    r.expires_at = int_member(to, "expires_at");
   }
-  r.refreshed_at = number(*o, "refreshed_at");
+  r.refreshed_at = int_member(*o, "refreshed_at");
   return std::optional<oauth_record>(std::move(r));
 }
 

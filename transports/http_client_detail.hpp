@@ -71,6 +71,10 @@ std::string parse_origin(std::string_view text, origin& o);
 /// True when `host` is an IP address literal (no SNI is sent for those).
 bool is_ip_literal(const std::string& host);
 
+/// A TLS client context that verifies peers against the system's CAs and `ca_file` (if any);
+/// null and `error` when OpenSSL or the file cannot be loaded.
+std::unique_ptr<ssl::context> client_tls_context(const std::string& ca_file, std::string& error);
+
 /// A request id as text: a string as it is, a number in JSON.
 inline std::string id_text(const json::value& id) {
   if (const auto* s = id.if_string()) return std::string(*s);

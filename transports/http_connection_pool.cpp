@@ -47,18 +47,26 @@ std::string parse_origin(std::string_view text, origin& o) {
   return {};
 }
 
-std::string http_transport::make_tls_context() {
-  if (std::string err; !load_openssl(&err)) return err;
-  tls_ctx_ = std::make_unique<ssl::context>(ssl::context::tls_client);
+std::unique_ptr<ssl::context> client_tls_context(const std::string& ca_file, std::string& error) {
+  if (!load_openssl(&error)) return nullptr;
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
   error_code ec;
-  tls_ctx_->set_default_verify_paths(ec);
-  if (ec) log_.debug("no system CA store: {}", ec.message());
-  if (!opt_.ca_file.empty()) {
-    tls_ctx_->load_verify_file(opt_.ca_file, ec);
-    if (ec) return "cannot load ca_file \"" + opt_.ca_file + "\": " + ec.message();
+  ctx->set_default_verify_paths(ec);  // none: only ca_file's CAs are trusted
+  if (!ca_file.empty()) {
+    ctx->load_verify_file(ca_file, ec);
+    if (ec) {
+      error = "cannot load ca_file \"" + ca_file + "\": " + ec.message();
+      return nullptr;
+    }
   }
-  tls_ctx_->set_verify_mode(ssl::verify_peer);
-  return {};
+  ctx->set_verify_mode(ssl::verify_peer);
+  return ctx;
+}
+
+std::string http_transport::make_tls_context() {
+  std::string err;
+  tls_ctx_ = client_tls_context(opt_.ca_file, err);
+  return err;
 }
 
 void http_transport::expire(connection& c, bool timed) {

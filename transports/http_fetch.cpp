@@ -16,7 +16,6 @@
 #include "transports/http_asio.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
-#include "transports/openssl_loader.hpp"
 
 namespace mcpmux {
 namespace {
@@ -47,23 +46,7 @@ awaitable<fetch_response> run(asio::io_context& io, fetch_request r) {
     co_return out;
   }
   std::unique_ptr<ssl::context> tls;
-  if (o.tls) {
-    if (std::string err; !load_openssl(&err)) {
-      out.error = err;
-      co_return out;
-    }
-    tls = std::make_unique<ssl::context>(ssl::context::tls_client);
-    error_code ec;
-    tls->set_default_verify_paths(ec);
-    if (!r.ca_file.empty()) {
-      tls->load_verify_file(r.ca_file, ec);
-      if (ec) {
-        out.error = "cannot load ca_file \"" + r.ca_file + "\": " + ec.message();
-        co_return out;
-      }
-    }
-    tls->set_verify_mode(ssl::verify_peer);
-  }
+  if (o.tls && !(tls = http_client::client_tls_context(r.ca_file, out.error))) co_return out;
   // One deadline for the whole exchange: the resolver and the stream both give up at it.
   const auto deadline = std::chrono::steady_clock::now() + r.timeout;
   tcp::resolver resolver(io);

@@ -10,13 +10,6 @@ namespace {
 constexpr std::string_view space = " \t\r\n";
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 std::string trim(std::string_view s) {
   auto b = s.find_first_not_of(space);
   if (b == std::string_view::npos) return {};

@@ -4,10 +4,10 @@
 #include <string>
 #include <string_view>
 
+#include "core/protocol/text.hpp"  // lower()
+
 namespace mcpmux {
 
-/// `s` in ASCII lowercase (header names, media types, URL schemes and hosts).
-std::string lower(std::string_view s);
 /// `s` without leading and trailing spaces, tabs, CR and LF.
 std::string trim(std::string_view s);
 /// True when `s` holds nothing but spaces, tabs, CR and LF.

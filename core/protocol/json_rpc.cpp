@@ -318,6 +318,16 @@ std::string well_formed(std::string out) {
 }
 }  // namespace
 
+std::string string_member(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::int64_t int_member(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_int64() ? v->get_int64() : 0;
+}
+
 std::string make_result(const json::value& id, const json::value& result) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
   append_json(out, id);

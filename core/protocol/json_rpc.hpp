@@ -89,6 +89,11 @@ class message_parser {
 /// Checks the JSON-RPC shape of an already parsed value (no JSON parsing).
 std::variant<message, rpc_error> classify(json::value v);
 
+/// `o[key]` as a string, "" when absent or not a string.
+std::string string_member(const json::object& o, std::string_view key);
+/// `o[key]` as an integer, 0 when absent or not an integer.
+std::int64_t int_member(const json::object& o, std::string_view key);
+
 /// Serialized replies and messages (no trailing newline).
 std::string make_result(const json::value& id, const json::value& result);
 std::string make_error(const json::value& id, int code, std::string_view msg,

@@ -65,8 +65,7 @@ std::variant<client_credentials, std::string> read_registration_response(unsigne
   const auto doc = boost::json::parse(body, ec);
   const auto* o = !ec ? doc.if_object() : nullptr;
   const auto text = [&](std::string_view key) {
-    const auto* v = o ? o->if_contains(key) : nullptr;
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+    return o ? string_member(*o, key) : std::string();
   };
   if (http_status != 200 && http_status != 201) {
     std::string why = "client registration refused: HTTP " + std::to_string(http_status);
@@ -81,8 +80,7 @@ std::variant<client_credentials, std::string> read_registration_response(unsigne
   if (c.client_id.empty()) return std::string("client registration answered without a client_id");
   c.client_secret = text("client_secret");
   c.auth_method = text("token_endpoint_auth_method");
-  if (const auto* exp = o->if_contains("client_secret_expires_at"); exp && exp->is_int64())
-    c.secret_expires = exp->get_int64();
+  c.secret_expires = int_member(*o, "client_secret_expires_at");
   return c;
 }
 

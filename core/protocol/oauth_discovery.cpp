@@ -9,13 +9,6 @@
 namespace mcpmux::oauth {
 namespace {
 
-std::string lowered(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // host and port of an authority ("[::1]:8080", "Example.com", "h:443").
 std::pair<std::string_view, std::string_view> host_port(std::string_view authority) {
   if (authority.starts_with('[')) {
@@ -76,18 +69,13 @@ std::vector<std::string> strings_of(const json::object& o, std::string_view key)
   return out;
 }
 
-std::string string_of(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 }  // namespace
 
 std::optional<url_parts> split_url(std::string_view url) {
   const auto sep = url.find("://");
   if (sep == std::string_view::npos) return std::nullopt;
   url_parts u;
-  u.scheme = lowered(url.substr(0, sep));
+  u.scheme = lower(url.substr(0, sep));
   if (u.scheme != "http" && u.scheme != "https") return std::nullopt;
   auto rest = url.substr(sep + 3);
   if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
@@ -106,7 +94,7 @@ std::optional<url_parts> split_url(std::string_view url) {
 
 std::string url_parts::origin() const {
   auto [host, port] = host_port(authority);
-  std::string out = scheme + "://" + lowered(host);
+  std::string out = scheme + "://" + lower(host);
   const bool default_port =
       (scheme == "https" && port == "443") || (scheme == "http" && port == "80");
   if (!port.empty() && !default_port) out.append(":").append(port);
@@ -117,7 +105,7 @@ bool secure_endpoint(std::string_view url) {
   const auto u = split_url(url);
   if (!u) return false;
   if (u->scheme == "https") return true;
-  const auto host = lowered(host_port(u->authority).first);
+  const auto host = lower(host_port(u->authority).first);
   if (host == "localhost" || host == "[::1]") return true;
   // 127.0.0.0/8, as an address literal (not a name that begins with "127.").
   int parts = 0;
@@ -134,7 +122,7 @@ bool secure_endpoint(std::string_view url) {
 }
 
 std::string challenge::param(std::string_view name) const {
-  auto it = params.find(lowered(name));
+  auto it = params.find(lower(name));
   return it == params.end() ? std::string() : it->second;
 }
 
@@ -152,7 +140,7 @@ std::vector<challenge> parse_www_authenticate(std::string_view header) {
       r.skip_to_comma();
       continue;
     }
-    challenge c{lowered(scheme), {}};
+    challenge c{lower(scheme), {}};
     // Its auth-params, until a comma followed by something that is not "name=" (a new scheme).
     bool after_comma = false;
     for (;;) {
@@ -171,7 +159,7 @@ std::vector<challenge> parse_www_authenticate(std::string_view header) {
       } else {
         r.skip_ws();
         std::string value = r.peek() == '"' ? r.quoted() : std::string(r.token());
-        c.params.emplace(lowered(name), std::move(value));
+        c.params.emplace(lower(name), std::move(value));
       }
       r.skip_ws();
       if (r.peek() != ',') break;
@@ -230,7 +218,7 @@ std::variant<resource_metadata, std::string> read_resource_metadata(const json::
   const auto* o = doc.if_object();
   if (!o) return std::string("protected resource metadata is not a JSON object");
   resource_metadata m;
-  m.resource = string_of(*o, "resource");
+  m.resource = string_member(*o, "resource");
   if (m.resource.empty()) return std::string("protected resource metadata has no \"resource\"");
   const auto res = split_url(m.resource);
   const auto srv = split_url(server_url);
@@ -254,14 +242,14 @@ std::variant<server_metadata, std::string> read_server_metadata(const json::valu
   const auto* o = doc.if_object();
   if (!o) return std::string("authorization server metadata is not a JSON object");
   server_metadata m;
-  m.issuer = string_of(*o, "issuer");
+  m.issuer = string_member(*o, "issuer");
   if (m.issuer != issuer)
     return "authorization server metadata names issuer \"" + clip(m.issuer, 120) +
            "\", not the \"" + clip(issuer, 120) + "\" it was fetched for: refused";
-  m.authorization_endpoint = string_of(*o, "authorization_endpoint");
-  m.token_endpoint = string_of(*o, "token_endpoint");
-  m.registration_endpoint = string_of(*o, "registration_endpoint");
-  m.revocation_endpoint = string_of(*o, "revocation_endpoint");
+  m.authorization_endpoint = string_member(*o, "authorization_endpoint");
+  m.token_endpoint = string_member(*o, "token_endpoint");
+  m.registration_endpoint = string_member(*o, "registration_endpoint");
+  m.revocation_endpoint = string_member(*o, "revocation_endpoint");
   if (m.token_endpoint.empty())
     return std::string("authorization server metadata has no token_endpoint");
   for (const auto* e : {&m.authorization_endpoint, &m.token_endpoint, &m.registration_endpoint,

@@ -1,6 +1,7 @@
 #include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -57,6 +58,12 @@ std::string valid_utf8(std::string_view s) {
       ++i;
     }
   }
+  return out;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -11,6 +11,9 @@ namespace mcpmux {
 /// The first `n` bytes of `s`, with a marker when cut; for logging untrusted input.
 std::string clip(std::string_view s, std::size_t n = 200);
 
+/// `s` in ASCII lowercase (header names, media types, URL schemes and hosts).
+std::string lower(std::string_view s);
+
 /// Base64 of `bytes` (RFC 4648 §4), or with `url` its URL- and filename-safe alphabet (§5);
 /// `pad` ends it with '=' to a whole quantum.
 std::string base64(std::string_view bytes, bool url = false, bool pad = true);
