@@ -15,7 +15,8 @@ channel_factory make_channel_factory(boost::asio::io_context& io) {
       opt.url = cfg.url;
       opt.headers = cfg.headers;
       opt.ca_file = cfg.ca_file;
-      opt.token_command = cfg.token_command;
+      if (!cfg.token_command.empty())
+        opt.bearer = make_command_bearer(io, cfg.token_command, req.timeout);
       opt.timeout = req.timeout;
       opt.limits = req.limits;
       opt.server_name = cfg.name;

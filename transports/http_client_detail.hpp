@@ -5,7 +5,7 @@
 //   http_streamable.cpp       Streamable HTTP: POST and its reply, session id, GET listener,
 //                             resume with Last-Event-ID, DELETE
 //   http_legacy_sse.cpp       legacy HTTP+SSE: the GET stream and its endpoint event
-//   http_token.cpp            token_command
+//   http_token.cpp            token_command (a bearer_source)
 // with the pure parts beside them: http_reply_policy (what a POST's reply means), http_text.
 // Asio and Beast stay in here, http_asio.hpp and those files: core sees only transport.hpp.
 #pragma once
@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/protocol/error.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/protocol/param_headers.hpp"
@@ -159,13 +160,12 @@ class http_transport final : public transport, public std::enable_shared_from_th
   void deliver(std::string_view text);
   void deliver_error(const json::value& id, const std::string& msg);
   void oversize(std::size_t bytes);
-  void fail(std::string reason);
+  void fail(std::string reason, errc why = errc::transport_closed);
   void fail_later(std::string reason);
   void listener_ready();
 
   // ---- the outgoing queue (http_transport.cpp) ----------------------------------------------
   void pump();
-  awaitable<void> initial_token();
   awaitable<void> run_post(std::string text, outgoing out);
 
   // ---- event streams (http_transport.cpp) ---------------------------------------------------
@@ -218,8 +218,11 @@ class http_transport final : public transport, public std::enable_shared_from_th
   awaitable<void> run_legacy();
   void on_endpoint(const std::string& data);
 
-  // ---- token_command (http_token.cpp) -------------------------------------------------------
-  awaitable<std::optional<std::string>> run_token_command(std::string& err);
+  // ---- the bearer token (http_transport.cpp) -------------------------------------------------
+  awaitable<bearer_verdict> bearer_now();
+  awaitable<bearer_verdict> bearer_rejected(unsigned status, const std::string& used,
+                                            const std::string& challenge);
+  bool apply_verdict(const outgoing& out, const bearer_verdict& v);
 
   asio::io_context& io_;
   http_transport_options opt_;
@@ -247,8 +250,6 @@ class http_transport final : public transport, public std::enable_shared_from_th
   std::function<void()> listener_done_;
   asio::steady_timer listener_timer_;
   asio::steady_timer endpoint_timer_;
-  bool token_fetched_ = false;
-  bool token_fetching_ = false;
   bool endpoint_known_ = false;
   bool listener_abandoned_ = false;
   bool barrier_ = false;

@@ -12,6 +12,12 @@ namespace urls = boost::urls;
 
 awaitable<void> http_transport::run_legacy() {
   auto self = shared_from_this();
+  if (opt_.bearer) {  // the stream carries the token too
+    auto v = co_await bearer_now();
+    if (closing_ || failed_) co_return;
+    if (!apply_verdict({}, v)) co_return;
+    token_ = std::move(v.token);
+  }
   std::string err;
   conn_ptr c = co_await open_connection(err);
   if (closing_ || failed_) co_return;
@@ -28,6 +34,14 @@ awaitable<void> http_transport::run_legacy() {
     std::string body;
     bool over = false;
     co_await read_body(*c, p, error_body_cap, body, over);
+    if (closing_ || failed_) co_return;
+    if (opt_.bearer && (status == 401 || status == 403)) {
+      // A login's source learns the challenge; the stream is opened anew by the reconnect.
+      const std::string challenge(p.get()[http::field::www_authenticate]);
+      auto v = co_await bearer_rejected(status, token_, challenge);
+      if (closing_ || failed_) co_return;
+      if (v.what == bearer_verdict::needs_login) co_return fail(v.why, errc::needs_login);
+    }
     co_return fail("Legacy SSE: GET returned HTTP " + std::to_string(status) + ": " +
                    clip(body, error_text_cap));
   }

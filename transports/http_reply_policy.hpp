@@ -1,8 +1,8 @@
 // What the reply to a POST means, as a stepable machine with no I/O: the HTTP client (Streamable
 // HTTP and legacy HTTP+SSE alike) reads the reply's header, asks the policy, performs the step
 // and, where the step says so, asks again. The policy keeps the two "once" budgets of a message:
-// one resend on a fresh connection when a kept-alive one turns out dead, and one token refresh on
-// 401/403 when a token_command is configured.
+// one resend on a fresh connection when a kept-alive one turns out dead, and one new token on
+// 401/403 when the token has a source that can be asked again (token_command, an OAuth login).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@ namespace mcpmux {
 struct post_context {
   bool legacy = false;   ///< legacy HTTP+SSE: answers come on the GET stream, never in the reply
   bool request = false;  ///< a request (method and id): someone waits for its answer
-  bool token_command = false;  ///< a token_command can be run again for a fresh token
+  bool reauthorize = false;  ///< a bearer source can be asked for a new token
 };
 
 /// The header of a POST's reply, as the client read it.
@@ -40,8 +40,8 @@ enum class post_step {
   wrong_type,       ///< 2xx of another Content-Type while a request waits: drop the body and
                     ///< answer the request with an error
   redirect,         ///< 3xx: not followed; drop the connection, a request gets an error
-  refresh_token,    ///< 401/403: read the body, run token_command; with a token other than the
-                    ///< one sent, resend, else ask on_reply again (the budget is spent)
+  refresh_token,    ///< 401/403: read the body, ask the bearer source; with a new token,
+                    ///< resend, else ask on_reply again (the budget is spent)
   session_expired,  ///< 404 to a request of a session: forget the session and fail the
                     ///< transport; the upstream reconnects and initializes a new one
   endpoint_gone,    ///< legacy 404: the session is gone; fail the transport
@@ -56,7 +56,7 @@ const char* to_string(post_step step);
 class post_reply_policy {
  public:
   explicit post_reply_policy(post_context context)
-      : ctx_(context), auth_retry_(context.token_command) {}
+      : ctx_(context), auth_retry_(context.reauthorize) {}
 
   /// Writing the request or reading the reply's header failed. `reused`: on a kept-alive
   /// connection from the pool; `timed_out`: the configured timeout ran out.

@@ -29,7 +29,7 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
   const std::string& target = legacy() ? endpoint_target_ : origin_.target;
   const bool modern = out.modern() && !legacy();
   post_reply_policy policy(
-      {.legacy = legacy(), .request = out.request, .token_command = !opt_.token_command.empty()});
+      {.legacy = legacy(), .request = out.request, .reauthorize = opt_.bearer != nullptr});
   // A modern request stays listed while it is in flight, with the connection it is on.
   struct listing {
     std::map<std::string, in_flight>* map;
@@ -57,7 +57,14 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
     live_guard guard(this, c.get());
     if (cancelled(out)) co_return release(std::move(c), true);
     if (!listed.key.empty()) modern_in_flight_[listed.key].conn = c.get();
-    const std::string token_used = token_;
+    std::string token_used;
+    if (opt_.bearer) {
+      auto v = co_await bearer_now();
+      if (closing_ || failed_ || cancelled(out)) co_return release(std::move(c), true);
+      if (!apply_verdict(out, v)) co_return release(std::move(c), true);
+      token_used = std::move(v.token);
+    }
+    token_ = token_used;
     auto req = make_request(http::verb::post, target, text, "application/json, text/event-stream",
                             {}, modern ? &out : nullptr);
     response_parser p;
@@ -78,6 +85,8 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
         .content_length = p.content_length() ? std::optional(*p.content_length()) : std::nullopt,
         .has_session = !modern && !session_id_.empty()};
     auto step = policy.on_reply(reply);
+    if (opt_.bearer && reply.status != 401 && reply.status != 403)
+      opt_.bearer->accepted(token_used);
     switch (step) {
       case post_step::read_sse:
         co_return co_await post_stream(std::move(c), p, out);
@@ -110,18 +119,17 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
     }
     const auto body = co_await finish_reply(c, p);
     if (closing_ || failed_) co_return;
-    if (step == post_step::refresh_token) {
-      std::string err;
-      auto tok = co_await run_token_command(err);
+    if (opt_.bearer && (reply.status == 401 || reply.status == 403)) {
+      // The token's source hears of every refusal (an OAuth login learns the challenge, counts
+      // the 401s of a refreshed token); a new token is tried once per message.
+      const std::string challenge(res[http::field::www_authenticate]);
+      auto v = co_await bearer_rejected(reply.status, token_used, challenge);
       if (closing_ || failed_) co_return;
-      if (!tok) log_.warn("token refresh after HTTP {} failed: {}", reply.status, err);
-      if (tok && *tok != token_used) {
-        log_.info("HTTP {}: token refreshed; retrying once", reply.status);
-        token_ = std::move(*tok);
-        continue;
-      }
+      if (v.what == bearer_verdict::send && step == post_step::refresh_token) continue;
+      if (v.what != bearer_verdict::send && !(v.what == bearer_verdict::refuse && v.why.empty()))
+        co_return (void) apply_verdict(out, v);
       reply.has_session = !modern && !session_id_.empty();
-      step = policy.on_reply(reply);  // the budget is spent: the error it is
+      if (step == post_step::refresh_token) step = policy.on_reply(reply);  // the error it is
     }
     co_return on_http_error(out, step, res, body);
   }

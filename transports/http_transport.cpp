@@ -118,18 +118,20 @@ void http_transport::oversize(std::size_t bytes) {
   if (events_ && !closing_ && !failed_) events_->on_oversize(bytes);
 }
 
-void http_transport::fail(std::string reason) {
+void http_transport::fail(std::string reason, errc why) {
   if (closing_ || failed_) return;
   failed_ = true;
-  log_.warn("connection lost: {}", reason);
+  if (why == errc::needs_login)
+    log_.warn("{}", reason);
+  else
+    log_.warn("connection lost: {}", reason);
   queue_.clear();
   queued_ = 0;
   listener_done_ = nullptr;
   listener_timer_.cancel();
   endpoint_timer_.cancel();
   abort_all();
-  if (auto* ev = std::exchange(events_, nullptr))
-    ev->on_closed(errc::transport_closed, std::move(reason));
+  if (auto* ev = std::exchange(events_, nullptr)) ev->on_closed(why, std::move(reason));
 }
 
 void http_transport::fail_later(std::string reason) {
@@ -153,10 +155,6 @@ void http_transport::pump() {
   while (!queue_.empty() && !closing_ && !failed_ && !barrier_ &&
          active_posts_ < opt_.max_connections) {
     if (legacy() && !endpoint_known_) return;
-    if (!opt_.token_command.empty() && !token_fetched_) {
-      if (!token_fetching_) spawn(initial_token());
-      return;
-    }
     std::string text = std::move(queue_.front());
     queue_.pop_front();
     queued_ -= text.size();
@@ -170,17 +168,52 @@ void http_transport::pump() {
   }
 }
 
-awaitable<void> http_transport::initial_token() {
+// ---- the bearer token --------------------------------------------------------------------
+
+namespace {
+// Waits for a callback-style bearer answer on the io_context.
+struct verdict_wait {
+  explicit verdict_wait(asio::io_context& io) : wake(io) {
+    wake.expires_at(asio::steady_timer::time_point::max());
+  }
+  asio::steady_timer wake;
+  std::optional<bearer_verdict> verdict;
+  std::function<void(bearer_verdict)> setter() {
+    return [self = this](bearer_verdict v) {
+      self->verdict = std::move(v);
+      self->wake.cancel();
+    };
+  }
+};
+}  // namespace
+
+awaitable<bearer_verdict> http_transport::bearer_now() {
+  if (auto v = opt_.bearer->ready()) co_return std::move(*v);
   auto self = shared_from_this();
-  token_fetching_ = true;
-  std::string err;
-  auto tok = co_await run_token_command(err);
-  token_fetching_ = false;
-  if (closing_ || failed_) co_return;
-  if (!tok) co_return fail(err);
-  token_ = std::move(*tok);
-  token_fetched_ = true;
-  pump();
+  auto w = std::make_shared<verdict_wait>(io_);
+  opt_.bearer->fetch([w, set = w->setter()](bearer_verdict v) { set(std::move(v)); });
+  if (!w->verdict) co_await w->wake.async_wait(use_tuple);
+  co_return std::move(*w->verdict);
+}
+
+awaitable<bearer_verdict> http_transport::bearer_rejected(unsigned status, const std::string& used,
+                                                          const std::string& challenge) {
+  auto self = shared_from_this();
+  auto w = std::make_shared<verdict_wait>(io_);
+  opt_.bearer->rejected(status, used, challenge,
+                        [w, set = w->setter()](bearer_verdict v) { set(std::move(v)); });
+  if (!w->verdict) co_await w->wake.async_wait(use_tuple);
+  co_return std::move(*w->verdict);
+}
+
+// A verdict other than `send` for a request: the request fails with its reason, and
+// `close` / `needs_login` end the connection too. False when the request cannot go on.
+bool http_transport::apply_verdict(const outgoing& out, const bearer_verdict& v) {
+  if (v.what == bearer_verdict::send) return true;
+  if (out.request && !v.why.empty()) deliver_error(out.id, v.why);
+  if (v.what == bearer_verdict::close) fail(v.why);
+  if (v.what == bearer_verdict::needs_login) fail(v.why, errc::needs_login);
+  return false;
 }
 
 awaitable<void> http_transport::run_post(std::string text, outgoing out) {

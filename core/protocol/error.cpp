@@ -29,6 +29,8 @@ class category final : public std::error_category {
         return "Server not connected";
       case errc::unknown_server:
         return "Unknown server";
+      case errc::needs_login:
+        return "Needs login";
     }
     return "unknown mcpmux error";
   }

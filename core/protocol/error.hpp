@@ -18,6 +18,7 @@ enum class errc {
   handshake_failed,      ///< initialize failed or returned something unusable
   not_connected,         ///< the server is not ready (connecting, failed, stopped)
   unknown_server,        ///< no configured server by that name
+  needs_login,           ///< the server wants an OAuth login that only a person can give
 };
 
 const std::error_category& mcpmux_category() noexcept;

@@ -546,7 +546,7 @@ TEST_F(HttpTransport, TokenCommandRefreshedOnceOn401) {
     ex.respond(403, "no token", "text/plain");
   });
   auto o = options(s);
-  o.token_command = "cat '" + file + "'";
+  o.bearer = make_command_bearer(io, "cat '" + file + "'", o.timeout);
   open(o);
   t->send(call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
@@ -569,7 +569,7 @@ TEST_F(HttpTransport, UnchangedTokenGives401ErrorWithHints) {
                 {"Mcp-Auth-Server", "https://auth.example"}});
   });
   auto o = options(s);
-  o.token_command = "cat '" + file + "'";
+  o.bearer = make_command_bearer(io, "cat '" + file + "'", o.timeout);
   open(o);
   t->send(call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
@@ -583,7 +583,7 @@ TEST_F(HttpTransport, UnchangedTokenGives401ErrorWithHints) {
 TEST_F(HttpTransport, FailingTokenCommandClosesTransport) {
   http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); });
   auto o = options(s);
-  o.token_command = "exit 3";
+  o.bearer = make_command_bearer(io, "exit 3", o.timeout);
   open(o);
   t->send(call(1));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));

@@ -141,7 +141,7 @@ TEST(PostReplyPolicy, OtherStatusesAreErrorsWithTheBodysText) {
 TEST(PostReplyPolicy, UnauthorizedRefreshesTheTokenOnce) {
   for (unsigned s : {401u, 403u}) {
     for (auto ctx : {streamable_request, streamable_notification, legacy_request}) {
-      ctx.token_command = true;
+      ctx.reauthorize = true;
       post_reply_policy p(ctx);
       EXPECT_TRUE(p.auth_retry_left());
       EXPECT_EQ(name(p.on_reply(reply(s, "text/plain", 12))), "refresh_token") << s;
@@ -154,11 +154,11 @@ TEST(PostReplyPolicy, UnauthorizedRefreshesTheTokenOnce) {
 }
 
 TEST(PostReplyPolicy, TheRefreshBudgetIsSharedByBothStatusesAndSurvivesOtherReplies) {
-  post_reply_policy p({.request = true, .token_command = true});
+  post_reply_policy p({.request = true, .reauthorize = true});
   EXPECT_EQ(name(p.on_reply(reply(401, "text/plain", 12))), "refresh_token");
   EXPECT_EQ(name(p.on_reply(reply(403, "text/plain", 12))), "http_error");
 
-  post_reply_policy q({.request = true, .token_command = true});
+  post_reply_policy q({.request = true, .reauthorize = true});
   EXPECT_EQ(name(q.on_reply(reply(500, "text/plain", 12))), "http_error");
   EXPECT_TRUE(q.auth_retry_left());
   EXPECT_EQ(name(q.on_reply(reply(403, "text/plain", 12))), "refresh_token");
@@ -172,7 +172,7 @@ TEST(PostReplyPolicy, WithoutATokenCommandUnauthorizedIsAnError) {
 }
 
 TEST(PostReplyPolicy, AfterAFailedRefreshA404WithASessionStillExpiresIt) {
-  post_reply_policy p({.request = true, .token_command = true});
+  post_reply_policy p({.request = true, .reauthorize = true});
   EXPECT_EQ(name(p.on_reply(reply(401))), "refresh_token");
   EXPECT_EQ(name(p.on_reply(reply(404, {}, 0, true, true))), "session_expired");
   EXPECT_EQ(name(p.on_reply(json_reply())), "read_json");
@@ -196,7 +196,7 @@ TEST(PostReplyPolicy, ANewConnectionOrATimeoutIsNotResent) {
 }
 
 TEST(PostReplyPolicy, TheTwoBudgetsAreIndependent) {
-  post_reply_policy p({.legacy = true, .request = false, .token_command = true});
+  post_reply_policy p({.legacy = true, .request = false, .reauthorize = true});
   EXPECT_EQ(name(p.on_io_error(true, false)), "resend");
   EXPECT_EQ(name(p.on_reply(reply(403))), "refresh_token");
   EXPECT_EQ(name(p.on_io_error(true, false)), "io_error");
