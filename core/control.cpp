@@ -95,6 +95,7 @@ json::object control_plane::status(bool histograms) const {
     s["stderr_tail"] = std::move(stderr_lines);
     for (auto& n : up->notes()) notes.push_back(json::string(n));
     s["notes"] = std::move(notes);
+    if (extension_) extension_->describe(name, s);
     if (histograms) {
       s["latency_histogram"] = histogram_json(up->stats().latency);
       json::object by_tool;
@@ -161,6 +162,8 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
     return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
   }
   if (method == "mcpmux/reload") return m_.reload();
+  if (extension_)
+    if (auto out = extension_->handle(method, params)) return std::move(*out);
   return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -15,6 +16,18 @@
 namespace mcpmux {
 
 class manager;
+
+/// Control methods and status fields that live outside core, such as the daemon's OAuth logins
+/// (`mcpmux/auth/*` and each server's `auth`).
+class control_extension {
+ public:
+  virtual ~control_extension() = default;
+  /// Answers `method` when it is one of its own; nullopt otherwise.
+  virtual std::optional<std::variant<json::value, rpc_error>> handle(
+      std::string_view method, const json::object& params) = 0;
+  /// Adds what it knows of `server` to the server's status entry.
+  virtual void describe(const std::string& server, json::object& entry) const = 0;
+};
 
 class control_plane {
  public:
@@ -35,9 +48,12 @@ class control_plane {
   void on_log(const std::string& server, const std::string& line);
   /// A session left.
   void forget(std::uint64_t session);
+  /// Adds methods and status fields (null: none). It must outlive the control plane's use.
+  void set_extension(control_extension* e) { extension_ = e; }
 
  private:
   manager& m_;
+  control_extension* extension_ = nullptr;
   /// Sessions following a server's log (`mcpmux logs -f`), by server name.
   std::map<std::string, std::unordered_set<std::uint64_t>, std::less<>> followers_;
 };

@@ -18,6 +18,8 @@ std::string_view to_string(upstream_state s) {
       return "stopped";
     case upstream_state::disabled:
       return "disabled";
+    case upstream_state::needs_login:
+      return "needs_login";
   }
   return "?";
 }
@@ -63,6 +65,14 @@ lifecycle::step lifecycle::on_closed(clock::time_point now, std::string error) {
   const auto delay = std::chrono::milliseconds(std::max<long long>(1, std::llround(base * factor)));
   next_try_ = now + delay;
   return {action::wait, delay};
+}
+
+lifecycle::step lifecycle::on_needs_login(std::string error) {
+  if (state_ != upstream_state::connecting && state_ != upstream_state::ready) return {};
+  last_error_ = std::move(error);
+  state_ = upstream_state::needs_login;
+  attempt_ = 0;
+  return {};
 }
 
 lifecycle::step lifecycle::on_timer(clock::time_point) {

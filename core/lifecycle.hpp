@@ -16,6 +16,8 @@ enum class upstream_state {
   backoff,     ///< the connection ended or never came up; waiting before the next attempt
   stopped,     ///< stopped by the daemon (shutdown, reload)
   disabled,    ///< `enabled = false`
+  needs_login,  ///< the server wants an OAuth login only a person can give: no attempts until
+                ///< it arrives (restart)
 };
 
 std::string_view to_string(upstream_state s);
@@ -51,6 +53,9 @@ class lifecycle {
   step on_ready(clock::time_point now);
   /// The connection ended or an attempt failed; `error` says why (kept for status).
   step on_closed(clock::time_point now, std::string error);
+  /// The server refused to go on without a person's login; `error` says what to run. No timer:
+  /// restart() (the login arrived) leaves this state.
+  step on_needs_login(std::string error);
   /// The backoff timer fired.
   step on_timer(clock::time_point now);
   /// Reconnect now with a fresh backoff (mcpmux/restart).

@@ -155,6 +155,9 @@ class manager : public upstream_observer {
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
+  /// Control methods and status fields kept outside core (see control_extension).
+  void set_control_extension(control_extension* e) { control_.set_extension(e); }
+
   // For the control plane.
   const daemon_info& info() const { return info_; }
   const std::map<std::string, std::shared_ptr<upstream>, std::less<>>& upstreams() const {

@@ -76,6 +76,12 @@ std::variant<std::optional<oauth_record>, std::string> load_oauth_record(
     r.expires_at = int_member(to, "expires_at");
   }
   r.refreshed_at = int_member(*o, "refreshed_at");
+  r.grant = string_member(*o, "grant");
+  r.client_id = string_member(*o, "client_id");
+  r.auth_method = string_member(*o, "token_endpoint_auth_method");
+  r.token_endpoint = string_member(*o, "token_endpoint");
+  r.revocation_endpoint = string_member(*o, "revocation_endpoint");
+  r.scope = string_member(*o, "scope");
   return std::optional<oauth_record>(std::move(r));
 }
 
@@ -85,7 +91,13 @@ std::string store_oauth_record(const std::string& dir, const oauth_record& r) {
                  {"server", r.server},
                  {"resource", r.resource},
                  {"issuer", r.issuer},
-                 {"refreshed_at", r.refreshed_at}};
+                 {"refreshed_at", r.refreshed_at},
+                 {"grant", r.grant},
+                 {"client_id", r.client_id},
+                 {"token_endpoint_auth_method", r.auth_method},
+                 {"token_endpoint", r.token_endpoint},
+                 {"revocation_endpoint", r.revocation_endpoint},
+                 {"scope", r.scope}};
   if (r.client) {
     json::object c{{"client_id", r.client->client_id}};
     if (!r.client->client_secret.empty()) c["client_secret"] = r.client->client_secret;

@@ -20,6 +20,12 @@ struct oauth_record {
   std::string resource;  ///< the server URL the tokens are for (RFC 8707 resource)
   std::string issuer;    ///< the authorization server that issued client and tokens
   std::optional<oauth::client_credentials> client;  ///< a dynamic registration, reused
+  std::string grant;                ///< "authorization_code" or "client_credentials"
+  std::string client_id;            ///< the client the tokens were issued to
+  std::string auth_method;          ///< its token_endpoint_auth_method
+  std::string token_endpoint;       ///< where refreshes go
+  std::string revocation_endpoint;  ///< RFC 7009; "" when not offered
+  std::string scope;                ///< the scope asked for ("" = none named)
   std::optional<oauth::token_set> tokens;
   std::int64_t expires_at = 0;    ///< the access token's expiry (Unix seconds; 0 = not said)
   std::int64_t refreshed_at = 0;  ///< the last refresh (Unix seconds; 0 = never)

@@ -123,11 +123,6 @@ std::optional<std::chrono::milliseconds> upstream::timeout_opt() const {
 
 void upstream::start() {
   started_ = true;
-  // The login itself is not wired in yet (issue 14): say so where the person looks.
-  if (cfg_.oauth.enabled)
-    set_note("oauth",
-             "oauth is configured, but this build does not log in yet: the server is "
-             "reached without a token");
   perform(lc_.start(steady_clock::now(), cfg_.enabled));
 }
 
@@ -257,9 +252,10 @@ void upstream::connect() {
   h.on_notification = [weak = weak_from_this()](message m) {
     if (auto self = weak.lock()) self->handle_notification(m);
   };
-  h.on_closed = [weak = weak_from_this(), gen](std::error_code, std::string reason) {
+  h.on_closed = [weak = weak_from_this(), gen](std::error_code ec, std::string reason) {
     auto self = weak.lock();
     if (!self || self->generation_ != gen) return;
+    if (ec == errc::needs_login) return self->wait_for_login(std::move(reason));
     if (self->handshake_ && self->handshake_->probing() && self->cfg_.type == server_type::stdio) {
       // It did not survive a request before initialize: a legacy server. Start it again and
       // initialize at once, without counting the exit as a failure.
@@ -423,6 +419,24 @@ void upstream::fail(std::string why) {
     log_.warn("crash-looping: {} failed attempts in a row, backing off; last: {}{}", lc_.attempt(),
               last_error_, tail.empty() ? "" : "; its last stderr lines:" + tail);
   }
+}
+
+// The server will not serve without a person's login: no reconnects (each would be refused the
+// same way) until the login arrives and restarts it. Waiting calls fail now, saying what to run.
+void upstream::wait_for_login(std::string why) {
+  if (state() != upstream_state::connecting && state() != upstream_state::ready) return;
+  ++generation_;
+  timers_->handshake.cancel();
+  timers_->ping.cancel();
+  timers_->listen.cancel();
+  last_error_ = why;
+  note(why);
+  ready_since_.reset();
+  handshake_.reset();
+  const auto step = lc_.on_needs_login(std::move(why));
+  if (auto p = std::exchange(peer_, nullptr)) p->close();
+  perform(step);
+  for (auto& e : queue_.take_all()) refuse_for_login(*e.call);
 }
 
 std::vector<std::string> upstream::stderr_tail(std::size_t n) const {

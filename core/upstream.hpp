@@ -219,6 +219,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void relist(collection c);
   void become_ready();
   void fail(std::string why);
+  void wait_for_login(std::string why);
+  void refuse_for_login(queued_call& c);
   void handle_request(const message& msg);
   void handle_notification(const message& msg);
   void on_cancelled(const message& msg);

@@ -44,6 +44,9 @@ std::uint64_t upstream::call(std::string_view method, json::value params, respon
       enqueue(token, std::move(c));
       expire_queue();
       break;
+    case upstream_state::needs_login:
+      refuse_for_login(*c);
+      break;
     case upstream_state::stopped:
     case upstream_state::disabled:
       release_progress(*c);
@@ -282,8 +285,16 @@ void upstream::cancel(std::uint64_t token, std::string_view reason) {
 
 // Into the queue at the call's place by start time (read before the call is moved in).
 void upstream::enqueue(std::uint64_t token, std::shared_ptr<queued_call> c) {
+  if (state() == upstream_state::needs_login) return refuse_for_login(*c);
   const auto started = c->started;
   queue_.push(token, started, std::move(c));
+}
+
+// A call to a server that waits for a person's login fails at once, saying what to run.
+void upstream::refuse_for_login(queued_call& c) {
+  release_progress(c);
+  stats_.record(std::chrono::microseconds(0), true);
+  c.done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\": " + last_error_));
 }
 
 // The call's progress token leaves the router: its progress has nowhere to go any more.

@@ -1,12 +1,13 @@
 #include "daemon/channels.hpp"
 
+#include "daemon/oauth_accounts.hpp"
 #include "transports/http_transport.hpp"
 #include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
 
-channel_factory make_channel_factory(boost::asio::io_context& io) {
-  return [&io](const channel_request& req) -> opened_channel {
+channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins) {
+  return [&io, &logins](const channel_request& req) -> opened_channel {
     const auto& cfg = req.server;
     if (cfg.type != server_type::stdio) {
       http_transport_options opt;
@@ -17,6 +18,7 @@ channel_factory make_channel_factory(boost::asio::io_context& io) {
       opt.ca_file = cfg.ca_file;
       if (!cfg.token_command.empty())
         opt.bearer = make_command_bearer(io, cfg.token_command, req.timeout);
+      if (cfg.oauth.enabled) opt.bearer = logins.bearer_for(cfg);
       opt.timeout = req.timeout;
       opt.limits = req.limits;
       opt.server_name = cfg.name;

@@ -9,7 +9,10 @@ class io_context;
 
 namespace mcpmux {
 
-/// Spawns stdio servers and dials Streamable HTTP and legacy SSE endpoints on `io`.
-channel_factory make_channel_factory(boost::asio::io_context& io);
+class oauth_accounts;
+
+/// Spawns stdio servers and dials Streamable HTTP and legacy SSE endpoints on `io`; an `oauth`
+/// server's token comes from its account in `logins`.
+channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins);
 
 }  // namespace mcpmux

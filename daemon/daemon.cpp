@@ -12,6 +12,7 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
@@ -23,6 +24,8 @@
 #include "core/protocol/log.hpp"
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
+#include "daemon/oauth_accounts.hpp"
+#include "core/oauth_store.hpp"
 #include "daemon/config_watch.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/systemd.hpp"
@@ -229,7 +232,21 @@ int run_daemon(const daemon_options& opt) {
   };
   const auto max_message = cfg.daemon.max_message_bytes;
   const auto max_queue = cfg.daemon.max_client_queue_bytes;
-  manager mgr(io, std::move(cfg), info, make_channel_factory(io));
+  // OAuth logins: a login that arrives restarts the server that waited for it; a logout
+  // restarts it so that it finds out it is logged out.
+  oauth_accounts logins(io, oauth_dir(), [&](const std::string& server, bool logged_out) {
+    asio::post(io, [&, server, logged_out] {
+      if (!mgr_ptr) return;
+      auto up = mgr_ptr->find_upstream(server);
+      if (!up) return;
+      const auto st = up->state();
+      if (logged_out || st == upstream_state::needs_login || st == upstream_state::backoff)
+        up->restart();
+      info.on_change();
+    });
+  });
+  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
+  mgr.set_control_extension(&logins);
 
   std::uint64_t next_session = 1;
   client_outputs clients;

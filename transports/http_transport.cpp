@@ -206,13 +206,23 @@ awaitable<bearer_verdict> http_transport::bearer_rejected(unsigned status, const
   co_return std::move(*w->verdict);
 }
 
-// A verdict other than `send` for a request: the request fails with its reason, and
-// `close` / `needs_login` end the connection too. False when the request cannot go on.
+// A verdict other than `send` for a request: `refuse` fails the request with its reason,
+// `close` and `needs_login` end the connection (the owner fails what was in flight with the
+// reason it is told). False when the request cannot go on.
 bool http_transport::apply_verdict(const outgoing& out, const bearer_verdict& v) {
-  if (v.what == bearer_verdict::send) return true;
-  if (out.request && !v.why.empty()) deliver_error(out.id, v.why);
-  if (v.what == bearer_verdict::close) fail(v.why);
-  if (v.what == bearer_verdict::needs_login) fail(v.why, errc::needs_login);
+  switch (v.what) {
+    case bearer_verdict::send:
+      return true;
+    case bearer_verdict::refuse:
+      if (out.request && !v.why.empty()) deliver_error(out.id, v.why);
+      return false;
+    case bearer_verdict::close:  // the owner fails what is in flight with the reason
+      fail(v.why);
+      return false;
+    case bearer_verdict::needs_login:
+      fail(v.why, errc::needs_login);
+      return false;
+  }
   return false;
 }
 

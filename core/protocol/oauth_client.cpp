@@ -86,11 +86,12 @@ std::variant<client_credentials, std::string> read_registration_response(unsigne
 
 std::string auth_method(const client_credentials& c, const server_metadata& server) {
   if (c.client_secret.empty()) return "none";
-  if (c.auth_method == "client_secret_basic" || c.auth_method == "client_secret_post")
+  if (c.auth_method == "client_secret_basic" || c.auth_method == "client_secret_post" ||
+      c.auth_method == "none")
     return c.auth_method;
   const auto& offered = server.token_endpoint_auth_methods_supported;
   if (offered.empty()) return "client_secret_basic";
-  for (const char* m : {"client_secret_basic", "client_secret_post"})
+  for (const char* m : {"client_secret_basic", "client_secret_post", "none"})
     if (std::find(offered.begin(), offered.end(), m) != offered.end()) return m;
   return {};
 }

@@ -63,8 +63,9 @@ std::variant<client_credentials, std::string> read_registration_response(unsigne
 
 /// The token endpoint authentication method for a client: none without a secret; with one, the
 /// one the registration agreed to, else the first of client_secret_basic, client_secret_post
-/// the server supports (absent list: client_secret_basic, RFC 8414's default). "" when the
-/// server supports neither for a client with a secret.
+/// and none the server supports (absent list: client_secret_basic, RFC 8414's default; none
+/// means the secret a server handed out unasked is not used). "" when the server supports
+/// none of them.
 std::string auth_method(const client_credentials& c, const server_metadata& server);
 
 /// True when credentials may be used with `server`: issued by that very issuer, and their

@@ -234,6 +234,30 @@ std::optional<client_auth> client_auth_named(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+// The client's authentication added to a request to the token or revocation endpoint.
+token_http_request authenticated(form_fields fields, const client_identity& client) {
+  token_http_request out;
+  switch (client.method) {
+    case client_auth::none:
+      fields.emplace_back("client_id", client.client_id);
+      break;
+    case client_auth::client_secret_post:
+      fields.emplace_back("client_id", client.client_id);
+      fields.emplace_back("client_secret", client.client_secret);
+      break;
+    case client_auth::client_secret_basic:
+      // §2.3.1: both parts are form-encoded before Basic joins them, so a ':' in the id
+      // cannot move the split. One method per request, so the body names no client.
+      out.authorization = "Basic " + base64(form_encode(client.client_id) + ":" +
+                                            form_encode(client.client_secret));
+      break;
+  }
+  out.body = form_body(fields);
+  return out;
+}
+}  // namespace
+
 token_http_request token_request(const token_grant& grant, const client_identity& client) {
   form_fields fields;
   const auto optional_field = [&](std::string_view name, const std::string& value) {
@@ -255,24 +279,14 @@ token_http_request token_request(const token_grant& grant, const client_identity
     optional_field("resource", c->resource);
   }
 
-  token_http_request out;
-  switch (client.method) {
-    case client_auth::none:
-      fields.emplace_back("client_id", client.client_id);
-      break;
-    case client_auth::client_secret_post:
-      fields.emplace_back("client_id", client.client_id);
-      fields.emplace_back("client_secret", client.client_secret);
-      break;
-    case client_auth::client_secret_basic:
-      // §2.3.1: both parts are form-encoded before Basic joins them, so a ':' in the id
-      // cannot move the split. One method per request, so the body names no client.
-      out.authorization = "Basic " + base64(form_encode(client.client_id) + ":" +
-                                            form_encode(client.client_secret));
-      break;
-  }
-  out.body = form_body(fields);
-  return out;
+  return authenticated(std::move(fields), client);
+}
+
+token_http_request revocation_request(const std::string& token, std::string_view hint,
+                                      const client_identity& client) {
+  form_fields fields{{"token", token}};
+  if (!hint.empty()) fields.emplace_back("token_type_hint", hint);
+  return authenticated(std::move(fields), client);
 }
 
 std::variant<token_set, oauth_error> read_token_response(unsigned http_status,

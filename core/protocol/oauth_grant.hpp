@@ -115,6 +115,10 @@ struct token_http_request {
 
 /// The request for `grant`: grant_type first, then the grant's fields, then the client's.
 token_http_request token_request(const token_grant& grant, const client_identity& client);
+/// An RFC 7009 revocation request for `token` ("refresh_token" or "access_token" as the
+/// hint; "" = none), the client authenticated as at the token endpoint.
+token_http_request revocation_request(const std::string& token, std::string_view hint,
+                                      const client_identity& client);
 
 // --- Token responses (RFC 6749 §5.1, §5.2) ----------------------------------------------------
 

@@ -132,10 +132,10 @@ login::step login::with_client() {
 
 login::step login::exchange(token_grant grant) {
   const auto id = identity();
-  if (!client_.client_secret.empty() && id.method == client_auth::none)
+  if (auth_method(client_, found().server).empty())
     return fail("the authorization server " + found().server.issuer +
-                " takes neither client_secret_basic nor client_secret_post for a client with a "
-                "secret");
+                " takes none of client_secret_basic, client_secret_post and none at its token "
+                "endpoint");
   auto http = token_request(grant, id);
   phase_ = phase::exchanging;
   return {step::fetch,

@@ -99,6 +99,22 @@ const command_spec commands[] = {
      [](CLI::App& c, command_args& a) {
        c.add_flag("--json", a.json, "print the daemon's answer as JSON");
      }},
+    {"auth", "auth login|status|logout [SERVER] [--json] [--no-browser]",
+     "log in to, show or log out of OAuth servers",
+     "login SERVER   start an OAuth login: prints the authorization URL, opens it with\n"
+     "               $BROWSER (else xdg-open when there is a display) and waits until\n"
+     "               the daemon has the tokens; the server comes up without a restart\n"
+     "status         every OAuth server: method, state, scope, expiry, last refresh\n"
+     "logout SERVER  revoke the tokens where the server offers it, then forget them\n",
+     control_timeout, run_auth,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("ACTION", a.action, "login, status or logout")
+           ->required()
+           ->check(CLI::IsMember({"login", "status", "logout"}));
+       c.add_option("SERVER", a.target, "the server's name (status: optional)");
+       c.add_flag("--json", a.json, "status: print the daemon's answer as JSON");
+       c.add_flag("--no-browser", a.no_browser, "login: print the URL only");
+     }},
 };
 
 constexpr const char* global_footer =

@@ -122,7 +122,7 @@ outcome<exit_status> run_status(const context& ctx, const command_args& args) {
     if (colour) {
       if (state == "ready") sgr = "\x1b[32m";
       if (state == "connecting" || state == "backoff") sgr = "\x1b[33m";
-      if (state == "failed") sgr = "\x1b[31m";
+      if (state == "failed" || state == "needs_login") sgr = "\x1b[31m";
     }
     rows.push_back({
         {text_or_dash(s, "name", true), {}},

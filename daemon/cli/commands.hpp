@@ -21,6 +21,8 @@ struct command_args {
   std::optional<std::string> json_args;  ///< call: JSON_ARGS
   std::int64_t lines = 100;              ///< logs: -n N
   bool follow = false;                   ///< logs: -f
+  std::string action;                    ///< auth: login, status or logout
+  bool no_browser = false;               ///< auth login: --no-browser
 };
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);
@@ -32,5 +34,6 @@ outcome<exit_status> run_call(const context& ctx, const command_args& args);
 outcome<exit_status> run_logs(const context& ctx, const command_args& args);
 outcome<exit_status> run_restart(const context& ctx, const command_args& args);
 outcome<exit_status> run_reload(const context& ctx, const command_args& args);
+outcome<exit_status> run_auth(const context& ctx, const command_args& args);  // cli/auth.cpp
 
 }  // namespace mcpmux::cli

@@ -13,6 +13,7 @@
 // input_required results become elicitation requests to this client, answered as a person
 // accepting the form's defaults would).
 import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,8 @@ const repo = path.resolve(here, '../..');
 const url = process.argv[process.argv.length - 1];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const mcpmuxd = process.env.MCPMUXD || path.join(repo, 'build/daemon/mcpmuxd');
+const mcpmux = process.env.MCPMUX || path.join(path.dirname(mcpmuxd), 'mcpmux');
+const authScenario = scenario.startsWith('auth/');
 
 // The scenario's own description of the calls it expects (http-custom-headers names its
 // arguments there), and the spec revision it targets.
@@ -74,6 +77,23 @@ if (!/^https?:\/\//.test(url ?? '')) {
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mcpmux-conformance-'));
 const socketPath = path.join(dir, 'mcpmux.sock');
+
+// An auth scenario's server wants an OAuth login: `oauth` in its table, as a user writes it.
+// A pre-registered client's secret lives in a file of its own (never inline).
+function oauthLine() {
+  if (!authScenario) return '';
+  const fields = [];
+  if (context.client_id) fields.push(`client_id = ${tomlString(context.client_id)}`);
+  if (context.client_secret) {
+    const secretFile = path.join(dir, 'client-secret');
+    writeFileSync(secretFile, context.client_secret, { mode: 0o600 });
+    fields.push(`client_secret_file = ${tomlString(secretFile)}`);
+  }
+  if (scenario.startsWith('auth/client-credentials')) fields.push('grant = "client_credentials"');
+  if (scenario === 'auth/basic-cimd')
+    fields.push('client_metadata_url = "https://conformance-test.local/client-metadata.json"');
+  return fields.length ? `oauth = { ${fields.join(', ')} }` : 'oauth = true';
+}
 const configPath = path.join(dir, 'config.toml');
 const tomlString = (s) => JSON.stringify(s); // a JSON string is a valid TOML basic string
 writeFileSync(
@@ -89,6 +109,7 @@ writeFileSync(
     'type = "http"',
     `url = ${tomlString(url)}`,
     'prefix = ""',
+    oauthLine(),
     '',
   ].join('\n'),
 );
@@ -165,6 +186,21 @@ class SocketClient {
   }
 }
 
+// `mcpmux auth login conformance`, as a person runs it; its output goes to this log.
+function runLogin() {
+  return new Promise((resolve) => {
+    execFile(
+      mcpmux,
+      ['--socket', socketPath, 'auth', 'login', 'conformance'],
+      { env: { ...process.env, BROWSER: path.join(here, 'browser.mjs') }, timeout: 60000 },
+      (err, stdout, stderr) => {
+        log(`mcpmux auth login -> ${err ? `exit ${err.code}` : 'ok'}\n${stdout}${stderr}`);
+        resolve(!err);
+      },
+    );
+  });
+}
+
 async function connectWithRetry(deadlineMs) {
   const until = Date.now() + deadlineMs;
   for (;;) {
@@ -179,7 +215,12 @@ async function connectWithRetry(deadlineMs) {
 }
 
 const daemon = spawn(mcpmuxd, ['--config', configPath, '--socket', socketPath], {
-  env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), MCPMUX_CONFIG: configPath },
+  env: {
+    ...process.env,
+    XDG_CACHE_HOME: path.join(dir, 'cache'),
+    XDG_STATE_HOME: path.join(dir, 'state'),
+    MCPMUX_CONFIG: configPath,
+  },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let daemonOut = '';
@@ -212,13 +253,27 @@ try {
   c.notify('notifications/initialized');
 
   // Wait until the upstream is ready (or failed) before listing: the startup gate is bounded.
-  let server;
-  for (const until = Date.now() + 15000; Date.now() < until; await sleep(100)) {
-    const st = await c.request('mcpmux/status');
-    server = st.servers?.find((s) => s.name === 'conformance');
-    if (server && server.state !== 'connecting' && server.state !== 'starting') break;
-  }
-  log('upstream', JSON.stringify(server));
+  const settle = async () => {
+    let server;
+    for (const until = Date.now() + 15000; Date.now() < until; await sleep(100)) {
+      const st = await c.request('mcpmux/status');
+      server = st.servers?.find((s) => s.name === 'conformance');
+      if (server && server.state !== 'connecting' && server.state !== 'starting') break;
+    }
+    log('upstream', JSON.stringify(server));
+    return server;
+  };
+  let server = await settle();
+  // A server that needs a login gets one the way a person does it: `mcpmux auth login`, whose
+  // browser ($BROWSER, browser.mjs here) follows the authorization server's redirect.
+  let logins = 0;
+  const login = async () => {
+    logins++;
+    const out = await runLogin();
+    server = await settle();
+    return out;
+  };
+  if (server?.state === 'needs_login') await login();
   if (server?.state !== 'ready') throw new Error(`upstream not ready: ${JSON.stringify(server)}`);
 
   const { tools = [] } = await c.request('tools/list');
@@ -229,8 +284,17 @@ try {
     if (!calls.length) log(`not calling ${tool.name}: no arguments known for it`);
     for (const args of calls) {
       // In a 2026-07-28 scenario the suite's checks judge; an error answer is only logged.
-      const result = await c.request('tools/call', { name: tool.name, arguments: args }).catch((e) => {
-        if (!modernScenario) throw e;
+      const call = () => c.request('tools/call', { name: tool.name, arguments: args });
+      const result = await call().catch(async (e) => {
+        // The server asks for more permission (step-up): mcpmux says to log in again.
+        if (authScenario && /mcpmux auth login/.test(e.message) && logins < 3) {
+          log(`tools/call ${tool.name}: ${e.message}; logging in again`);
+          await login();
+          return call();
+        }
+        throw e;
+      }).catch((e) => {
+        if (!modernScenario && !authScenario) throw e;
         log(`tools/call ${tool.name} failed: ${e.message}`);
         return {};
       });

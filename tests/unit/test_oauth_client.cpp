@@ -93,6 +93,8 @@ TEST(oauth_client, the_token_endpoint_authentication_method) {
   EXPECT_EQ(auth_method(secret, s), "client_secret_basic");  // RFC 8414's default
   s.token_endpoint_auth_methods_supported = {"private_key_jwt", "client_secret_post"};
   EXPECT_EQ(auth_method(secret, s), "client_secret_post");
+  s.token_endpoint_auth_methods_supported = {"private_key_jwt", "none"};
+  EXPECT_EQ(auth_method(secret, s), "none");  // a secret handed out unasked is not needed
   s.token_endpoint_auth_methods_supported = {"private_key_jwt"};
   EXPECT_EQ(auth_method(secret, s), "");
   secret.auth_method = "client_secret_basic";  // what the registration agreed to wins

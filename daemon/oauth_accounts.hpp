@@ -1,0 +1,50 @@
+// The daemon's OAuth logins: one account per `oauth` server, holding its tokens (token_keeper),
+// keeping them on disk (oauth_store), refreshing them in the background before they expire, and
+// running logins (oauth_login_runner) when a person asks (`mcpmux auth login`) or, for a machine
+// client, by itself. Each account is the bearer_source of its server's HTTP transport; the
+// control methods mcpmux/auth/status|login|logout and each server's `auth` status field come
+// from here. No secret is logged or shown: status says what a login is, never what it holds.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "core/control.hpp"
+#include "transports/bearer.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpmux {
+
+class oauth_account;
+
+class oauth_accounts final : public control_extension {
+ public:
+  /// `changed(server, logged_out)` runs when a login started, arrived, failed or ended (the
+  /// daemon restarts a server that was waiting for it, and one whose login was ended).
+  oauth_accounts(boost::asio::io_context& io, std::string store_dir,
+                 std::function<void(const std::string& server, bool logged_out)> changed);
+  ~oauth_accounts() override;
+
+  /// The bearer source of an `oauth` server: its account, made on first use and made anew when
+  /// the server's URL or oauth settings changed (a reload).
+  std::shared_ptr<bearer_source> bearer_for(const server_config& server);
+
+  // control_extension
+  std::optional<std::variant<json::value, rpc_error>> handle(
+      std::string_view method, const json::object& params) override;
+  void describe(const std::string& server, json::object& entry) const override;
+
+ private:
+  boost::asio::io_context& io_;
+  std::string dir_;
+  std::function<void(const std::string&, bool)> changed_;
+  std::map<std::string, std::shared_ptr<oauth_account>, std::less<>> accounts_;
+};
+
+}  // namespace mcpmux
