@@ -234,13 +234,14 @@ int run_daemon(const daemon_options& opt) {
   const auto max_queue = cfg.daemon.max_client_queue_bytes;
   // OAuth logins: a login that arrives restarts the server that waited for it; a logout
   // restarts it so that it finds out it is logged out.
-  oauth_accounts logins(io, oauth_dir(), [&](const std::string& server, bool logged_out) {
-    asio::post(io, [&, server, logged_out] {
+  oauth_accounts logins(io, oauth_dir(), [&](const std::string& server, oauth_change what) {
+    asio::post(io, [&, server, what] {
       if (!mgr_ptr) return;
       auto up = mgr_ptr->find_upstream(server);
       if (!up) return;
       const auto st = up->state();
-      if (logged_out || st == upstream_state::needs_login || st == upstream_state::backoff)
+      const bool waiting = st == upstream_state::needs_login || st == upstream_state::backoff;
+      if (what == oauth_change::logged_out || (what == oauth_change::logged_in && waiting))
         up->restart();
       info.on_change();
     });

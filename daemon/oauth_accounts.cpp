@@ -53,7 +53,7 @@ class oauth_account final : public bearer_source,
                             public std::enable_shared_from_this<oauth_account> {
  public:
   oauth_account(boost::asio::io_context& io, const server_config& cfg, std::string dir,
-                std::function<void(const std::string&, bool)> changed)
+                std::function<void(const std::string&, oauth_change)> changed)
       : io_(io),
         name_(cfg.name),
         url_(cfg.url),
@@ -183,7 +183,7 @@ class oauth_account final : public bearer_source,
     if (auto err = remove_oauth_record(dir_, name_); !err.empty()) log_.warn("{}", err);
     store_error_.clear();
     log_.info("logged out");
-    changed_(name_, true);
+    changed_(name_, oauth_change::logged_out);
     return {{"server", name_}, {"logged_in", false}, {"revocation", revocation}};
   }
 
@@ -256,7 +256,7 @@ class oauth_account final : public bearer_source,
       if (!login_running_) start_login();
       return;
     }
-    changed_(name_, false);  // status shows it
+    changed_(name_, oauth_change::progress);  // status shows it
     done({bearer_verdict::refuse, {},
           "needs more permission (scope \"" + clip(step_up_, 200) + "\"): " + login_command() +
               ", then try again"});
@@ -351,7 +351,7 @@ class oauth_account final : public bearer_source,
     save_if_changed();
     schedule_refresh();
     answer_waiters();
-    if (!keeper_.logged_in()) changed_(name_, false);
+    if (!keeper_.logged_in()) changed_(name_, oauth_change::progress);
   }
 
   void schedule_refresh() {
@@ -359,11 +359,15 @@ class oauth_account final : public bearer_source,
     auto due = keeper_.refresh_due();
     if (!due) return;
     const auto wait = std::max<wall::duration>(*due - wall::now(), std::chrono::seconds(0));
-    refresh_timer_.expires_after(std::chrono::duration_cast<std::chrono::milliseconds>(wait));
+    // Rounded up: a timer on the steady clock must not wake before the wall-clock moment.
+    refresh_timer_.expires_after(std::chrono::ceil<std::chrono::milliseconds>(wait));
     refresh_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
       auto self = weak.lock();
       if (ec || !self || self->refreshing_) return;
-      if (self->keeper_.start_refresh(wall::now())) self->refresh();
+      if (self->keeper_.start_refresh(wall::now()))
+        self->refresh();
+      else
+        self->schedule_refresh();  // woke early, or a refresh is not due after all
     });
   }
 
@@ -406,7 +410,7 @@ class oauth_account final : public bearer_source,
     login_url_.clear();
     const auto gen = ++login_generation_;
     log_.info("login started");
-    changed_(name_, false);
+    changed_(name_, oauth_change::progress);
     run_login(
         io_, std::move(cfg), run,
         [weak = weak_from_this(), gen](const std::string& url) {
@@ -414,7 +418,7 @@ class oauth_account final : public bearer_source,
           if (!self || gen != self->login_generation_) return;
           self->login_url_ = url;
           self->log_.warn("to log in, open {}", url);
-          self->changed_(self->name_, false);
+          self->changed_(self->name_, oauth_change::progress);
         },
         [weak = weak_from_this(), gen](login_outcome out) {
           auto self = weak.lock();
@@ -429,7 +433,7 @@ class oauth_account final : public bearer_source,
       login_error_ = out.error;
       log_.warn("login failed: {}", out.error);
       answer_waiters();
-      changed_(name_, false);
+      changed_(name_, oauth_change::progress);
       return;
     }
     record_.resource = url_;
@@ -452,7 +456,7 @@ class oauth_account final : public bearer_source,
     schedule_refresh();
     log_.info("logged in{}", record_.scope.empty() ? "" : " (scope \"" + record_.scope + "\")");
     answer_waiters();
-    changed_(name_, false);
+    changed_(name_, oauth_change::logged_in);
   }
 
   void revoke(const oauth::token_set& tokens) {
@@ -483,7 +487,7 @@ class oauth_account final : public bearer_source,
   std::string name_, url_, ca_file_;
   oauth_settings settings_;
   std::string dir_;
-  std::function<void(const std::string&, bool)> changed_;
+  std::function<void(const std::string&, oauth_change)> changed_;
   logger log_;
   oauth_record record_;
   oauth::token_keeper keeper_;
@@ -501,7 +505,7 @@ class oauth_account final : public bearer_source,
 };
 
 oauth_accounts::oauth_accounts(boost::asio::io_context& io, std::string store_dir,
-                               std::function<void(const std::string&, bool)> changed)
+                               std::function<void(const std::string&, oauth_change)> changed)
     : io_(io), dir_(std::move(store_dir)), changed_(std::move(changed)) {}
 
 oauth_accounts::~oauth_accounts() = default;

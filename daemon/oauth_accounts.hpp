@@ -23,12 +23,19 @@ namespace mcpmux {
 
 class oauth_account;
 
+/// What happened to a login, for the daemon.
+enum class oauth_change {
+  progress,    ///< a login started, its URL is known, it failed, or the tokens changed state
+  logged_in,   ///< new tokens from a login: a server waiting for them can start
+  logged_out,  ///< the tokens were forgotten on request
+};
+
 class oauth_accounts final : public control_extension {
  public:
-  /// `changed(server, logged_out)` runs when a login started, arrived, failed or ended (the
-  /// daemon restarts a server that was waiting for it, and one whose login was ended).
+  /// `changed(server, what)` runs when a login moves (the daemon restarts a server that was
+  /// waiting for a login that arrived, and one whose login was ended).
   oauth_accounts(boost::asio::io_context& io, std::string store_dir,
-                 std::function<void(const std::string& server, bool logged_out)> changed);
+                 std::function<void(const std::string& server, oauth_change what)> changed);
   ~oauth_accounts() override;
 
   /// The bearer source of an `oauth` server: its account, made on first use and made anew when
@@ -43,7 +50,7 @@ class oauth_accounts final : public control_extension {
  private:
   boost::asio::io_context& io_;
   std::string dir_;
-  std::function<void(const std::string&, bool)> changed_;
+  std::function<void(const std::string&, oauth_change)> changed_;
   std::map<std::string, std::shared_ptr<oauth_account>, std::less<>> accounts_;
 };
 

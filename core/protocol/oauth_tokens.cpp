@@ -12,7 +12,9 @@ constexpr std::chrono::seconds min_backoff = 5s, max_backoff = 5min;
 }  // namespace
 
 std::chrono::seconds token_keeper::margin(std::chrono::seconds lifetime) {
-  return std::clamp<std::chrono::seconds>(lifetime / 10, 5s, 5min);
+  // Never more than half the life: a token shorter-lived than the margin would be refreshed
+  // again as soon as it arrived.
+  return std::min(std::clamp<std::chrono::seconds>(lifetime / 10, 5s, 5min), lifetime / 2);
 }
 
 token_keeper::token_keeper(std::optional<token_set> saved, std::optional<clock::time_point> expires)

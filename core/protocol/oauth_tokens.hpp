@@ -76,7 +76,8 @@ class token_keeper {
   /// True once after each change the owner must save (new tokens, forgotten ones).
   bool changed() { return std::exchange(changed_, false); }
 
-  /// How long before expiry a refresh starts: a tenth of the token's life, between 5 s and 5 min.
+  /// How long before expiry a refresh starts: a tenth of the token's life, between 5 s and 5 min,
+  /// and at most half of it.
   static std::chrono::seconds margin(std::chrono::seconds lifetime);
 
  private:

@@ -50,7 +50,7 @@ function callsFor(tool, tools) {
     const focal = tools.find((t) => t.name === 'json_schema_2020_12_tool');
     return focal ? [{ schema: focal.inputSchema }] : [];
   }
-  return modernScenario ? [{}] : [];
+  return modernScenario || authScenario ? [{}] : [];
 }
 
 // What a person accepting a form with its pre-filled values answers: every property's default,
@@ -273,7 +273,7 @@ try {
     server = await settle();
     return out;
   };
-  if (server?.state === 'needs_login') await login();
+  while (server?.state === 'needs_login' && logins < 3) await login();
   if (server?.state !== 'ready') throw new Error(`upstream not ready: ${JSON.stringify(server)}`);
 
   const { tools = [] } = await c.request('tools/list');

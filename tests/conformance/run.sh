@@ -11,7 +11,8 @@
 #                Streamable HTTP;
 #   client side: the suite's scenario servers as a `type = "http"` upstream of mcpmuxd, driven
 #                over the Unix socket by client_wrapper.mjs: the 2025-11-25 scenarios and the
-#                non-auth 2026-07-28 ones (mcpmux's HTTP client in the modern era).
+#                non-auth 2026-07-28 ones (mcpmux's HTTP client in the modern era), and the
+#                authorization (auth/*) scenarios of every revision (mcpmux's OAuth client).
 # Results go to build/conformance/. Exit status non-zero on any failed check.
 # Needs: a built tree (scripts/build) or MCPMUXD/MCPMUX, and npm; the suite runs on the Node 22
 # binary of the `node` npm package (the system Node may be 20).
@@ -178,6 +179,8 @@ EOF
   fi
 }
 
+# CONFORMANCE_ONLY=client skips the server side (a quicker run while working on the client).
+if [[ ${CONFORMANCE_ONLY:-} != client ]]; then
 server_run legacy-2025 target_server.mjs --suite "$server_suite"
 server_run legacy-2026 target_server.mjs --suite all --spec-version 2026-07-28 \
   --expected-failures "$here/expected-2026-legacy-target.yml"
@@ -189,6 +192,7 @@ mapfile -t task_scenarios < <("$node22" "$suite" list --server | sed -n 's/^  - 
 ((${#task_scenarios[@]} >= 10)) || { echo "conformance: tasks scenarios missing from the suite" >&2; status=1; }
 server_run tasks-stdio target_server_tasks.mjs --each "${task_scenarios[@]}" --
 server_run tasks-http http:target_server_tasks.mjs --each "${task_scenarios[@]}" --
+fi
 
 # ---------------------------------------------------------------- client side
 client_passed=0 client_failed=0
@@ -198,8 +202,8 @@ command="$(printf '%q' "$node22") $(printf '%q' "$here/client_wrapper.mjs")"
 client_run() {
   local scenario=$1
   shift
-  local log="$out/client/$scenario.log"
-  (($# > 0)) && log="$out/client/$scenario-2026.log"
+  local log="$out/client/${scenario//\//_}.log"
+  (($# > 1)) && log="$out/client/${scenario//\//_}-$2.log"
   echo "== conformance: client scenario $scenario $* (mcpmuxd as the MCP client)"
   local rc=0
   timeout 300 "$node22" "$suite" client --command "$command" --scenario "$scenario" "$@" \
@@ -218,6 +222,23 @@ for scenario in "${client_scenarios[@]}"; do client_run "$scenario"; done
 for scenario in "${client_scenarios_2026[@]}"; do
   client_run "$scenario" --spec-version 2026-07-28
 done
+# The authorization scenarios (issue 14): mcpmux's OAuth client, logged in as a person does it
+# (`mcpmux auth login`, whose $BROWSER, browser.mjs, follows the authorization server's
+# redirect), at every revision each scenario names. Not done: private_key_jwt
+# (client-credentials-jwt), enterprise-managed authorization, DPoP and workload identity.
+auth_not_done=" auth/client-credentials-jwt auth/enterprise-managed-authorization auth/dpop \
+auth/dpop-nonce auth/wif-jwt-bearer "
+while read -r scenario versions; do
+  [[ $auth_not_done == *" $scenario "* ]] && continue
+  IFS=, read -ra revisions <<<"${versions//[\[\]]/}"
+  for revision in "${revisions[@]}"; do
+    if [[ $revision == extension ]]; then
+      client_run "$scenario"
+    else
+      client_run "$scenario" --spec-version "$revision"
+    fi
+  done
+done < <("$node22" "$suite" list --client | sed -n 's/^  - \(auth\/[^ ]*\) \(\[.*\]\)$/\1 \2/p')
 echo "client scenarios: $client_passed passed, $client_failed failed"
 
 echo

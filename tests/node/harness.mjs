@@ -89,9 +89,12 @@ export function fakeServer({ log, args = [], ...rest } = {}) {
 }
 
 /** Runs `mcpmux --socket S ARGS...`; resolves {code, stdout, stderr}. */
-export async function mcpmux(socket, args, { timeout = 10000 } = {}) {
+export async function mcpmux(socket, args, { timeout = 10000, env } = {}) {
   try {
-    const { stdout, stderr } = await execFileP(MCPMUX, ['--socket', socket, ...args], { timeout });
+    const { stdout, stderr } = await execFileP(MCPMUX, ['--socket', socket, ...args], {
+      timeout,
+      env: env && { ...process.env, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(e) };
@@ -208,7 +211,7 @@ export class Daemon {
  * function dir => {daemon, servers}, so server tables can name files in the temp dir.
  * `cacheDir` makes it use another daemon's tool cache (kept with stop({keep: true})).
  */
-export async function startDaemon(config, { waitReady = true, cacheDir } = {}) {
+export async function startDaemon(config, { waitReady = true, cacheDir, stateDir, env = {} } = {}) {
   for (const bin of [MCPMUXD, MCPMUX]) assert.ok(existsSync(bin), `binary not found: ${bin} (build first or set env)`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mcpmux-node-'));
   const cfg = typeof config === 'function' ? config(dir) : config;
@@ -221,7 +224,15 @@ export async function startDaemon(config, { waitReady = true, cacheDir } = {}) {
     stdio: ['ignore', logFd, logFd],
     // Keep the tool cache and anything else per-user inside the temp dir.
     // (`cacheDir`: another daemon's, to start from its tool cache.)
-    env: { ...process.env, XDG_CACHE_HOME: cacheDir ?? path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_RUNTIME_DIR: dir },
+    // (`stateDir`: another daemon's, to start from its OAuth logins.)
+    env: {
+      ...process.env,
+      XDG_CACHE_HOME: cacheDir ?? path.join(dir, 'cache'),
+      XDG_STATE_HOME: stateDir ?? path.join(dir, 'state'),
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      XDG_RUNTIME_DIR: dir,
+      ...env,
+    },
   });
   closeSync(logFd);
   const d = new Daemon(dir, cfg, proc, logFile);

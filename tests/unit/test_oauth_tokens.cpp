@@ -50,6 +50,7 @@ TEST(oauth_tokens, a_refresh_is_due_before_expiry_one_at_a_time_with_rotation) {
   EXPECT_EQ(*k.refresh_due(), t0 + 3600s - token_keeper::margin(3600s));
   EXPECT_EQ(token_keeper::margin(3600s), 300s);  // a tenth of an hour is capped at 5 min
   EXPECT_EQ(token_keeper::margin(20s), 5s);
+  EXPECT_EQ(token_keeper::margin(6s), 3s);  // a short-lived token: at half its life, not at once
   EXPECT_FALSE(k.start_refresh(t0 + 10s));  // not due yet
   const auto due = *k.refresh_due();
   ASSERT_TRUE(k.start_refresh(due));
