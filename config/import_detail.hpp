@@ -39,6 +39,7 @@ class server_importer {
   std::map<std::string, std::string> table(const std::string& key, const json::value& v,
                                            bool headers);
   void timeout(const json::value& v, server_config& s);
+  void oauth(const json::value& v, server_config& s);
   std::string convert(std::string_view in, const std::string& key);
   static bool is_editor_variable(std::string_view name);
 

@@ -168,6 +168,11 @@ std::optional<server_config> server_importer::run(const std::string& name, const
       } else {
         s.headers = table(key, val, true);
       }
+    } else if (key == "oauth") {
+      if (stdio)
+        not_for(key, "stdio");
+      else
+        oauth(val, s);
     } else if (key == "disabled") {
       if (const bool* b = val.if_bool())
         s.enabled = !*b;
@@ -295,6 +300,40 @@ void server_importer::timeout(const json::value& v, server_config& s) {
   s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
   note(fmt::format("timeout: {} read as seconds (timeout_ms = {})", json::serialize(v),
                    s.timeout->count()));
+}
+
+// Claude Code's `oauth` of a remote server: a pre-registered client id, the redirect's fixed
+// port and the scopes to ask for. Its secret lives in Claude Code's keychain, never in the file;
+// metadata discovery is mcpmux's own.
+void server_importer::oauth(const json::value& v, server_config& s) {
+  const auto* o = v.if_object();
+  if (!o) return note(fmt::format("oauth: is {}, not an object; not carried over", kind_name(v)));
+  s.oauth.enabled = true;
+  for (const auto& [k, val] : *o) {
+    const std::string key = "oauth." + std::string(sv(k));
+    if (k == "clientId") {
+      if (auto id = string_value(key, val)) {
+        s.oauth.client_id = std::move(*id);
+        note(key +
+             ": carried over; if this client has a secret, write it into a file of its "
+             "own and set client_secret_file");
+      }
+    } else if (k == "callbackPort") {
+      const auto* n = val.if_int64();
+      if (n && *n > 0 && *n < 65536)
+        s.oauth.redirect_port = static_cast<unsigned>(*n);
+      else
+        note(key + ": not a port number; not carried over");
+    } else if (k == "scopes" || k == "scope") {
+      if (auto sc = string_value(key, val)) s.oauth.scope = std::move(*sc);
+    } else if (k == "clientSecret") {
+      note(key +
+           ": a secret written inline is not carried over; write it into a file of its "
+           "own and set client_secret_file");
+    } else {
+      note(key + ": not carried over (mcpmux discovers the authorization server itself)");
+    }
+  }
 }
 
 // Rewrites a client's string into mcpmux's `${VAR}` template syntax (see import_result).

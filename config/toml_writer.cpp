@@ -1,5 +1,6 @@
 // Prints server_config as TOML: mcpmux's own config syntax, for `mcpmux import` and includes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/expand.hpp"
 #include "config/import.hpp"
@@ -114,6 +115,21 @@ std::string to_toml(const server_config& s, toml_strings mode) {
   if (s.ping_interval != defaults.ping_interval)
     line("ping_interval_ms", std::to_string(s.ping_interval.count()));
   if (s.per_client) line("isolation", toml_quote("per-client"));
+  if (s.era != defaults.era) line("era", toml_quote(to_string(s.era)));
+  if (s.oauth.enabled) {
+    const auto& o = s.oauth;
+    std::vector<std::string> fields;
+    auto field = [&](std::string_view key, const std::string& value) {
+      if (!value.empty()) fields.push_back(fmt::format("{} = {}", key, toml_string(value, mode)));
+    };
+    field("client_id", o.client_id);
+    field("client_secret_file", o.client_secret_file);
+    field("client_metadata_url", o.client_metadata_url);
+    field("scope", o.scope);
+    if (o.client_credentials) fields.push_back("grant = \"client_credentials\"");
+    if (o.redirect_port) fields.push_back(fmt::format("redirect_port = {}", o.redirect_port));
+    line("oauth", fields.empty() ? "true" : fmt::format("{{ {} }}", fmt::join(fields, ", ")));
+  }
   return out;
 }
 

@@ -11,11 +11,11 @@ namespace mcpmux {
 
 /// Where an upstream is in its life.
 enum class upstream_state {
-  connecting,  ///< spawning or handshaking
-  ready,       ///< initialized; calls go through
-  backoff,     ///< the connection ended or never came up; waiting before the next attempt
-  stopped,     ///< stopped by the daemon (shutdown, reload)
-  disabled,    ///< `enabled = false`
+  connecting,   ///< spawning or handshaking
+  ready,        ///< initialized; calls go through
+  backoff,      ///< the connection ended or never came up; waiting before the next attempt
+  stopped,      ///< stopped by the daemon (shutdown, reload)
+  disabled,     ///< `enabled = false`
   needs_login,  ///< the server wants an OAuth login only a person can give: no attempts until
                 ///< it arrives (restart)
 };

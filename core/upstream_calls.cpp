@@ -294,7 +294,8 @@ void upstream::enqueue(std::uint64_t token, std::shared_ptr<queued_call> c) {
 void upstream::refuse_for_login(queued_call& c) {
   release_progress(c);
   stats_.record(std::chrono::microseconds(0), true);
-  c.done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\": " + last_error_));
+  c.done(
+      error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\": " + last_error_));
 }
 
 // The call's progress token leaves the router: its progress has nowhere to go any more.

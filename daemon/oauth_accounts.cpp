@@ -24,7 +24,9 @@ constexpr std::chrono::milliseconds request_timeout{10000};
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(wall::now().time_since_epoch()).count();
 }
-wall::time_point from_unix(std::int64_t s) { return wall::time_point(std::chrono::seconds(s)); }
+wall::time_point from_unix(std::int64_t s) {
+  return wall::time_point(std::chrono::seconds(s));
+}
 
 // Every scope of `wanted` is among `have` (space-separated lists).
 bool covers(std::string_view have, std::string_view wanted) {
@@ -44,7 +46,9 @@ bool covers(std::string_view have, std::string_view wanted) {
   return true;
 }
 
-rpc_error bad_params(std::string msg) { return {rpc_code::invalid_params, std::move(msg), nullptr}; }
+rpc_error bad_params(std::string msg) {
+  return {rpc_code::invalid_params, std::move(msg), nullptr};
+}
 
 }  // namespace
 
@@ -194,8 +198,8 @@ class oauth_account final : public bearer_source,
     if (login_running_) state = "login_in_progress";
     if (!step_up_.empty() && !login_running_) state = "needs_step_up";
     s["state"] = state;
-    s["scope"] = keeper_.tokens() && keeper_.tokens()->scope ? *keeper_.tokens()->scope
-                                                            : record_.scope;
+    s["scope"] =
+        keeper_.tokens() && keeper_.tokens()->scope ? *keeper_.tokens()->scope : record_.scope;
     s["issuer"] = record_.issuer;
     s["expires_at"] = record_.expires_at ? json::value(record_.expires_at) : json::value(nullptr);
     s["refreshed_at"] =
@@ -245,7 +249,8 @@ class oauth_account final : public bearer_source,
                                 ? *keeper_.tokens()->scope + " " + record_.scope
                                 : record_.scope;
     if (challenged.empty() || covers(had, challenged)) {
-      return done({bearer_verdict::refuse, {},
+      return done({bearer_verdict::refuse,
+                   {},
                    "MCP server refused the request for want of scope \"" + clip(challenged, 200) +
                        "\", which this login already asked for; not asking again"});
     }
@@ -257,7 +262,8 @@ class oauth_account final : public bearer_source,
       return;
     }
     changed_(name_, oauth_change::progress);  // status shows it
-    done({bearer_verdict::refuse, {},
+    done({bearer_verdict::refuse,
+          {},
           "needs more permission (scope \"" + clip(step_up_, 200) + "\"): " + login_command() +
               ", then try again"});
   }

@@ -43,8 +43,8 @@ class oauth_accounts final : public control_extension {
   std::shared_ptr<bearer_source> bearer_for(const server_config& server);
 
   // control_extension
-  std::optional<std::variant<json::value, rpc_error>> handle(
-      std::string_view method, const json::object& params) override;
+  std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
+                                                             const json::object& params) override;
   void describe(const std::string& server, json::object& entry) const override;
 
  private:

@@ -98,8 +98,9 @@ outcome<exit_status> auth_login(daemon_client& client, const command_args& args)
         browser = open_url(*prog, std::string(*url));
         if (browser < 0) fmt::print("(could not start {}; open the URL yourself)\n", *prog);
       }
-      fmt::print("Waiting for the authorization (up to 5 minutes; Ctrl-C stops waiting, not the "
-                 "login)...\n");
+      fmt::print(
+          "Waiting for the authorization (up to 5 minutes; Ctrl-C stops waiting, not the "
+          "login)...\n");
       std::fflush(stdout);
     }
     if (std::chrono::steady_clock::now() > deadline)
@@ -124,8 +125,13 @@ outcome<exit_status> auth_status(daemon_client& client, const command_args& args
     return exit_status::ok;
   }
   static const column columns[] = {
-      {"SERVER", 20},  {"METHOD", 18},      {"STATE", 18}, {"SCOPE", 24},
-      {"EXPIRES", 16}, {"REFRESHED", 16}, {"LAST ERROR / TO DO", 0},
+      {"SERVER", 20},
+      {"METHOD", 18},
+      {"STATE", 18},
+      {"SCOPE", 24},
+      {"EXPIRES", 16},
+      {"REFRESHED", 16},
+      {"LAST ERROR / TO DO", 0},
   };
   std::vector<std::vector<cell>> rows;
   for (const auto& s : servers->get_array()) {

@@ -799,5 +799,40 @@ TEST_F(ImportInclude, DefaultConfigDocumentsInclude) {
   EXPECT_THAT(r.value->daemon.include, IsEmpty());
 }
 
+TEST(ImportOAuth, ClaudeCodeOAuthFieldsAreCarriedOverAndPrinted) {
+  import_result r = imported_json(R"({"mcpServers": {
+    "notion": {"type": "http", "url": "https://mcp.notion.com/mcp",
+               "oauth": {"clientId": "notion-client", "callbackPort": 8765, "scopes": "read write",
+                         "clientSecret": "inline-SECRET",
+                         "authServerMetadataUrl": "https://auth.notion.com/meta"}},
+    "plain": {"type": "http", "url": "https://x.example/mcp", "oauth": {}},
+    "local": {"command": "srv", "oauth": {"clientId": "x"}}}})");
+  ASSERT_EQ(r.servers.size(), 3u);
+  const auto& notion = r.servers[0];
+  EXPECT_TRUE(notion.oauth.enabled);
+  EXPECT_EQ(notion.oauth.client_id, "notion-client");
+  EXPECT_EQ(notion.oauth.redirect_port, 8765u);
+  EXPECT_EQ(notion.oauth.scope, "read write");
+  EXPECT_TRUE(notion.oauth.client_secret_file.empty());  // never inline, never guessed
+  EXPECT_TRUE(r.servers[1].oauth.enabled);
+  EXPECT_FALSE(r.servers[2].oauth.enabled);
+  const std::string notes = ::testing::PrintToString(r.notes);
+  EXPECT_THAT(notes, HasSubstr("oauth.clientSecret: a secret written inline is not carried over"));
+  EXPECT_THAT(notes, HasSubstr("oauth.authServerMetadataUrl: not carried over"));
+  EXPECT_THAT(notes, HasSubstr("oauth: does not apply to stdio servers"));
+  EXPECT_THAT(notes, Not(HasSubstr("inline-SECRET")));
+
+  const auto toml = to_toml(r.servers);
+  EXPECT_THAT(toml, HasSubstr("oauth = { client_id = \"notion-client\", scope = \"read write\", "
+                              "redirect_port = 8765 }"));
+  EXPECT_THAT(toml, HasSubstr("oauth = true"));
+  config_result p = parse_config(toml, "imported.toml", fake_env);
+  ASSERT_TRUE(p.value) << (p.errors.empty() ? "" : p.errors.front().to_string());
+  const auto back = std::find_if(p.value->servers.begin(), p.value->servers.end(),
+                                 [](const server_config& c) { return c.name == "notion"; });
+  ASSERT_NE(back, p.value->servers.end());
+  EXPECT_TRUE(back->oauth == notion.oauth);  // what is printed reads back the same
+}
+
 }  // namespace
 }  // namespace mcpmux

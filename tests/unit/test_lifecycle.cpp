@@ -58,6 +58,24 @@ TEST(Lifecycle, StatesHaveNames) {
   EXPECT_EQ(to_string(upstream_state::backoff), "backoff");
   EXPECT_EQ(to_string(upstream_state::stopped), "stopped");
   EXPECT_EQ(to_string(upstream_state::disabled), "disabled");
+  EXPECT_EQ(to_string(upstream_state::needs_login), "needs_login");
+}
+
+TEST(Lifecycle, NeedsLoginWaitsWithoutRetriesUntilRestarted) {
+  harness h;
+  ASSERT_EQ(h.lc.start(h.now, true).what, action::connect);
+  h.fail();  // one ordinary failure first: needs login starts the count afresh
+  h.after({action::wait, std::chrono::milliseconds(500)});
+  auto st = h.lc.on_needs_login("needs login: run `mcpmux auth login x`");
+  EXPECT_EQ(st.what, action::none);  // no timer: only a login ends it
+  EXPECT_EQ(h.lc.state(), upstream_state::needs_login);
+  EXPECT_EQ(h.lc.attempt(), 0u);
+  EXPECT_EQ(h.lc.last_error(), "needs login: run `mcpmux auth login x`");
+  EXPECT_EQ(h.lc.on_timer(h.now).what, action::none);  // a stale timer changes nothing
+  EXPECT_EQ(h.lc.on_closed(h.now, "late close").what, action::none);
+  EXPECT_EQ(h.lc.state(), upstream_state::needs_login);
+  EXPECT_EQ(h.lc.restart(h.now).what, action::connect);  // the login arrived
+  EXPECT_EQ(h.lc.state(), upstream_state::connecting);
 }
 
 TEST(Lifecycle, StartsStoppedAndStartConnects) {

@@ -199,6 +199,19 @@ TEST(OauthTokenRequest, ClientSecretBasicMatchesRfc6749Example) {
   EXPECT_EQ(req.body, "grant_type=refresh_token&refresh_token=rt");
 }
 
+TEST(OauthRevocationRequest, TokenHintAndTheClientAsAtTheTokenEndpoint) {
+  // RFC 7009 §2.1: token, token_type_hint, and the client's authentication.
+  EXPECT_EQ(revocation_request("rt-1", "refresh_token", {"c", "", client_auth::none}).body,
+            "token=rt-1&token_type_hint=refresh_token&client_id=c");
+  const auto basic = revocation_request(
+      "a b", "", {"s6BhdRkqt3", "7Fjfp0ZBr1KtDRbnfVdmIw", client_auth::client_secret_basic});
+  EXPECT_EQ(basic.body, "token=a+b");
+  EXPECT_EQ(basic.authorization, "Basic czZCaGRSa3F0Mzo3RmpmcDBaQnIxS3REUmJuZlZkbUl3");
+  EXPECT_EQ(
+      revocation_request("t", "access_token", {"c", "s", client_auth::client_secret_post}).body,
+      "token=t&token_type_hint=access_token&client_id=c&client_secret=s");
+}
+
 TEST(OauthTokenRequest, ClientSecretBasicFormEncodesBeforeJoining) {
   // "a:b" / "p w" → "a%3Ab:p+w", so the ':' in the id cannot move the split.
   const auto req =

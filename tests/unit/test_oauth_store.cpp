@@ -43,6 +43,12 @@ class OauthStore : public ::testing::Test {
     r.tokens = t;
     r.expires_at = 1800000000;
     r.refreshed_at = 1700000000;
+    r.grant = "authorization_code";
+    r.client_id = "client-1";
+    r.auth_method = "client_secret_basic";
+    r.token_endpoint = "https://auth.example.com/token";
+    r.revocation_endpoint = "https://auth.example.com/revoke";
+    r.scope = "repo read:org offline_access";
     return r;
   }
 
@@ -71,6 +77,12 @@ TEST_F(OauthStore, a_login_round_trips_in_a_private_file) {
   EXPECT_EQ(r->tokens->scope, std::optional<std::string>("repo read:org"));
   EXPECT_EQ(r->expires_at, 1800000000);
   EXPECT_EQ(r->refreshed_at, 1700000000);
+  EXPECT_EQ(r->grant, "authorization_code");
+  EXPECT_EQ(r->client_id, "client-1");
+  EXPECT_EQ(r->auth_method, "client_secret_basic");
+  EXPECT_EQ(r->token_endpoint, "https://auth.example.com/token");
+  EXPECT_EQ(r->revocation_endpoint, "https://auth.example.com/revoke");
+  EXPECT_EQ(r->scope, "repo read:org offline_access");
 
   auto none = load_oauth_record(dir_, "other");  // no login is no error
   ASSERT_TRUE(std::holds_alternative<std::optional<oauth_record>>(none));
