@@ -248,6 +248,10 @@ int run_daemon(const daemon_options& opt) {
   });
   manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
   mgr.set_control_extension(&logins);
+  logins.set_configured([&](const std::string& server) {
+    auto up = mgr.find_upstream(server);
+    return up && up->config().oauth.enabled;
+  });
 
   std::uint64_t next_session = 1;
   client_outputs clients;

@@ -234,7 +234,10 @@ class oauth_account final : public bearer_source,
       why += " (" + store_error_ + ")";
     else if (keeper_.why_not() != "not logged in")
       why += " (" + keeper_.why_not() + ")";
-    if (machine()) why = "the authorization server refused the client credentials";
+    if (machine())
+      why = "the client credentials were refused" +
+            (login_error_.empty() ? std::string() : " (" + login_error_ + ")") +
+            "; when they are right again, run `mcpmux auth login " + name_ + "`";
     if (login_running_ && !login_url_.empty()) why += "; a login is waiting at " + login_url_;
     return {bearer_verdict::needs_login, {}, why};
   }
@@ -310,6 +313,19 @@ class oauth_account final : public bearer_source,
     return trim(*text);
   }
 
+  // A form POST to the token or revocation endpoint, the client authenticated in it.
+  fetch_request form_post(const std::string& url, oauth::token_http_request req) const {
+    fetch_request f;
+    f.method = "POST";
+    f.url = url;
+    f.body = std::move(req.body);
+    f.content_type = "application/x-www-form-urlencoded";
+    if (!req.authorization.empty()) f.headers = {{"Authorization", req.authorization}};
+    f.timeout = request_timeout;
+    f.ca_file = ca_file_;
+    return f;
+  }
+
   void refresh() {
     if (record_.token_endpoint.empty()) {
       keeper_.on_refresh_failed({"invalid_grant", "no token endpoint kept", {}, 0, false},
@@ -320,15 +336,7 @@ class oauth_account final : public bearer_source,
     refreshing_ = true;
     auto req = oauth::token_request(
         oauth::refresh_token_grant{keeper_.refresh_token(), {}, record_.resource}, identity());
-    fetch_request f;
-    f.method = "POST";
-    f.url = record_.token_endpoint;
-    f.body = std::move(req.body);
-    f.content_type = "application/x-www-form-urlencoded";
-    if (!req.authorization.empty()) f.headers = {{"Authorization", req.authorization}};
-    f.timeout = request_timeout;
-    f.ca_file = ca_file_;
-    http_fetch(io_, std::move(f),
+    http_fetch(io_, form_post(record_.token_endpoint, std::move(req)),
                [weak = weak_from_this(), gen = login_generation_](fetch_response r) {
                  auto self = weak.lock();
                  if (!self) return;
@@ -469,24 +477,17 @@ class oauth_account final : public bearer_source,
     const bool refresh = tokens.refresh_token.has_value();
     auto req = oauth::revocation_request(refresh ? *tokens.refresh_token : tokens.access_token,
                                          refresh ? "refresh_token" : "access_token", identity());
-    fetch_request f;
-    f.method = "POST";
-    f.url = record_.revocation_endpoint;
-    f.body = std::move(req.body);
-    f.content_type = "application/x-www-form-urlencoded";
-    if (!req.authorization.empty()) f.headers = {{"Authorization", req.authorization}};
-    f.timeout = request_timeout;
-    f.ca_file = ca_file_;
-    http_fetch(io_, std::move(f), [weak = weak_from_this()](fetch_response r) {
-      auto self = weak.lock();
-      if (!self) return;
-      if (!r.error.empty())
-        self->log_.warn("revoking the token failed: {}", r.error);
-      else if (r.status >= 300)
-        self->log_.warn("revoking the token: HTTP {}", r.status);
-      else
-        self->log_.info("token revoked");
-    });
+    http_fetch(io_, form_post(record_.revocation_endpoint, std::move(req)),
+               [weak = weak_from_this()](fetch_response r) {
+                 auto self = weak.lock();
+                 if (!self) return;
+                 if (!r.error.empty())
+                   self->log_.warn("revoking the token failed: {}", r.error);
+                 else if (r.status >= 300)
+                   self->log_.warn("revoking the token: HTTP {}", r.status);
+                 else
+                   self->log_.info("token revoked");
+               });
   }
 
   boost::asio::io_context& io_;
@@ -530,7 +531,7 @@ std::optional<std::variant<json::value, rpc_error>> oauth_accounts::handle(
   if (method == "mcpmux/auth/status") {
     json::array servers;
     for (const auto& [name, a] : accounts_) {
-      if (!server.empty() && name != server) continue;
+      if ((!server.empty() && name != server) || !configured(name)) continue;
       auto s = a->status();
       s["server"] = name;
       servers.push_back(std::move(s));
@@ -542,12 +543,16 @@ std::optional<std::variant<json::value, rpc_error>> oauth_accounts::handle(
                      nullptr};
   if (server.empty()) return bad_params("params.server (string) is required");
   auto it = accounts_.find(server);
-  if (it == accounts_.end())
+  if (it == accounts_.end() || !configured(server))
     return bad_params("no running server named \"" + clip(server, 100) +
                       "\" logs in with OAuth (`oauth` in its [servers." + clip(server, 100) +
                       "] table)");
   if (method == "mcpmux/auth/login") return json::value(it->second->login());
   return json::value(it->second->logout());
+}
+
+bool oauth_accounts::configured(const std::string& server) const {
+  return !is_configured_ || is_configured_(server);
 }
 
 void oauth_accounts::describe(const std::string& server, json::object& entry) const {

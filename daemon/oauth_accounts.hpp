@@ -41,6 +41,11 @@ class oauth_accounts final : public control_extension {
   /// The bearer source of an `oauth` server: its account, made on first use and made anew when
   /// the server's URL or oauth settings changed (a reload).
   std::shared_ptr<bearer_source> bearer_for(const server_config& server);
+  /// Which servers are still configured with `oauth` (after a reload, a removed server's
+  /// account is neither listed nor logged in to); unset: every account's.
+  void set_configured(std::function<bool(const std::string& server)> is_configured) {
+    is_configured_ = std::move(is_configured);
+  }
 
   // control_extension
   std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
@@ -51,7 +56,10 @@ class oauth_accounts final : public control_extension {
   boost::asio::io_context& io_;
   std::string dir_;
   std::function<void(const std::string&, oauth_change)> changed_;
+  bool configured(const std::string& server) const;
+
   std::map<std::string, std::shared_ptr<oauth_account>, std::less<>> accounts_;
+  std::function<bool(const std::string&)> is_configured_;
 };
 
 }  // namespace mcpmux

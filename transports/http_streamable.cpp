@@ -40,6 +40,13 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
   } listed{&modern_in_flight_, modern && out.request ? id_text(out.id) : std::string()};
   for (;;) {
     if (closing_ || failed_ || cancelled(out)) co_return;
+    // The token first (it may have to be fetched or refreshed): no connection is held meanwhile.
+    std::string token_used;
+    if (opt_.bearer) {
+      auto v = co_await bearer_now();
+      if (closing_ || failed_ || cancelled(out) || !apply_verdict(out, v)) co_return;
+      token_used = std::move(v.token);
+    }
     conn_ptr c;
     bool reused = false;
     if (!idle_.empty()) {
@@ -57,13 +64,6 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
     live_guard guard(this, c.get());
     if (cancelled(out)) co_return release(std::move(c), true);
     if (!listed.key.empty()) modern_in_flight_[listed.key].conn = c.get();
-    std::string token_used;
-    if (opt_.bearer) {
-      auto v = co_await bearer_now();
-      if (closing_ || failed_ || cancelled(out)) co_return release(std::move(c), true);
-      if (!apply_verdict(out, v)) co_return release(std::move(c), true);
-      token_used = std::move(v.token);
-    }
     token_ = token_used;
     auto req = make_request(http::verb::post, target, text, "application/json, text/event-stream",
                             {}, modern ? &out : nullptr);

@@ -178,20 +178,21 @@ struct verdict_wait {
   }
   asio::steady_timer wake;
   std::optional<bearer_verdict> verdict;
-  std::function<void(bearer_verdict)> setter() {
-    return [self = this](bearer_verdict v) {
-      self->verdict = std::move(v);
-      self->wake.cancel();
-    };
-  }
 };
+// The callback that hands a verdict to `w` (which it keeps alive).
+std::function<void(bearer_verdict)> answer_to(std::shared_ptr<verdict_wait> w) {
+  return [w = std::move(w)](bearer_verdict v) {
+    w->verdict = std::move(v);
+    w->wake.cancel();
+  };
+}
 }  // namespace
 
 awaitable<bearer_verdict> http_transport::bearer_now() {
   if (auto v = opt_.bearer->ready()) co_return std::move(*v);
   auto self = shared_from_this();
   auto w = std::make_shared<verdict_wait>(io_);
-  opt_.bearer->fetch([w, set = w->setter()](bearer_verdict v) { set(std::move(v)); });
+  opt_.bearer->fetch(answer_to(w));
   if (!w->verdict) co_await w->wake.async_wait(use_tuple);
   co_return std::move(*w->verdict);
 }
@@ -200,8 +201,7 @@ awaitable<bearer_verdict> http_transport::bearer_rejected(unsigned status, const
                                                           const std::string& challenge) {
   auto self = shared_from_this();
   auto w = std::make_shared<verdict_wait>(io_);
-  opt_.bearer->rejected(status, used, challenge,
-                        [w, set = w->setter()](bearer_verdict v) { set(std::move(v)); });
+  opt_.bearer->rejected(status, used, challenge, answer_to(w));
   if (!w->verdict) co_await w->wake.async_wait(use_tuple);
   co_return std::move(*w->verdict);
 }

@@ -26,7 +26,7 @@ token_keeper::token_keeper(std::optional<token_set> saved, std::optional<clock::
   }
   // A saved token is refreshed a little before it expires, like a new one (its life is not
   // known any more: the smallest margin).
-  if (expires_ && !refresh_token().empty()) refresh_at_ = *expires_ - margin(0s);
+  if (expires_ && !refresh_token().empty()) refresh_at_ = *expires_ - 5s;
 }
 
 void token_keeper::on_tokens(token_set tokens, clock::time_point now) {

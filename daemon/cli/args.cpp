@@ -115,6 +115,40 @@ const command_spec commands[] = {
        c.add_flag("--json", a.json, "status: print the daemon's answer as JSON");
        c.add_flag("--no-browser", a.no_browser, "login: print the URL only");
      }},
+    {"agents", "agents [--json]",
+     "list the MCP clients configured here and whether they use mcpmux", "", control_timeout,
+     run_agents,
+     [](CLI::App& c, command_args& a) { c.add_flag("--json", a.json, "print the list as JSON"); }},
+    {"adopt", "adopt AGENT|FILE [--dry-run] [--yes] [--config PATH]",
+     "move a client's servers into mcpmux and point the client at mcpmux",
+     "The client's servers are added to mcpmux's config (a server mcpmux already runs is not\n"
+     "added twice; one that cannot be carried over stays in the client's file); its server\n"
+     "list becomes one entry running `mcpmux connect --spawn` (this program's absolute path).\n"
+     "Every other byte of its file is kept, comments included; a backup FILE.mcpmux-backup-TIME\n"
+     "is written beside it, and a file that changed meanwhile is not written. The diff is shown\n"
+     "first; without --yes you are asked. The daemon reloads and the servers are up before the\n"
+     "command returns. AGENT is an id from `mcpmux agents`.\n",
+     control_timeout, run_adopt,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("AGENT", a.target, "an agent id (see `mcpmux agents`) or a file's path")
+           ->required();
+       c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
+       c.add_flag("-y,--yes", a.yes, "apply without asking");
+       c.add_option("--profile", a.profile, "the profile the client connects with")
+           ->type_name("NAME");
+       c.add_option("-c,--config", a.config, "mcpmux's config file (default as the daemon's)")
+           ->type_name("PATH");
+     }},
+    {"unadopt", "unadopt AGENT|FILE [--dry-run] [--yes]", "give a client its own servers back",
+     "Restores the client's server list from the backup adopt made, else rebuilds it from the\n"
+     "servers in mcpmux's config. mcpmux's config is not changed.\n",
+     control_timeout, run_unadopt,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("AGENT", a.target, "an agent id (see `mcpmux agents`) or a file's path")
+           ->required();
+       c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
+       c.add_flag("-y,--yes", a.yes, "apply without asking");
+     }},
 };
 
 constexpr const char* global_footer =

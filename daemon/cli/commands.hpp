@@ -23,6 +23,10 @@ struct command_args {
   bool follow = false;                   ///< logs: -f
   std::string action;                    ///< auth: login, status or logout
   bool no_browser = false;               ///< auth login: --no-browser
+  bool yes = false;                      ///< adopt, unadopt: --yes
+  bool dry_run = false;                  ///< adopt, unadopt: --dry-run
+  std::string profile;                   ///< adopt: --profile NAME
+  std::optional<std::string> config;     ///< adopt: --config PATH
 };
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);
@@ -35,5 +39,9 @@ outcome<exit_status> run_logs(const context& ctx, const command_args& args);
 outcome<exit_status> run_restart(const context& ctx, const command_args& args);
 outcome<exit_status> run_reload(const context& ctx, const command_args& args);
 outcome<exit_status> run_auth(const context& ctx, const command_args& args);  // cli/auth.cpp
+// cli/adopt.cpp
+outcome<exit_status> run_agents(const context& ctx, const command_args& args);
+outcome<exit_status> run_adopt(const context& ctx, const command_args& args);
+outcome<exit_status> run_unadopt(const context& ctx, const command_args& args);
 
 }  // namespace mcpmux::cli

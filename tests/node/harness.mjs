@@ -106,6 +106,7 @@ export class Daemon {
     this.dir = dir;
     this.config = config;
     this.socket = path.join(dir, 'mcpmux.sock');
+    this.configFile = path.join(dir, 'config.toml');
     this.proc = proc;
     this.logFile = logFile;
     this.clients = [];
@@ -247,7 +248,14 @@ export async function startDaemon(config, { waitReady = true, cacheDir, stateDir
     }
     await sleep(50);
   }
-  if (waitReady) await d.waitReady();
+  if (waitReady) {
+    try {
+      await d.waitReady();
+    } catch (e) {
+      proc.kill('SIGKILL'); // not left running to hold the test process open
+      throw e;
+    }
+  }
   return d;
 }
 

@@ -2,7 +2,8 @@
 // conformance suite does not cover. A real mcpmuxd; `mcpmux auth login` with a $BROWSER that
 // follows the redirect as a person's browser would; the official SDK client on the socket.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { HERE, mcpmux, resultText, sleep, startDaemon, waitFor } from './harness.mjs';
@@ -30,7 +31,9 @@ function assertNoSecrets(text, what) {
 
 test('a server that wants a login waits for it, gets it from `mcpmux auth login`, keeps it across a restart', async () => {
   const as = await startOAuthServer();
-  const d = await startDaemon(config(as.url), { waitReady: false });
+  // The logins' directory outlives the first daemon (whose temp dir goes when it stops).
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'mcpmux-oauth-state-'));
+  const d = await startDaemon(config(as.url), { waitReady: false, stateDir });
   let d2;
   try {
     // Needs login: said in status (state and the command), no reconnect loop.
@@ -58,23 +61,25 @@ test('a server that wants a login waits for it, gets it from `mcpmux auth login`
     assertNoSecrets(JSON.stringify(await d.status()), 'status');
 
     // Kept on disk, private.
-    const dir = path.join(d.dir, 'state/mcpmux/oauth');
+    const dir = path.join(stateDir, 'mcpmux/oauth');
     assert.equal(statSync(dir).mode & 0o777, 0o700);
     const file = path.join(dir, readdirSync(dir)[0]);
     assert.equal(statSync(file).mode & 0o777, 0o600);
+    const firstLog = d.log();
     await d.stop();
 
     // A new daemon on the same state: logged in at once, no new registration or login.
-    d2 = await startDaemon(config(as.url), { stateDir: path.join(d.dir, 'state') });
+    d2 = await startDaemon(config(as.url), { stateDir });
     const c2 = await d2.connect();
     assert.equal(resultText(await whoami(c2)), 'login 1');
     assert.equal(as.stats.registrations, 1);
     assert.equal(as.stats.authorizations, 1);
-    assertNoSecrets(d.log() + d2.log(), 'the daemon log');
+    assertNoSecrets(firstLog + d2.log(), 'the daemon log');
   } finally {
     await d2?.stop();
     await d.stop().catch(() => {});
     await as.close();
+    rmSync(stateDir, { recursive: true, force: true });
   }
 });
 

@@ -1,0 +1,157 @@
+// Moving an agent onto mcpmux and back, as a user does it: `mcpmux agents`, `mcpmux adopt`,
+// then the agent started the way its rewritten config says (the official SDK client over
+// stdio) reaches the adopted server through mcpmux; `mcpmux unadopt` gives the file back byte
+// for byte. A real mcpmuxd; a temporary HOME with the clients' files.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { FAKE_MCP_SERVER, MCPMUX, startDaemon } from './harness.mjs';
+
+// Runs mcpmux with the temp HOME; `input` goes to its stdin (the answer to "Apply?").
+function run(d, args, { input, onOutput } = {}) {
+  return new Promise((resolve) => {
+    const p = spawn(MCPMUX, ['--socket', d.socket, ...args], {
+      cwd: d.dir,
+      env: { ...process.env, HOME: d.dir, XDG_CONFIG_HOME: path.join(d.dir, 'xdg'), XDG_STATE_HOME: path.join(d.dir, 'state') },
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (c) => {
+      stdout += c;
+      onOutput?.(stdout, p);
+    });
+    p.stderr.on('data', (c) => (stderr += c));
+    if (input !== undefined) p.stdin.end(input);
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const desktopFile = (d) => path.join(d.dir, 'xdg/Claude/claude_desktop_config.json');
+function writeDesktop(d) {
+  mkdirSync(path.dirname(desktopFile(d)), { recursive: true });
+  const text = JSON.stringify(
+    {
+      mcpServers: {
+        fake: { command: FAKE_MCP_SERVER, args: ['--tools', '3'] },
+        odd: { type: 'websocket', url: 'ws://localhost:9/x' },
+      },
+      globalShortcut: 'Ctrl+Space',
+      unknownField: { kept: [1, 2, 3] },
+    },
+    null,
+    2,
+  );
+  writeFileSync(desktopFile(d), text);
+  return text;
+}
+
+test('adopt moves an agent onto mcpmux, its SDK client reaches the servers, unadopt restores every byte', async () => {
+  const d = await startDaemon({ servers: {} });
+  try {
+    const original = writeDesktop(d);
+    const agents = await run(d, ['agents', '--json']);
+    assert.equal(agents.code, 0, agents.stderr);
+    const desktop = JSON.parse(agents.stdout).agents.find((a) => a.agent === 'claude-desktop');
+    assert.equal(desktop.servers, '1'); // "odd" cannot be carried over
+    assert.equal(desktop.adopted, false);
+
+    const dry = await run(d, ['adopt', 'claude-desktop', '--dry-run', '--config', d.configFile]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /-\s+"fake": \{/);
+    assert.match(dry.stdout, /\+\s+"mcpmux": \{/);
+    assert.equal(readFileSync(desktopFile(d), 'utf8'), original, 'a dry run writes nothing');
+
+    const out = await run(d, ['adopt', 'claude-desktop', '--yes', '--config', d.configFile]);
+    assert.equal(out.code, 0, out.stdout + out.stderr);
+    assert.match(out.stdout, /adopted: .*claude_desktop_config\.json now runs mcpmux/);
+    assert.match(out.stdout, /fake: ready/, 'the server is up before adopt returns');
+    assert.match(out.stdout, /left in .*"odd" \(cannot be carried over\)/);
+    assert.match(readFileSync(d.configFile, 'utf8'), /\[servers\.fake\]/);
+    const backups = readdirSync(path.dirname(desktopFile(d))).filter((f) => f.includes('.mcpmux-backup-'));
+    assert.equal(backups.length, 1);
+    assert.equal(readFileSync(path.join(path.dirname(desktopFile(d)), backups[0]), 'utf8'), original);
+
+    // The agent as its config now says: one entry, an absolute path, `connect`.
+    const rewritten = JSON.parse(readFileSync(desktopFile(d), 'utf8'));
+    assert.deepEqual(Object.keys(rewritten.mcpServers), ['mcpmux', 'odd']);
+    assert.equal(rewritten.globalShortcut, 'Ctrl+Space');
+    assert.deepEqual(rewritten.unknownField, { kept: [1, 2, 3] });
+    const entry = rewritten.mcpServers.mcpmux;
+    assert.ok(path.isAbsolute(entry.command));
+    assert.equal(entry.args[0], 'connect');
+    const client = new Client({ name: 'adopted-agent', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({ command: entry.command, args: entry.args, env: { ...process.env, MCPMUX_SOCKET: d.socket } }),
+    );
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name.startsWith('fake__')), JSON.stringify(tools.map((t) => t.name)));
+    await client.close();
+
+    // A second adopt is a no-op.
+    const again = await run(d, ['adopt', 'claude-desktop', '--yes', '--config', d.configFile]);
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /already uses mcpmux/);
+
+    const back = await run(d, ['unadopt', 'claude-desktop', '--yes']);
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+    assert.equal(readFileSync(desktopFile(d), 'utf8'), original, 'unadopt gives back every byte');
+    assert.match(readFileSync(d.configFile, 'utf8'), /\[servers\.fake\]/, 'mcpmux keeps its servers');
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a VS Code workspace file keeps its comments; an edit made while adopt waits is refused; bad JSON is not touched', async () => {
+  const d = await startDaemon({ servers: {} });
+  try {
+    const file = path.join(d.dir, '.vscode/mcp.json');
+    mkdirSync(path.dirname(file), { recursive: true });
+    const original = `{
+  // servers for this workspace
+  "inputs": [{ "type": "promptString", "id": "k" }],
+  "servers": {
+    "fake": { "type": "stdio", "command": ${JSON.stringify(FAKE_MCP_SERVER)}, "args": [] }, // trailing comma next
+  },
+}
+`;
+    writeFileSync(file, original);
+
+    // The person edits the file while the prompt waits: nothing is written to it.
+    let edited = false;
+    const raced = await run(d, ['adopt', 'vscode-workspace', '--config', d.configFile], {
+      onOutput: (stdout, p) => {
+        if (!edited && stdout.includes('Apply? [y/N]')) {
+          edited = true;
+          writeFileSync(file, original.replace('servers for this workspace', 'edited meanwhile'));
+          p.stdin.end('y\n');
+        }
+      },
+    });
+    assert.equal(raced.code, 1);
+    assert.match(raced.stderr, /changed while mcpmux was working on it; nothing was written/);
+    assert.match(readFileSync(file, 'utf8'), /edited meanwhile/);
+    writeFileSync(file, original);
+
+    const out = await run(d, ['adopt', 'vscode-workspace', '--config', d.configFile], { input: 'y\n' });
+    assert.equal(out.code, 0, out.stdout + out.stderr);
+    const adopted = readFileSync(file, 'utf8');
+    assert.match(adopted, /\/\/ servers for this workspace/);
+    assert.match(adopted, /"inputs": \[\{ "type": "promptString", "id": "k" \}\]/);
+    assert.match(adopted, /"type": "stdio",\s+"command": "\/.*mcpmux"/);
+    const back = await run(d, ['unadopt', 'vscode-workspace', '--yes']);
+    assert.equal(back.code, 0, back.stderr);
+    assert.equal(readFileSync(file, 'utf8'), original);
+
+    writeFileSync(file, '{ "servers": { "x": ');
+    const bad = await run(d, ['adopt', 'vscode-workspace', '--yes', '--config', d.configFile]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /is not JSON \(line 1, column \d+: .*\); it was not touched/);
+    assert.equal(readFileSync(file, 'utf8'), '{ "servers": { "x": ');
+  } finally {
+    await d.stop();
+  }
+});
