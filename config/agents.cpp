@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "config/import.hpp"
 #include "core/protocol/json_rpc.hpp"
 
 namespace mcpmux {
@@ -66,6 +67,11 @@ std::vector<agent_file> known_agent_files(const std::string& home, const std::st
        {"mcp", "servers"},
        agent_shape::vscode},
       {"gemini", "Gemini CLI", join_path(home, ".gemini/settings.json"), mcp},
+      {"zed",
+       "Zed",
+       join_path(config_home, "zed/settings.json"),
+       {"context_servers"},
+       agent_shape::zed},
       {"claude-code-project", "Claude Code (project)", join_path(cwd, ".mcp.json"), mcp,
        agent_shape::mcp_servers, true},
       {"cursor-project", "Cursor (project)", join_path(cwd, ".cursor/mcp.json"), mcp,
@@ -90,6 +96,8 @@ agent_file agent_file_for_path(const std::string& path) {
     f = {"vscode", "VS Code", path, {"servers"}, agent_shape::vscode};
   } else if (dir == "User" && name == "settings.json") {
     f = {"vscode-settings", "VS Code settings", path, {"mcp", "servers"}, agent_shape::vscode};
+  } else if (dir == "zed" && name == "settings.json") {
+    f = {"zed", "Zed", path, {"context_servers"}, agent_shape::zed};
   }
   return f;
 }
@@ -120,16 +128,242 @@ server_list locate_servers(std::string_view text, const agent_file& file) {
 std::string mcpmux_entry(const agent_file& file, const std::string& mcpmux_path,
                          const std::string& profile, const std::string& indent) {
   const std::string in1 = indent + "  ", in2 = indent + "    ";
-  boost::json::array args{"connect"};
+  boost::json::array args{"connect", "--spawn"};
   if (!profile.empty()) {
     args.emplace_back("--profile");
     args.emplace_back(profile);
   }
   std::string out = "{\n" + in1 + "\"mcpmux\": {\n";
   if (file.shape == agent_shape::vscode) out += in2 + "\"type\": \"stdio\",\n";
+  if (file.shape == agent_shape::zed) out += in2 + "\"source\": \"custom\",\n";
   out += in2 + "\"command\": " + boost::json::serialize(boost::json::value(mcpmux_path)) + ",\n";
   out += in2 + "\"args\": " + boost::json::serialize(args) + "\n";
   out += in1 + "}\n" + indent + "}";
+  return out;
+}
+
+namespace {
+
+boost::json::value parse_jsonc(std::string_view text) {
+  boost::json::parse_options opt;
+  opt.allow_comments = true;
+  opt.allow_trailing_commas = true;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec, {}, opt);
+  return ec ? boost::json::value() : v;
+}
+
+std::string_view text_of(std::string_view text, jsonc::span s) {
+  return text.substr(s.begin, s.end - s.begin);
+}
+
+// The client's servers, each imported on its own (as an `mcpServers` entry, or VS Code's):
+// an entry that imports to nothing cannot be carried over and stays in the client's file.
+void import_list(std::string_view list_text, const agent_file& f, adoption& out,
+                 std::vector<server_config>& servers) {
+  const auto list = parse_jsonc(list_text);
+  const auto* o = list.if_object();
+  if (!o) return;
+  const std::string key = f.shape == agent_shape::vscode ? "servers" : "mcpServers";
+  for (const auto& [name, value] : *o) {
+    if (runs_mcpmux(value)) continue;  // mcpmux itself
+    auto entry = value;
+    if (f.shape == agent_shape::zed && entry.is_object()) entry.as_object().erase("source");
+    boost::json::object one{{key, boost::json::object{{name, entry}}}};
+    auto r = import_mcp_json(boost::json::serialize(one));
+    if (r.value && !r.value->servers.empty()) {
+      for (auto& n : r.value->notes) out.notes.push_back(std::move(n));
+      for (auto& s : r.value->servers) servers.push_back(std::move(s));
+    } else {
+      out.left.emplace_back(name);
+      if (r.value)
+        for (auto& n : r.value->notes) out.notes.push_back(std::move(n));
+      else
+        out.notes.push_back("server \"" + std::string(name) + "\": " + r.error);
+    }
+  }
+}
+
+// The same server, whatever its name: same command and arguments, or same URL.
+bool same_server(const server_config& a, const server_config& b) {
+  if (a.type != b.type) return false;
+  if (a.type == server_type::stdio) return a.command == b.command && a.args == b.args;
+  return a.url == b.url;
+}
+
+// A server of mcpmux's config as the client's JSON entry.
+boost::json::object client_entry(const server_config& s, const agent_file& f) {
+  boost::json::object e;
+  const auto table = [](const std::map<std::string, std::string>& m) {
+    boost::json::object o;
+    for (const auto& [k, v] : m) o[k] = v;
+    return o;
+  };
+  if (s.type == server_type::stdio) {
+    if (f.shape == agent_shape::vscode) e["type"] = "stdio";
+    if (f.shape == agent_shape::zed) e["source"] = "custom";
+    e["command"] = s.command;
+    boost::json::array a;
+    for (const auto& x : s.args) a.emplace_back(x);
+    e["args"] = std::move(a);
+    if (!s.env.empty()) e["env"] = table(s.env);
+  } else {
+    if (f.shape != agent_shape::zed) e["type"] = s.type == server_type::sse ? "sse" : "http";
+    e["url"] = s.url;
+    if (!s.headers.empty()) e["headers"] = table(s.headers);
+  }
+  return e;
+}
+
+}  // namespace
+
+adoption plan_adoption(std::string_view client_text, const agent_file& file,
+                       std::string_view config_text, const std::string& config_path,
+                       const std::string& mcpmux_path, env_lookup lookup) {
+  adoption out;
+  out.config_text = config_text;
+  const auto list = locate_servers(client_text, file);
+  if (!list.error.empty()) {
+    out.error = file.path + " is not JSON (" + list.error + "); it was not touched";
+    return out;
+  }
+  if (!list.span) {
+    out.nothing = "it has no server list: nothing to adopt";
+    return out;
+  }
+  if (list.adopted) {
+    out.nothing = "it already uses mcpmux";
+    return out;
+  }
+  std::vector<server_config> imported;
+  import_list(text_of(client_text, *list.span), file, out, imported);
+
+  // Into mcpmux's config: a server it runs already is not added again.
+  auto current = parse_config(config_text, config_path, lookup);
+  if (!current.value && !config_text.empty()) {
+    out.error = config_path + " does not load; fix it first" +
+                (current.errors.empty() ? "" : ": " + current.errors.front().to_string());
+    return out;
+  }
+  auto known = current.value ? current.value->servers : std::vector<server_config>{};
+  std::vector<server_config> to_add;
+  for (auto& s : imported) {
+    auto same = std::find_if(known.begin(), known.end(),
+                             [&](const server_config& k) { return same_server(k, s); });
+    if (same != known.end()) {
+      out.notes.push_back("server \"" + s.name + "\": mcpmux runs it already as [servers." +
+                          same->name + "]; not added again");
+      out.servers.push_back(same->name);
+      continue;
+    }
+    const auto before = known.size();
+    add_unique_server(known, s, out.notes);  // a name mcpmux uses for another gets a suffix
+    if (known.size() > before) {
+      to_add.push_back(known.back());
+      out.servers.push_back(known.back().name);
+    }
+  }
+  if (!to_add.empty()) {
+    auto merged = merge_into_config(config_text, config_path, to_add,
+                                    "adopted from " + file.label + " (" + file.path + ")", lookup);
+    if (!merged.errors.empty()) {
+      out.error =
+          "the servers do not fit into " + config_path + ": " + merged.errors.front().to_string();
+      return out;
+    }
+    out.config_text = std::move(merged.text);
+    out.added = std::move(merged.added);
+  }
+
+  // The client's new list: mcpmux, and what could not be carried over, as it was.
+  const auto indent = jsonc::indentation_at(client_text, list.span->begin);
+  std::string entry = mcpmux_entry(file, mcpmux_path, "", indent);
+  if (!out.left.empty()) {
+    entry.erase(entry.rfind('}'));
+    while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\n')) entry.pop_back();
+    for (const auto& name : out.left) {
+      auto keys = file.keys;
+      keys.push_back(name);
+      if (auto f = jsonc::find(client_text, keys); f.value)
+        entry += ",\n" + indent + "  " + boost::json::serialize(boost::json::value(name)) + ": " +
+                 std::string(text_of(client_text, *f.value));
+    }
+    entry += "\n" + indent + "}";
+  }
+  out.client_text = replace_span(client_text, *list.span, entry);
+  return out;
+}
+
+env_lookup keep_variables() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    return "${" + std::string(name) + "}";
+  };
+}
+
+std::string plan_restoration(std::string_view client_text, const agent_file& file,
+                             const std::optional<std::string>& backup_text,
+                             const std::vector<server_config>& servers,
+                             const std::vector<std::string>& names, std::string* error) {
+  const auto list = locate_servers(client_text, file);
+  if (!list.span || !list.adopted) {
+    *error = "it does not use mcpmux: nothing to undo";
+    return {};
+  }
+  std::string original;
+  if (backup_text) {
+    if (auto old = locate_servers(*backup_text, file); old.span)
+      original = text_of(*backup_text, *old.span);
+  }
+  if (original.empty()) {
+    if (names.empty()) {
+      *error = "no backup and no record of which servers were adopted: nothing to restore from";
+      return {};
+    }
+    boost::json::object rebuilt;
+    for (const auto& n : names)
+      for (const auto& s : servers)
+        if (s.name == n) rebuilt[s.name] = client_entry(s, file);
+    // What stayed with the client beside mcpmux stays.
+    if (const auto kept = parse_jsonc(text_of(client_text, *list.span)); kept.is_object())
+      for (const auto& [name, value] : kept.get_object())
+        if (!runs_mcpmux(value)) rebuilt[name] = value;
+    original = boost::json::serialize(rebuilt);
+  }
+  return replace_span(client_text, *list.span, original);
+}
+
+std::string remove_server_tables(std::string_view text, const std::vector<std::string>& names) {
+  const auto lines = lines_of(text);
+  const auto header_of = [](std::string_view line) -> std::string_view {
+    auto t = line.substr(0, line.find('#'));
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r'))
+      t.remove_suffix(1);
+    if (t.size() < 2 || t.front() != '[' || t.back() != ']') return {};
+    return t.substr(1, t.size() - 2);
+  };
+  const auto removed = [&](std::string_view header) {
+    for (const auto& n : names) {
+      const auto h = "servers." + n;
+      if (header == h || (header.size() > h.size() && header.substr(0, h.size() + 1) == h + "."))
+        return true;
+    }
+    return false;
+  };
+  std::vector<bool> drop(lines.size(), false);
+  bool dropping = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (auto h = header_of(lines[i]); !h.empty()) {
+      dropping = removed(h);
+      // The comment adopt wrote right above the table goes with it.
+      if (dropping && i > 0 && lines[i - 1].rfind("# adopted from ", 0) == 0) drop[i - 1] = true;
+    }
+    drop[i] = drop[i] || dropping;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (!drop[i]) out += std::string(lines[i]) + "\n";
+  if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include "config/config.hpp"
 #include "config/jsonc_span.hpp"
 
 namespace mcpmux {
@@ -20,6 +21,7 @@ enum class agent_shape {
   mcp_servers,  ///< "mcpServers": {NAME: {command, args, env} | {type, url, headers}}
   vscode,       ///< "servers" (mcp.json) or "mcp": {"servers"} (settings.json); stdio entries
                 ///< carry "type": "stdio"
+  zed,          ///< "context_servers": {NAME: {"source": "custom", command, args, env} | {url}}
 };
 
 /// One config file of one client, where it lives on this machine.
@@ -59,6 +61,43 @@ server_list locate_servers(std::string_view text, const agent_file& file);
 /// where `indent` is (the indentation of the line the list starts on).
 std::string mcpmux_entry(const agent_file& file, const std::string& mcpmux_path,
                          const std::string& profile, const std::string& indent);
+
+/// What adopting a client's file does, worked out before anything is written.
+struct adoption {
+  std::string error;        ///< cannot adopt (the file is not JSON, mcpmux's config does not load)
+  std::string nothing;      ///< nothing to do, and why ("already uses mcpmux", "no server list")
+  std::string client_text;  ///< the client's file after
+  std::string config_text;  ///< mcpmux's config after (== before when nothing is added)
+  std::vector<std::string> added;    ///< new [servers.NAME] tables
+  std::vector<std::string> servers;  ///< every mcpmux server the client's servers became
+  std::vector<std::string> left;     ///< the client's entries that stay in its file
+  std::vector<std::string> notes;    ///< renames, merges, what was not carried over
+};
+
+/// Plans adopting `client_text` (the file `file`) into mcpmux's config `config_text` (at
+/// `config_path`): each of the client's servers is imported (the importer's rules); one that
+/// mcpmux runs already (same command and arguments, or same URL) is not added again; a name
+/// mcpmux uses for another server gets a -2 suffix; one that cannot be carried over stays in
+/// the client's list beside the new entry that runs `mcpmux_path connect --spawn`.
+adoption plan_adoption(std::string_view client_text, const agent_file& file,
+                       std::string_view config_text, const std::string& config_path,
+                       const std::string& mcpmux_path, env_lookup lookup = process_env);
+
+/// An env_lookup that leaves each `${VAR}` as written: the servers a client's list is rebuilt
+/// from are read with it, so that no variable's value ends up in the client's file.
+env_lookup keep_variables();
+
+/// The client's list back in `client_text` (an adopted file): the list of `backup_text` when
+/// given (the file as it was before adopting), else rebuilt from mcpmux's `servers` named in
+/// `names` (read with keep_variables()). "" with `*error` set when neither is possible.
+std::string plan_restoration(std::string_view client_text, const agent_file& file,
+                             const std::optional<std::string>& backup_text,
+                             const std::vector<server_config>& servers,
+                             const std::vector<std::string>& names, std::string* error);
+
+/// `text` (mcpmux's config) without the `[servers.NAME]` tables of `names` (and the comment
+/// line right above each, which adopt wrote), the rest unchanged.
+std::string remove_server_tables(std::string_view text, const std::vector<std::string>& names);
 
 /// `text` with the bytes of `span` replaced by `replacement`.
 std::string replace_span(std::string_view text, jsonc::span span, std::string_view replacement);

@@ -79,46 +79,6 @@ outcome<std::string> read_file(const std::string& path) {
   return std::move(*text);
 }
 
-// The servers of the list at `span`, each imported on its own: names that import to nothing
-// cannot be carried over and stay in the client's file.
-struct list_import {
-  std::vector<server_config> servers;
-  std::vector<std::string> left;  ///< original names that stay with the client
-  std::vector<std::string> notes;
-};
-list_import import_list(std::string_view text, jsonc::span span, const agent_file& f) {
-  list_import out;
-  const std::string key = f.shape == agent_shape::vscode ? "servers" : "mcpServers";
-  boost::json::parse_options opt;
-  opt.allow_comments = true;
-  opt.allow_trailing_commas = true;
-  boost::system::error_code ec;
-  const auto list = boost::json::parse(text.substr(span.begin, span.end - span.begin), ec, {}, opt);
-  const auto* o = ec ? nullptr : list.if_object();
-  if (!o) return out;
-  for (const auto& [name, value] : *o) {
-    if (runs_mcpmux(value)) continue;  // mcpmux itself
-    boost::json::object one{{key, boost::json::object{{name, value}}}};
-    auto r = import_mcp_json(boost::json::serialize(one));
-    if (r.value) {
-      for (auto& n : r.value->notes) out.notes.push_back(std::move(n));
-      if (r.value->servers.empty()) out.left.emplace_back(name);
-      for (auto& s : r.value->servers) out.servers.push_back(std::move(s));
-    } else {
-      out.left.emplace_back(name);
-      out.notes.push_back("server \"" + std::string(name) + "\": " + r.error);
-    }
-  }
-  return out;
-}
-
-// The same server, whatever its name: same command and arguments, or same URL.
-bool same_server(const server_config& a, const server_config& b) {
-  if (a.type != b.type) return false;
-  if (a.type == server_type::stdio) return a.command == b.command && a.args == b.args;
-  return a.url == b.url;
-}
-
 std::string record_dir() {
   return state_dir() + "/adopted";
 }
@@ -214,9 +174,11 @@ outcome<exit_status> run_agents(const context&, const command_args& args) {
         state = "-";
       } else {
         adopted = list.adopted;
-        servers = std::to_string(import_list(*text, *list.span, f).servers.size());
+        const auto plan = plan_adoption(*text, f, "", "config.toml", "mcpmux");
+        servers = adopted ? "-" : std::to_string(plan.servers.size());
+        if (!adopted && !plan.left.empty())
+          servers += " (+" + std::to_string(plan.left.size()) + ")";
         state = adopted ? "uses mcpmux" : "-";
-        if (adopted) servers = "-";
       }
     }
     found.push_back(boost::json::object{{"agent", f.agent},
@@ -241,40 +203,11 @@ outcome<exit_status> run_agents(const context&, const command_args& args) {
   return exit_status::ok;
 }
 
-// The client's file named on the command line: where it is, its text, its server list.
-struct client_file {
-  agent_file file;
-  std::string text;
-  server_list list;
-};
-outcome<client_file> open_client_file(const std::string& target) {
-  auto file = resolve(target);
+outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
+  auto file = resolve(args.target);
   if (!file) return file.error();
   auto text = read_file(file->path);
   if (!text) return text.error();
-  auto list = locate_servers(*text, *file);
-  if (!list.error.empty())
-    return fail(file->path + " is not JSON (" + list.error + "); it was not touched");
-  return client_file{std::move(*file), std::move(*text), std::move(list)};
-}
-
-outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
-  auto opened = open_client_file(args.target);
-  if (!opened) return opened.error();
-  auto* file = &opened->file;
-  auto* text = &opened->text;
-  auto& list = opened->list;
-  if (!list.span) {
-    fmt::print("{} has no server list: nothing to adopt\n", file->path);
-    return exit_status::ok;
-  }
-  if (list.adopted) {
-    fmt::print("{} already uses mcpmux\n", file->path);
-    return exit_status::ok;
-  }
-
-  // Into mcpmux's config: new servers appended; one mcpmux runs already is not added again.
-  auto imported = import_list(*text, *list.span, *file);
   const std::string config_path = resolve_config_path(args.config.value_or(""));
   std::string existing;
   bool missing = false;
@@ -282,74 +215,33 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
     existing = std::move(*t);
   else if (!missing)
     return fail(config_path + ": " + err);
-  auto current = parse_config(existing, config_path);
-  if (!current.value && !existing.empty())
-    return fail(config_path + " does not load; fix it first",
-                current.errors.empty() ? "" : current.errors.front().to_string());
-  std::vector<server_config> known =
-      current.value ? current.value->servers : std::vector<server_config>{};
-  std::vector<server_config> to_add;
-  std::vector<std::string> adopted_names, notes = imported.notes;
-  for (auto& s : imported.servers) {
-    auto same = std::find_if(known.begin(), known.end(),
-                             [&](const server_config& k) { return same_server(k, s); });
-    if (same != known.end()) {
-      notes.push_back("server \"" + s.name + "\": mcpmux runs it already as [servers." +
-                      same->name + "]; not added again");
-      adopted_names.push_back(same->name);
-      continue;
-    }
-    const auto before = known.size();
-    add_unique_server(known, s, notes);  // renames one whose name mcpmux uses for another
-    if (known.size() > before) {
-      to_add.push_back(known.back());
-      adopted_names.push_back(known.back().name);
-    }
-  }
-  merge_outcome merged{existing, {}, {}, {}};
-  if (!to_add.empty()) {
-    merged = merge_into_config(existing, config_path, to_add,
-                               "adopted from " + file->label + " (" + file->path + ")");
-    if (!merged.errors.empty())
-      return fail("the servers do not fit into " + config_path, merged.errors.front().to_string());
-  }
 
-  // The client's new list: mcpmux, and what could not be carried over, as it was.
-  const auto indent = jsonc::indentation_at(*text, list.span->begin);
-  std::string entry = mcpmux_entry(*file, self_path(), args.profile, indent);
-  if (!imported.left.empty()) {
-    entry.erase(entry.rfind('}'));
-    while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\n')) entry.pop_back();
-    for (const auto& name : imported.left) {
-      auto keys = file->keys;
-      keys.push_back(name);
-      if (auto f = jsonc::find(*text, keys); f.value)
-        entry += ",\n" + indent + "  " + boost::json::serialize(boost::json::value(name)) + ": " +
-                 std::string(text->substr(f.value->begin, f.value->end - f.value->begin));
-    }
-    entry += "\n" + indent + "}";
+  auto plan = plan_adoption(*text, *file, existing, config_path, self_path());
+  if (!plan.error.empty()) return fail(plan.error);
+  if (!plan.nothing.empty()) {
+    fmt::print("{}: {}\n", file->path, plan.nothing);
+    return exit_status::ok;
   }
-  const auto rewritten = replace_span(*text, *list.span, entry);
-
-  fmt::print("{} ({}):\n{}\n", file->label, file->path, line_diff(*text, rewritten));
-  if (!to_add.empty()) fmt::print("{}: adds {}\n", config_path, fmt::join(merged.added, ", "));
-  for (const auto& name : imported.left)
+  fmt::print("{} ({}):\n{}\n", file->label, file->path, line_diff(*text, plan.client_text));
+  if (!plan.added.empty()) fmt::print("{}: adds {}\n", config_path, fmt::join(plan.added, ", "));
+  for (const auto& name : plan.left)
     fmt::print("left in {}: \"{}\" (cannot be carried over)\n", file->path, name);
-  for (const auto& n : notes) fmt::print(stderr, "mcpmux: note: {}\n", n);
+  for (const auto& n : plan.notes) fmt::print(stderr, "mcpmux: note: {}\n", n);
   if (args.dry_run) {
     fmt::print("(dry run: nothing written)\n");
     return exit_status::ok;
   }
   if (!confirmed(args)) return fail("nothing written");
 
-  if (!to_add.empty())
-    if (auto err = write_file_atomically(config_path, merged.text); !err.empty()) return fail(err);
+  if (!plan.added.empty())
+    if (auto err = write_file_atomically(config_path, plan.config_text); !err.empty())
+      return fail(err);
   const std::string backup = file->path + ".mcpmux-backup-" + timestamp();
   if (auto err = write_file_atomically(backup, *text); !err.empty()) return fail(err);
-  ::chmod(backup.c_str(), 0600);
-  if (auto w = replace_file(file->path, *text, rewritten); !w) return w.error();
+  ::chmod(backup.c_str(), 0600);  // it may hold the client's secrets
+  if (auto w = replace_file(file->path, *text, plan.client_text); !w) return w.error();
   boost::json::array names;
-  for (const auto& n : adopted_names) names.emplace_back(n);
+  for (const auto& n : plan.servers) names.emplace_back(n);
   const boost::json::object record{{"file", file->path},
                                    {"backup", backup},
                                    {"servers", std::move(names)},
@@ -358,77 +250,54 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
       !err.empty())
     fmt::print(stderr, "mcpmux: warning: {}\n", err);
   fmt::print("adopted: {} now runs mcpmux (backup: {})\n", file->path, backup);
-  reload_and_wait(ctx, adopted_names);
+  reload_and_wait(ctx, plan.servers);
   return exit_status::ok;
 }
 
-// A server of mcpmux's config as the client's JSON entry (when the backup is gone).
-boost::json::object client_entry(const server_config& s, const agent_file& f) {
-  boost::json::object e;
-  if (s.type == server_type::stdio) {
-    if (f.shape == agent_shape::vscode) e["type"] = "stdio";
-    e["command"] = s.command;
-    boost::json::array a;
-    for (const auto& x : s.args) a.emplace_back(x);
-    e["args"] = std::move(a);
-    if (!s.env.empty()) {
-      boost::json::object env;
-      for (const auto& [k, v] : s.env) env[k] = v;
-      e["env"] = std::move(env);
-    }
-  } else {
-    e["type"] = s.type == server_type::sse ? "sse" : "http";
-    e["url"] = s.url;
-    if (!s.headers.empty()) {
-      boost::json::object h;
-      for (const auto& [k, v] : s.headers) h[k] = v;
-      e["headers"] = std::move(h);
-    }
-  }
-  return e;
-}
-
-outcome<exit_status> run_unadopt(const context&, const command_args& args) {
-  auto opened = open_client_file(args.target);
-  if (!opened) return opened.error();
-  auto* file = &opened->file;
-  auto* text = &opened->text;
-  auto& list = opened->list;
-  if (!list.span || !list.adopted) {
-    fmt::print("{} does not use mcpmux: nothing to undo\n", file->path);
-    return exit_status::ok;
-  }
-  // The list as it was: from the backup; else rebuilt from what mcpmux's config holds.
-  std::string original;
+outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
+  auto file = resolve(args.target);
+  if (!file) return file.error();
+  auto text = read_file(file->path);
+  if (!text) return text.error();
+  // What adopt kept: the backup, and which of mcpmux's servers the client's became.
   std::string err;
   auto rec_text = read_text_file(record_path(file->path), 1u << 20, err);
   boost::system::error_code ec;
   const auto rec = rec_text ? boost::json::parse(*rec_text, ec) : boost::json::value();
   const auto* ro = ec ? nullptr : rec.if_object();
   const auto backup = ro ? string_member(*ro, "backup") : std::string();
-  if (!backup.empty() && exists(backup)) {
-    if (auto b = read_file(backup)) {
-      auto old = locate_servers(*b, *file);
-      if (old.span) original = b->substr(old.span->begin, old.span->end - old.span->begin);
+  std::optional<std::string> backup_text;
+  if (!backup.empty())
+    if (auto b = read_text_file(backup, max_client_file, err)) backup_text = std::move(*b);
+  std::vector<std::string> names;
+  if (const auto* n = ro ? ro->if_contains("servers") : nullptr; n && n->is_array())
+    for (const auto& x : n->get_array())
+      if (x.is_string()) names.emplace_back(x.get_string());
+  const auto config_path =
+      ro ? string_member(*ro, "config") : resolve_config_path(args.config.value_or(""));
+  auto cfg = load_config_file(config_path, keep_variables());
+  const auto servers = cfg.value ? cfg.value->servers : std::vector<server_config>{};
+
+  std::string why;
+  const auto restored = plan_restoration(*text, *file, backup_text, servers, names, &why);
+  if (restored.empty()) {
+    if (why.find("nothing to undo") != std::string::npos) {
+      fmt::print("{}: {}\n", file->path, why);
+      return exit_status::ok;
     }
+    return fail(file->path + ": " + why);
   }
-  std::string from = "the backup " + backup;
-  if (original.empty()) {
-    if (!ro)
-      return fail("no record of adopting " + file->path +
-                  " and no backup: nothing to restore from");
-    auto cfg = load_config(string_member(*ro, "config"));
-    if (!cfg.value) return fail("mcpmux's config does not load; cannot rebuild the server list");
-    boost::json::object servers;
-    if (const auto* names = ro->if_contains("servers"); names && names->is_array())
-      for (const auto& n : names->get_array())
-        for (const auto& s : cfg.value->servers)
-          if (n.is_string() && s.name == n.get_string()) servers[s.name] = client_entry(s, *file);
-    original = boost::json::serialize(servers);
-    from = "mcpmux's config (the backup is gone)";
+  fmt::print("{} ({}), from {}:\n{}\n", file->label, file->path,
+             backup_text ? "the backup " + backup : std::string("mcpmux's config (no backup)"),
+             line_diff(*text, restored));
+  std::string config_after;
+  if (args.remove && !names.empty()) {
+    std::string cerr;
+    auto ctext = read_text_file(config_path, 4u << 20, cerr);
+    if (!ctext) return fail(config_path + ": " + cerr);
+    config_after = remove_server_tables(*ctext, names);
+    fmt::print("{}: removes {}\n", config_path, fmt::join(names, ", "));
   }
-  const auto restored = replace_span(*text, *list.span, original);
-  fmt::print("{} ({}), from {}:\n{}\n", file->label, file->path, from, line_diff(*text, restored));
   if (args.dry_run) {
     fmt::print("(dry run: nothing written)\n");
     return exit_status::ok;
@@ -436,8 +305,13 @@ outcome<exit_status> run_unadopt(const context&, const command_args& args) {
   if (!confirmed(args)) return fail("nothing written");
   if (auto w = replace_file(file->path, *text, restored); !w) return w.error();
   ::unlink(record_path(file->path).c_str());
-  fmt::print("unadopted: {} has its own servers again (mcpmux's config is unchanged)\n",
-             file->path);
+  if (!config_after.empty()) {
+    if (auto werr = write_file_atomically(config_path, config_after); !werr.empty())
+      return fail(werr);
+    reload_and_wait(ctx, {});
+  }
+  fmt::print("unadopted: {} has its own servers again{}\n", file->path,
+             config_after.empty() ? " (mcpmux keeps its copies; --remove drops them)" : "");
   return exit_status::ok;
 }
 

@@ -134,20 +134,23 @@ const command_spec commands[] = {
            ->required();
        c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
        c.add_flag("-y,--yes", a.yes, "apply without asking");
-       c.add_option("--profile", a.profile, "the profile the client connects with")
-           ->type_name("NAME");
        c.add_option("-c,--config", a.config, "mcpmux's config file (default as the daemon's)")
            ->type_name("PATH");
      }},
-    {"unadopt", "unadopt AGENT|FILE [--dry-run] [--yes]", "give a client its own servers back",
+    {"unadopt", "unadopt AGENT|FILE [--dry-run] [--yes] [--remove]",
+     "give a client its own servers back",
      "Restores the client's server list from the backup adopt made, else rebuilds it from the\n"
-     "servers in mcpmux's config. mcpmux's config is not changed.\n",
+     "servers in mcpmux's config. mcpmux keeps its copies unless --remove.\n",
      control_timeout, run_unadopt,
      [](CLI::App& c, command_args& a) {
        c.add_option("AGENT", a.target, "an agent id (see `mcpmux agents`) or a file's path")
            ->required();
        c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
        c.add_flag("-y,--yes", a.yes, "apply without asking");
+       c.add_flag("--remove", a.remove,
+                  "also remove the adopted servers from mcpmux's config (and\nreload)");
+       c.add_option("-c,--config", a.config, "mcpmux's config file, when adopt left no record")
+           ->type_name("PATH");
      }},
 };
 

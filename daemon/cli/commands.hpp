@@ -25,8 +25,8 @@ struct command_args {
   bool no_browser = false;               ///< auth login: --no-browser
   bool yes = false;                      ///< adopt, unadopt: --yes
   bool dry_run = false;                  ///< adopt, unadopt: --dry-run
-  std::string profile;                   ///< adopt: --profile NAME
-  std::optional<std::string> config;     ///< adopt: --config PATH
+  bool remove = false;                   ///< unadopt: --remove
+  std::optional<std::string> config;     ///< adopt, unadopt: --config PATH
 };
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);

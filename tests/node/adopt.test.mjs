@@ -56,7 +56,7 @@ test('adopt moves an agent onto mcpmux, its SDK client reaches the servers, unad
     const agents = await run(d, ['agents', '--json']);
     assert.equal(agents.code, 0, agents.stderr);
     const desktop = JSON.parse(agents.stdout).agents.find((a) => a.agent === 'claude-desktop');
-    assert.equal(desktop.servers, '1'); // "odd" cannot be carried over
+    assert.equal(desktop.servers, '1 (+1)'); // "odd" cannot be carried over: it stays
     assert.equal(desktop.adopted, false);
 
     const dry = await run(d, ['adopt', 'claude-desktop', '--dry-run', '--config', d.configFile]);
@@ -105,7 +105,7 @@ test('adopt moves an agent onto mcpmux, its SDK client reaches the servers, unad
   }
 });
 
-test('a VS Code workspace file keeps its comments; an edit made while adopt waits is refused; bad JSON is not touched', async () => {
+test('a VS Code workspace file keeps its comments; an edit made while adopt waits is refused; unadopt --remove; bad JSON is not touched', async () => {
   const d = await startDaemon({ servers: {} });
   try {
     const file = path.join(d.dir, '.vscode/mcp.json');
@@ -142,9 +142,11 @@ test('a VS Code workspace file keeps its comments; an edit made while adopt wait
     assert.match(adopted, /\/\/ servers for this workspace/);
     assert.match(adopted, /"inputs": \[\{ "type": "promptString", "id": "k" \}\]/);
     assert.match(adopted, /"type": "stdio",\s+"command": "\/.*mcpmux"/);
-    const back = await run(d, ['unadopt', 'vscode-workspace', '--yes']);
-    assert.equal(back.code, 0, back.stderr);
+    assert.match(readFileSync(d.configFile, 'utf8'), /\[servers\.fake\]/);
+    const back = await run(d, ['unadopt', 'vscode-workspace', '--yes', '--remove']);
+    assert.equal(back.code, 0, back.stdout + back.stderr);
     assert.equal(readFileSync(file, 'utf8'), original);
+    assert.doesNotMatch(readFileSync(d.configFile, 'utf8'), /\[servers\.fake\]/, '--remove drops mcpmux\'s copy');
 
     writeFileSync(file, '{ "servers": { "x": ');
     const bad = await run(d, ['adopt', 'vscode-workspace', '--yes', '--config', d.configFile]);

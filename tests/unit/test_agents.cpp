@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/agents.hpp"
+#include "config/config.hpp"
 #include "config/jsonc_span.hpp"
 
 namespace mcpmux {
@@ -101,7 +102,7 @@ TEST(Agents, ClaudeDesktopShapeAndProfile) {
   ASSERT_TRUE(list.span);
   const auto adopted =
       replace_span(desktop, *list.span, mcpmux_entry(file, "/opt/mcpmux", "work", ""));
-  EXPECT_THAT(adopted, HasSubstr(R"("args": ["connect","--profile","work"])"));
+  EXPECT_THAT(adopted, HasSubstr(R"("args": ["connect","--spawn","--profile","work"])"));
   EXPECT_THAT(adopted, Not(HasSubstr("\"type\"")));
   EXPECT_THAT(adopted, HasSubstr(R"("globalShortcut":"Ctrl+Space")"));
   EXPECT_TRUE(locate_servers(adopted, file).adopted);
@@ -133,6 +134,168 @@ TEST(Agents, KnownFilesCoverTheCommonClients) {
       EXPECT_EQ(f.path.rfind("/work/p/", 0), 0u) << f.path;
     }
   }
+}
+
+// ---- adopting each client's format, and back ------------------------------------------------
+
+env_lookup no_env() {
+  return [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+}
+
+struct format_case {
+  const char* path;
+  const char* text;
+  std::vector<std::string> servers;  // mcpmux servers the client's became
+  std::vector<std::string> left;     // entries that stay with the client
+};
+
+// Real-world files, trimmed: unknown fields, comments where the client allows them, env and
+// headers, a server mcpmux already runs under another name, and one whose name it uses.
+const std::vector<format_case>& formats() {
+  static const std::vector<format_case> cases{
+      {"/home/me/.claude.json",
+       R"({
+  "numStartups": 42,
+  "mcpServers": {
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/",
+               "headers": {"Authorization": "Bearer ${GITHUB_PAT}"}},
+    "same-git": {"command": "uvx", "args": ["mcp-server-git"]}
+  },
+  "projects": {"/work/p": {"mcpServers": {"local": {"command": "./srv"}}, "allowedTools": []}}
+})",
+       {"github", "git"},
+       {}},
+      {"/home/me/.cursor/mcp.json",
+       R"({"mcpServers": {
+  "git": {"command": "npx", "args": ["-y", "other-git"], "env": {"TOKEN": "s3cret"}},
+  "playwright": {"command": "npx", "args": ["@playwright/mcp@latest"], "autoApprove": ["x"]},
+  "ws": {"type": "websocket", "url": "ws://localhost:1/x"}
+}})",
+       {"git-2", "playwright"},
+       {"ws"}},
+      {"/home/me/.codeium/windsurf/mcp_config.json",
+       R"({"mcpServers": {"context7": {"serverUrl": "https://mcp.context7.com/mcp"}}})",
+       {"context7"},
+       {}},
+      {"/work/p/.vscode/mcp.json",
+       R"({
+  // workspace servers
+  "inputs": [{"type": "promptString", "id": "key", "password": true}],
+  "servers": {
+    "perplexity": {"type": "stdio", "command": "npx", "args": ["-y", "server-perplexity-ask"],
+                   "env": {"KEY": "${input:key}"}},
+  },
+})",
+       {"perplexity"},
+       {}},
+      {"/home/me/.config/zed/settings.json",
+       R"({
+  "theme": "One Dark", // comments are allowed here
+  "context_servers": {
+    "fetch": {"source": "custom", "command": "uvx", "args": ["mcp-server-fetch"], "env": {}},
+  },
+})",
+       {"fetch"},
+       {}},
+  };
+  return cases;
+}
+
+// mcpmux already runs git (uvx mcp-server-git) under the name "git".
+constexpr std::string_view config_before = R"([servers.git]
+command = "uvx"
+args = ["mcp-server-git"]
+)";
+
+TEST(Adopt, EveryFormatRoundTripsByteForByte) {
+  for (const auto& c : formats()) {
+    SCOPED_TRACE(c.path);
+    const auto file = agent_file_for_path(c.path);
+    auto plan =
+        plan_adoption(c.text, file, config_before, "/cfg/config.toml", "/usr/bin/mcpmux", no_env());
+    ASSERT_EQ(plan.error, "");
+    ASSERT_EQ(plan.nothing, "");
+    EXPECT_EQ(plan.servers, c.servers);
+    EXPECT_EQ(plan.left, c.left);
+    // The new config loads and holds the added servers.
+    auto cfg = parse_config(plan.config_text, "/cfg/config.toml", no_env());
+    ASSERT_TRUE(cfg.value) << plan.config_text;
+    for (const auto& name : plan.servers) {
+      EXPECT_NE(std::find_if(cfg.value->servers.begin(), cfg.value->servers.end(),
+                             [&](const server_config& s) { return s.name == name; }),
+                cfg.value->servers.end())
+          << name;
+    }
+    // The client's file: adopted, still JSON(C), unknown fields and what stayed kept.
+    const auto after = locate_servers(plan.client_text, file);
+    ASSERT_EQ(after.error, "");
+    EXPECT_TRUE(after.adopted);
+    for (const auto& name : c.left) EXPECT_THAT(plan.client_text, HasSubstr("\"" + name + "\""));
+    // Adopting again changes nothing.
+    EXPECT_EQ(plan_adoption(plan.client_text, file, plan.config_text, "/cfg/config.toml",
+                            "/usr/bin/mcpmux", no_env())
+                  .nothing,
+              "it already uses mcpmux");
+    // Back from the backup: the very bytes.
+    std::string why;
+    EXPECT_EQ(plan_restoration(plan.client_text, file, std::string(c.text), cfg.value->servers,
+                               plan.servers, &why),
+              c.text)
+        << why;
+    // Back without the backup: rebuilt from mcpmux's config, the same servers again, with
+    // the variables as written (never their values).
+    auto templates = parse_config(plan.config_text, "/cfg/config.toml", keep_variables());
+    ASSERT_TRUE(templates.value);
+    const auto rebuilt = plan_restoration(plan.client_text, file, std::nullopt,
+                                          templates.value->servers, plan.servers, &why);
+    if (std::string_view(c.path).ends_with(".claude.json")) {
+      EXPECT_THAT(rebuilt, HasSubstr("Bearer ${GITHUB_PAT}"));
+    }
+    ASSERT_FALSE(rebuilt.empty()) << why;
+    EXPECT_FALSE(locate_servers(rebuilt, file).adopted);
+    auto again = plan_adoption(rebuilt, file, plan.config_text, "/cfg/config.toml",
+                               "/usr/bin/mcpmux", no_env());
+    EXPECT_TRUE(again.added.empty()) << "every rebuilt server is one mcpmux runs";
+    EXPECT_EQ(again.left, c.left);
+  }
+}
+
+TEST(Adopt, ClaudeCodeKeepsProjectServersAndCollisionsAreNamed) {
+  const auto& c = formats()[0];
+  auto plan = plan_adoption(c.text, agent_file_for_path(c.path), config_before, "/cfg/c.toml",
+                            "/usr/bin/mcpmux", no_env());
+  EXPECT_THAT(plan.client_text, HasSubstr(R"("projects": {"/work/p": {"mcpServers": {"local")"));
+  EXPECT_THAT(plan.client_text, HasSubstr("\"numStartups\": 42"));
+  EXPECT_THAT(::testing::PrintToString(plan.notes),
+              HasSubstr("mcpmux runs it already as [servers.git]; not added again"));
+  const auto& cursor = formats()[1];
+  auto named = plan_adoption(cursor.text, agent_file_for_path(cursor.path), config_before,
+                             "/cfg/c.toml", "/usr/bin/mcpmux", no_env());
+  EXPECT_EQ(named.added, (std::vector<std::string>{"git-2", "playwright"}));
+  EXPECT_THAT(named.config_text, HasSubstr("TOKEN = \"s3cret\""));  // the secret travels with it
+}
+
+TEST(Adopt, WhatCannotBeReadIsNotTouched) {
+  const auto file = agent_file_for_path("/x/mcp.json");
+  EXPECT_THAT(plan_adoption("{\"mcpServers\": {", file, "", "/c.toml", "/m", no_env()).error,
+              HasSubstr("is not JSON (line 1"));
+  EXPECT_EQ(plan_adoption("{\"other\": 1}", file, "", "/c.toml", "/m", no_env()).nothing,
+            "it has no server list: nothing to adopt");
+  EXPECT_THAT(plan_adoption(R"({"mcpServers": {"a": {"command": "x"}}})", file, "[servers.b",
+                            "/c.toml", "/m", no_env())
+                  .error,
+              HasSubstr("does not load"));
+}
+
+TEST(Adopt, RemovingServerTablesKeepsTheRest) {
+  const std::string text =
+      "[daemon]\nlog_level = \"debug\"\n\n[servers.keep]\ncommand = \"a\"\n\n"
+      "# adopted from Cursor (/x)\n[servers.gone]\ncommand = \"b\"\n"
+      "[servers.gone.env]\nK = \"v\"\n\n[servers.keep2]\ncommand = \"c\"\n";
+  const auto out = remove_server_tables(text, {"gone"});
+  EXPECT_EQ(out,
+            "[daemon]\nlog_level = \"debug\"\n\n[servers.keep]\ncommand = \"a\"\n\n"
+            "[servers.keep2]\ncommand = \"c\"\n");
 }
 
 }  // namespace
