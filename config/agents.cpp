@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "config/agents_codex.hpp"
 #include "config/import.hpp"
 #include "core/protocol/json_rpc.hpp"
 
@@ -36,6 +37,10 @@ std::vector<std::string_view> lines_of(std::string_view t) {
   }
   return out;
 }
+
+std::string list_text(const agent_file& f,
+                      const std::vector<std::pair<std::string, std::string>>& items,
+                      const std::string& indent);
 
 }  // namespace
 
@@ -72,6 +77,11 @@ std::vector<agent_file> known_agent_files(const std::string& home, const std::st
        join_path(config_home, "zed/settings.json"),
        {"context_servers"},
        agent_shape::zed},
+      {"codex",
+       "Codex",
+       join_path(home, ".codex/config.toml"),
+       {"mcp_servers"},
+       agent_shape::codex},
       {"claude-code-project", "Claude Code (project)", join_path(cwd, ".mcp.json"), mcp,
        agent_shape::mcp_servers, true},
       {"cursor-project", "Cursor (project)", join_path(cwd, ".cursor/mcp.json"), mcp,
@@ -81,6 +91,12 @@ std::vector<agent_file> known_agent_files(const std::string& home, const std::st
        join_path(cwd, ".vscode/mcp.json"),
        {"servers"},
        agent_shape::vscode,
+       true},
+      {"codex-project",
+       "Codex (project)",
+       join_path(cwd, ".codex/config.toml"),
+       {"mcp_servers"},
+       agent_shape::codex,
        true},
       {"gemini-project", "Gemini CLI (project)", join_path(cwd, ".gemini/settings.json"), mcp,
        agent_shape::mcp_servers, true},
@@ -98,60 +114,75 @@ agent_file agent_file_for_path(const std::string& path) {
     f = {"vscode-settings", "VS Code settings", path, {"mcp", "servers"}, agent_shape::vscode};
   } else if (dir == "zed" && name == "settings.json") {
     f = {"zed", "Zed", path, {"context_servers"}, agent_shape::zed};
+  } else if (name.ends_with(".toml")) {
+    f = {"codex", "Codex", path, {"mcp_servers"}, agent_shape::codex};
   }
   return f;
 }
 
 server_list locate_servers(std::string_view text, const agent_file& file) {
   server_list out;
-  auto found = jsonc::find(text, file.keys);
-  if (!found.error.empty()) {
-    out.error = found.error;
-    return out;
+  if (file.shape == agent_shape::codex) {
+    auto found = codex::find_servers(text);
+    out.error = std::move(found.error);
+    out.span = found.span;
+  } else {
+    auto found = jsonc::find(text, file.keys);
+    out.error = std::move(found.error);
+    out.span = found.value;
   }
-  out.span = found.value;
-  if (!out.span) return out;
+  if (!out.error.empty() || !out.span) return out;
   // Already adopted: an entry runs `mcpmux connect` (beside it, at most what could not be
   // carried over).
-  boost::system::error_code ec;
-  boost::json::parse_options opt;
-  opt.allow_comments = true;
-  opt.allow_trailing_commas = true;
-  const auto v = boost::json::parse(text.substr(out.span->begin, out.span->end - out.span->begin),
-                                    ec, {}, opt);
-  if (const auto* o = ec ? nullptr : v.if_object())
-    for (const auto& [name, entry] : *o)
-      if (runs_mcpmux(entry)) out.adopted = true;
+  std::vector<std::string> ignored;
+  for (const auto& [name, entry] : list_entries(text, *out.span, file, ignored))
+    if (runs_mcpmux(entry)) out.adopted = true;
   return out;
 }
 
-std::string mcpmux_entry(const agent_file& file, const std::string& mcpmux_path,
-                         const std::string& profile, const std::string& indent) {
-  const std::string in1 = indent + "  ", in2 = indent + "    ";
+boost::json::object list_entries(std::string_view text, jsonc::span span, const agent_file& file,
+                                 std::vector<std::string>& notes) {
+  const auto list = text.substr(span.begin, span.end - span.begin);
+  if (file.shape == agent_shape::codex) return codex::entries(list, notes);
+  boost::json::parse_options opt;
+  opt.allow_comments = true;
+  opt.allow_trailing_commas = true;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(list, ec, {}, opt);
+  if (ec || !v.is_object()) return {};
+  return std::move(v.as_object());
+}
+
+namespace {
+// The mcpmux entry's own text (its value, or Codex's table).
+std::string mcpmux_item(const agent_file& file, const std::string& mcpmux_path,
+                        const std::string& profile, const std::string& indent) {
   boost::json::array args{"connect", "--spawn"};
   if (!profile.empty()) {
     args.emplace_back("--profile");
     args.emplace_back(profile);
   }
-  std::string out = "{\n" + in1 + "\"mcpmux\": {\n";
-  if (file.shape == agent_shape::vscode) out += in2 + "\"type\": \"stdio\",\n";
-  if (file.shape == agent_shape::zed) out += in2 + "\"source\": \"custom\",\n";
-  out += in2 + "\"command\": " + boost::json::serialize(boost::json::value(mcpmux_path)) + ",\n";
-  out += in2 + "\"args\": " + boost::json::serialize(args) + "\n";
-  out += in1 + "}\n" + indent + "}";
-  return out;
+  std::string item;
+  if (file.shape == agent_shape::codex) {
+    item = codex::table("mcpmux", {{"command", mcpmux_path}, {"args", std::move(args)}});
+  } else {
+    const std::string in1 = indent + "  ", in2 = indent + "    ";
+    item = "{\n";
+    if (file.shape == agent_shape::vscode) item += in2 + "\"type\": \"stdio\",\n";
+    if (file.shape == agent_shape::zed) item += in2 + "\"source\": \"custom\",\n";
+    item += in2 + "\"command\": " + boost::json::serialize(boost::json::value(mcpmux_path)) + ",\n";
+    item += in2 + "\"args\": " + boost::json::serialize(args) + "\n" + in1 + "}";
+  }
+  return item;
+}
+}  // namespace
+
+std::string mcpmux_entry(const agent_file& file, const std::string& mcpmux_path,
+                         const std::string& profile, const std::string& indent) {
+  return list_text(file, {{"mcpmux", mcpmux_item(file, mcpmux_path, profile, indent)}}, indent);
 }
 
 namespace {
-
-boost::json::value parse_jsonc(std::string_view text) {
-  boost::json::parse_options opt;
-  opt.allow_comments = true;
-  opt.allow_trailing_commas = true;
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec, {}, opt);
-  return ec ? boost::json::value() : v;
-}
 
 std::string_view text_of(std::string_view text, jsonc::span s) {
   return text.substr(s.begin, s.end - s.begin);
@@ -159,13 +190,10 @@ std::string_view text_of(std::string_view text, jsonc::span s) {
 
 // The client's servers, each imported on its own (as an `mcpServers` entry, or VS Code's):
 // an entry that imports to nothing cannot be carried over and stays in the client's file.
-void import_list(std::string_view list_text, const agent_file& f, adoption& out,
+void import_list(std::string_view text, jsonc::span span, const agent_file& f, adoption& out,
                  std::vector<server_config>& servers) {
-  const auto list = parse_jsonc(list_text);
-  const auto* o = list.if_object();
-  if (!o) return;
   const std::string key = f.shape == agent_shape::vscode ? "servers" : "mcpServers";
-  for (const auto& [name, value] : *o) {
+  for (const auto& [name, value] : list_entries(text, span, f, out.notes)) {
     if (runs_mcpmux(value)) continue;  // mcpmux itself
     auto entry = value;
     if (f.shape == agent_shape::zed && entry.is_object()) entry.as_object().erase("source");
@@ -182,6 +210,38 @@ void import_list(std::string_view list_text, const agent_file& f, adoption& out,
         out.notes.push_back("server \"" + std::string(name) + "\": " + r.error);
     }
   }
+}
+
+// The text of one entry of the list, as the client wrote it.
+std::optional<std::string> entry_text(std::string_view text, jsonc::span span, const agent_file& f,
+                                      const std::string& name) {
+  std::optional<jsonc::span> at;
+  if (f.shape == agent_shape::codex) {
+    at = codex::find_server(text, span, name);
+  } else {
+    auto keys = f.keys;
+    keys.push_back(name);
+    at = jsonc::find(text, keys).value;
+  }
+  if (!at) return std::nullopt;
+  return std::string(text_of(text, *at));
+}
+
+// A list in the client's syntax from entries (name, text): a JSON object indented to sit at
+// `indent`, or Codex's tables one after the other.
+std::string list_text(const agent_file& f,
+                      const std::vector<std::pair<std::string, std::string>>& items,
+                      const std::string& indent) {
+  std::string out;
+  if (f.shape == agent_shape::codex) {
+    for (const auto& [name, item] : items) out += (out.empty() ? "" : "\n\n") + item;
+    return out;
+  }
+  out = "{";
+  for (const auto& [name, item] : items)
+    out += std::string(out.size() > 1 ? "," : "") + "\n" + indent + "  " +
+           boost::json::serialize(boost::json::value(name)) + ": " + item;
+  return out + "\n" + indent + "}";
 }
 
 // The same server, whatever its name: same command and arguments, or same URL.
@@ -224,7 +284,9 @@ adoption plan_adoption(std::string_view client_text, const agent_file& file,
   out.config_text = config_text;
   const auto list = locate_servers(client_text, file);
   if (!list.error.empty()) {
-    out.error = file.path + " is not JSON (" + list.error + "); it was not touched";
+    out.error = file.path +
+                (file.shape == agent_shape::codex ? " is not TOML (" : " is not JSON (") +
+                list.error + "); it was not touched";
     return out;
   }
   if (!list.span) {
@@ -236,7 +298,7 @@ adoption plan_adoption(std::string_view client_text, const agent_file& file,
     return out;
   }
   std::vector<server_config> imported;
-  import_list(text_of(client_text, *list.span), file, out, imported);
+  import_list(client_text, *list.span, file, out, imported);
 
   // Into mcpmux's config: a server it runs already is not added again.
   auto current = parse_config(config_text, config_path, lookup);
@@ -277,19 +339,11 @@ adoption plan_adoption(std::string_view client_text, const agent_file& file,
 
   // The client's new list: mcpmux, and what could not be carried over, as it was.
   const auto indent = jsonc::indentation_at(client_text, list.span->begin);
-  std::string entry = mcpmux_entry(file, mcpmux_path, "", indent);
-  if (!out.left.empty()) {
-    entry.erase(entry.rfind('}'));
-    while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\n')) entry.pop_back();
-    for (const auto& name : out.left) {
-      auto keys = file.keys;
-      keys.push_back(name);
-      if (auto f = jsonc::find(client_text, keys); f.value)
-        entry += ",\n" + indent + "  " + boost::json::serialize(boost::json::value(name)) + ": " +
-                 std::string(text_of(client_text, *f.value));
-    }
-    entry += "\n" + indent + "}";
-  }
+  std::vector<std::pair<std::string, std::string>> items{
+      {"mcpmux", mcpmux_item(file, mcpmux_path, "", indent)}};
+  for (const auto& name : out.left)
+    if (auto t = entry_text(client_text, *list.span, file, name)) items.emplace_back(name, *t);
+  const auto entry = list_text(file, items, indent);
   out.client_text = replace_span(client_text, *list.span, entry);
   return out;
 }
@@ -319,15 +373,20 @@ std::string plan_restoration(std::string_view client_text, const agent_file& fil
       *error = "no backup and no record of which servers were adopted: nothing to restore from";
       return {};
     }
-    boost::json::object rebuilt;
+    std::vector<std::pair<std::string, std::string>> items;
     for (const auto& n : names)
       for (const auto& s : servers)
-        if (s.name == n) rebuilt[s.name] = client_entry(s, file);
-    // What stayed with the client beside mcpmux stays.
-    if (const auto kept = parse_jsonc(text_of(client_text, *list.span)); kept.is_object())
-      for (const auto& [name, value] : kept.get_object())
-        if (!runs_mcpmux(value)) rebuilt[name] = value;
-    original = boost::json::serialize(rebuilt);
+        if (s.name == n)
+          items.emplace_back(s.name, file.shape == agent_shape::codex
+                                         ? codex::table(s.name, client_entry(s, file))
+                                         : boost::json::serialize(client_entry(s, file)));
+    // What stayed with the client beside mcpmux stays, as it was written.
+    std::vector<std::string> ignored;
+    for (const auto& [name, value] : list_entries(client_text, *list.span, file, ignored))
+      if (!runs_mcpmux(value))
+        if (auto t = entry_text(client_text, *list.span, file, std::string(name)))
+          items.emplace_back(name, *t);
+    original = list_text(file, items, jsonc::indentation_at(client_text, list.span->begin));
   }
   return replace_span(client_text, *list.span, original);
 }

@@ -22,6 +22,7 @@ enum class agent_shape {
   vscode,       ///< "servers" (mcp.json) or "mcp": {"servers"} (settings.json); stdio entries
                 ///< carry "type": "stdio"
   zed,          ///< "context_servers": {NAME: {"source": "custom", command, args, env} | {url}}
+  codex,        ///< Codex's config.toml: [mcp_servers.NAME] tables (spans are lines of TOML)
 };
 
 /// One config file of one client, where it lives on this machine.
@@ -46,6 +47,11 @@ agent_file agent_file_for_path(const std::string& path);
 /// True when a client's server entry runs `mcpmux connect` (it is mcpmux itself: never
 /// imported into mcpmux's own config).
 bool runs_mcpmux(const boost::json::value& entry);
+
+/// The entries of the list at `span` in the `mcpServers` JSON shape (Codex's tables read into
+/// it; what they hold that has no such form is noted).
+boost::json::object list_entries(std::string_view text, jsonc::span span, const agent_file& file,
+                                 std::vector<std::string>& notes);
 
 /// Where the server list is in `text` (the file's whole text), and whether the list is already
 /// the single mcpmux entry.

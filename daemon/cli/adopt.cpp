@@ -168,7 +168,7 @@ outcome<exit_status> run_agents(const context&, const command_args& args) {
     if (text) {
       auto list = locate_servers(*text, f);
       if (!list.error.empty()) {
-        state = "not JSON: " + list.error;
+        state = "cannot read it: " + list.error;
       } else if (!list.span) {
         servers = "0";
         state = "-";

@@ -157,3 +157,24 @@ test('a VS Code workspace file keeps its comments; an edit made while adopt wait
     await d.stop();
   }
 });
+
+test('Codex: its [mcp_servers.*] tables become one, the rest of the TOML stays, and come back', async () => {
+  const d = await startDaemon({ servers: {} });
+  try {
+    const file = path.join(d.dir, '.codex/config.toml');
+    mkdirSync(path.dirname(file), { recursive: true });
+    const original = `model = "gpt-5-codex"\n\n[mcp_servers.fake]\ncommand = ${JSON.stringify(FAKE_MCP_SERVER)}\nargs = []\n\n[mcp_servers.fake.env]\nLEVEL = "2"\n\n[tui]\nnotifications = true\n`;
+    writeFileSync(file, original);
+    const out = await run(d, ['adopt', 'codex-project', '--yes', '--config', d.configFile]);
+    assert.equal(out.code, 0, out.stdout + out.stderr);
+    assert.match(out.stdout, /fake: ready/);
+    const adopted = readFileSync(file, 'utf8');
+    assert.match(adopted, /^model = "gpt-5-codex"\n\n\[mcp_servers\.mcpmux\]\ncommand = "\/.*mcpmux"\nargs = \["connect", "--spawn"\]\n\n\[tui\]\nnotifications = true\n$/);
+    assert.match(readFileSync(d.configFile, 'utf8'), /LEVEL = "2"/);
+    const back = await run(d, ['unadopt', 'codex-project', '--yes']);
+    assert.equal(back.code, 0, back.stderr);
+    assert.equal(readFileSync(file, 'utf8'), original);
+  } finally {
+    await d.stop();
+  }
+});

@@ -197,6 +197,27 @@ const std::vector<format_case>& formats() {
 })",
        {"fetch"},
        {}},
+      {"/home/me/.codex/config.toml",
+       R"(model = "gpt-5-codex"
+# my servers
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "mcp-docs"]
+startup_timeout_sec = 20
+
+[mcp_servers.docs.env]
+API_KEY = "k-123"
+
+[mcp_servers."figma remote"]
+url = "https://mcp.figma.com/mcp"
+bearer_token_env_var = "FIGMA_TOKEN"
+
+# the UI
+[tui]
+notifications = true
+)",
+       {"docs", "figma_remote"},
+       {}},
   };
   return cases;
 }
@@ -273,6 +294,31 @@ TEST(Adopt, ClaudeCodeKeepsProjectServersAndCollisionsAreNamed) {
                              "/cfg/c.toml", "/usr/bin/mcpmux", no_env());
   EXPECT_EQ(named.added, (std::vector<std::string>{"git-2", "playwright"}));
   EXPECT_THAT(named.config_text, HasSubstr("TOKEN = \"s3cret\""));  // the secret travels with it
+}
+
+TEST(Adopt, CodexTablesAreReplacedAndTheRestOfTheTomlKept) {
+  const auto& c = formats().back();
+  const auto file = agent_file_for_path(c.path);
+  ASSERT_EQ(file.shape, agent_shape::codex);
+  auto plan = plan_adoption(c.text, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env());
+  ASSERT_EQ(plan.error, "");
+  EXPECT_THAT(plan.client_text, HasSubstr("model = \"gpt-5-codex\"\n# my servers\n"
+                                          "[mcp_servers.mcpmux]\ncommand = \"/usr/bin/mcpmux\"\n"
+                                          "args = [\"connect\", \"--spawn\"]\n\n# the UI\n[tui]"));
+  EXPECT_THAT(plan.config_text, HasSubstr("Authorization = \"Bearer ${FIGMA_TOKEN}\""));
+  EXPECT_THAT(plan.config_text, HasSubstr("API_KEY = \"k-123\""));
+  EXPECT_THAT(::testing::PrintToString(plan.notes), HasSubstr("startup_timeout_sec: not carried"));
+  // Tables in a form this does not rewrite are refused, not half-edited.
+  EXPECT_THAT(plan_adoption("[mcp_servers.a]\ncommand = \"x\"\n[tui]\n[mcp_servers.b]\ncommand "
+                            "= \"y\"\n",
+                            file, "", "/c.toml", "/m", no_env())
+                  .error,
+              HasSubstr("not together"));
+  EXPECT_THAT(
+      plan_adoption("mcp_servers.a.command = \"x\"\n", file, "", "/c.toml", "/m", no_env()).error,
+      HasSubstr("not written as [mcp_servers.NAME] tables"));
+  EXPECT_THAT(plan_adoption("[mcp_servers.a\n", file, "", "/c.toml", "/m", no_env()).error,
+              HasSubstr("is not TOML (line 1"));
 }
 
 TEST(Adopt, WhatCannotBeReadIsNotTouched) {
