@@ -232,6 +232,11 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
     return exit_status::ok;
   }
   if (!confirmed(args)) return fail("nothing written");
+  // An edit made while the question waited: nothing is written anywhere (checked again right
+  // before the file itself is replaced).
+  if (auto now = read_file(file->path); !now || *now != *text)
+    return fail(file->path + " changed while mcpmux was working on it; nothing was written",
+                "Run the command again.");
 
   if (!plan.added.empty())
     if (auto err = write_file_atomically(config_path, plan.config_text); !err.empty())

@@ -134,6 +134,7 @@ test('a VS Code workspace file keeps its comments; an edit made while adopt wait
     assert.equal(raced.code, 1);
     assert.match(raced.stderr, /changed while mcpmux was working on it; nothing was written/);
     assert.match(readFileSync(file, 'utf8'), /edited meanwhile/);
+    assert.doesNotMatch(readFileSync(d.configFile, 'utf8'), /\[servers\.fake\]/, 'nor to mcpmux\'s config');
     writeFileSync(file, original);
 
     const out = await run(d, ['adopt', 'vscode-workspace', '--config', d.configFile], { input: 'y\n' });

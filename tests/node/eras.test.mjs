@@ -532,7 +532,11 @@ describe('the era matrix: every client era over every door, against every server
       };
       let c;
       if (door === 'connect') {
-        c = await daemon.connect({ capabilities: { elicitation: {} }, setup });
+        // Through tap_bridge too: the 1.x client runs notification handlers a microtask later
+        // than it settles a response, so a progress notification read together with its
+        // result may never reach onprogress; what mcpmux sent is counted where it was sent.
+        c = await daemon.connect({ capabilities: { elicitation: {} }, setup, capture: 'matrix-v1.jsonl' });
+        face.progressSent = () => readMessages(c.captureFile).filter((m) => m.method === 'notifications/progress').length;
       } else {
         c = new LegacyClient({ name: 'matrix-v1-http', version: '1' }, { capabilities: { elicitation: {} } });
         setup(c);
