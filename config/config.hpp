@@ -69,6 +69,9 @@ struct server_settings {
   bool per_client = false;  ///< `isolation = "per-client"`: one upstream per client session
   era_setting era = era_setting::auto_detect;  ///< `era`: "auto" (default), "legacy", "modern"
   oauth_settings oauth;                        ///< http/sse: `oauth`
+  /// `tools`, `prompts`, `resources`: which are shown (config/filters.hpp); empty = all. The
+  /// resources rules apply to resource URIs and resource template URI templates.
+  std::vector<std::string> tools_shown, prompts_shown, resources_shown;
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }

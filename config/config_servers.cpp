@@ -240,6 +240,14 @@ server_config validator::parse_server(const std::string& name, const std::string
       }
     } else if (kn == "roots") {
       s.roots = roots(v, key);
+    } else if (kn == "tools" || kn == "prompts" || kn == "resources") {
+      auto rules = string_array(v, key);
+      for (const auto& r : rules)
+        if (r.empty() || r == "!")
+          fail(v, key, "a pattern must not be empty (\"*\" shows all, \"!x*\" hides x…)");
+      (kn == "tools"     ? s.tools_shown
+       : kn == "prompts" ? s.prompts_shown
+                         : s.resources_shown) = std::move(rules);
     } else {
       fail(v, key,
            unknown_message("key", kn,
@@ -263,7 +271,10 @@ server_config validator::parse_server(const std::string& name, const std::string
                             "max_timeout_ms",
                             "isolation",
                             "era",
-                            "oauth"}));
+                            "oauth",
+                            "tools",
+                            "prompts",
+                            "resources"}));
     }
   }
   if (type_known && s.type == server_type::sse && s.era == era_setting::modern)

@@ -116,6 +116,9 @@ std::string to_toml(const server_config& s, toml_strings mode) {
     line("ping_interval_ms", std::to_string(s.ping_interval.count()));
   if (s.per_client) line("isolation", toml_quote("per-client"));
   if (s.era != defaults.era) line("era", toml_quote(to_string(s.era)));
+  if (!s.tools_shown.empty()) line("tools", toml_array(s.tools_shown, mode));
+  if (!s.prompts_shown.empty()) line("prompts", toml_array(s.prompts_shown, mode));
+  if (!s.resources_shown.empty()) line("resources", toml_array(s.resources_shown, mode));
   if (s.oauth.enabled) {
     const auto& o = s.oauth;
     std::vector<std::string> fields;

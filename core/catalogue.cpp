@@ -1,5 +1,7 @@
 #include "core/catalogue.hpp"
 
+#include "config/filters.hpp"
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <boost/json/serializer.hpp>
@@ -96,6 +98,7 @@ bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>&
   defs.reserve(count);
   for (const auto& s : sources) {
     for (const auto& t : *s.lists[ci]) {
+      if (s.shown[ci] && !shown_by(*s.shown[ci], t.at("name").get_string())) continue;
       inputs.push_back({s.server, s.prefix, std::string(t.at("name").get_string())});
       defs.push_back(&t);
     }
@@ -132,6 +135,7 @@ bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& 
   std::unordered_set<std::string> seen;
   for (const auto& s : sources) {
     for (const auto& r : *s.lists[ci]) {
+      if (s.shown[ci] && !shown_by(*s.shown[ci], r.at(key).get_string())) continue;
       std::string original(r.at(key).get_string());
       std::string exposed = original;
       if (!seen.insert(exposed).second) {

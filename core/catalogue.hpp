@@ -44,6 +44,9 @@ struct catalogue_source {
   std::string server;  ///< sources come in server-name order
   std::string prefix;  ///< the effective prefix of its tool and prompt names
   std::array<const std::vector<json::object>*, collection_count> lists{};
+  /// Which items are shown (config/filters.hpp rules); null or empty: all. A hidden item gets
+  /// no name and no route: calling it is calling an unknown tool.
+  std::array<const std::vector<std::string>*, collection_count> shown{};
 };
 
 class catalogue {

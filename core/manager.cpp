@@ -1,6 +1,8 @@
 // The manager: upstream ownership, the combined catalogue, control methods.
 #include "core/manager.hpp"
 
+#include "config/filters.hpp"
+
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -250,9 +252,14 @@ void manager::rebuild() {
   std::vector<catalogue_source> sources;
   for (const auto& [name, up] : upstreams_) {
     if (!up->listed()) continue;
-    catalogue_source s{name, up->config().effective_prefix(), {}};
+    const auto& cfg = up->config();
+    catalogue_source s{name, cfg.effective_prefix(), {}, {}};
     for (std::size_t i = 0; i < collection_count; ++i)
       s.lists[i] = &up->list(static_cast<collection>(i));
+    s.shown[static_cast<std::size_t>(collection::tools)] = &cfg.tools_shown;
+    s.shown[static_cast<std::size_t>(collection::prompts)] = &cfg.prompts_shown;
+    s.shown[static_cast<std::size_t>(collection::resources)] = &cfg.resources_shown;
+    s.shown[static_cast<std::size_t>(collection::resource_templates)] = &cfg.resources_shown;
     sources.push_back(std::move(s));
   }
   std::vector<std::string> warnings;
@@ -300,15 +307,20 @@ std::shared_ptr<const std::vector<mcp::param_header>> manager::tool_param_header
 
 std::optional<route> manager::route_resource(std::string_view uri) const {
   auto r = cat_.route_resource(uri, [&](std::string_view s) { return upstreams_.count(s) > 0; });
-  if (r) return r;
-  // One server with resources at all: it is the only place the URI can be.
-  std::optional<route> only;
-  for (const auto& [name, up] : upstreams_)
-    if (up->offers(collection::resources)) {
-      if (only) return std::nullopt;
-      only = route{name, std::string(uri)};
-    }
-  return only;
+  if (!r) {
+    // One server with resources at all: it is the only place the URI can be.
+    for (const auto& [name, up] : upstreams_)
+      if (up->offers(collection::resources)) {
+        if (r) return std::nullopt;
+        r = route{name, std::string(uri)};
+      }
+  }
+  // A URI its server's `resources` rules hide is not reachable by any route.
+  if (r)
+    if (auto up = find_upstream(r->server);
+        up && !shown_by(up->config().resources_shown, r->original))
+      return std::nullopt;
+  return r;
 }
 
 std::optional<route> manager::route_completion(const json::object& ref) const {

@@ -1,5 +1,6 @@
 // Unit tests of core/catalogue: the servers' lists in, the exposed lists out (names, URI aliases,
 // routes, pages and cursors). No daemon, no server: lists built by hand.
+#include "config/filters.hpp"
 #include "core/catalogue.hpp"
 
 #include <gmock/gmock.h>
@@ -25,6 +26,7 @@ struct fixture {
   std::vector<std::string> warnings;
   naming_rules rules{"__", 64};
   std::string prefix_a = "a", prefix_b = "b";
+  std::array<std::vector<std::string>, collection_count> shown_a;  // a's filters
 
   std::array<bool, collection_count> rebuild() {
     std::vector<catalogue_source> s(2);
@@ -35,6 +37,7 @@ struct fixture {
     for (std::size_t i = 0; i < collection_count; ++i) {
       s[0].lists[i] = &a[i];
       s[1].lists[i] = &b[i];
+      s[0].shown[i] = &shown_a[i];
     }
     return cat.rebuild(s, rules, warnings);
   }
@@ -69,6 +72,36 @@ TEST(Catalogue, NamesArePrefixedSortedAndRouteBackToTheirServer) {
   EXPECT_EQ(arr[2].at("name").as_string(), "b__read");
   EXPECT_EQ(arr[2].at("description").as_string(), "d read");
   EXPECT_FALSE(page.next_cursor);
+}
+
+TEST(Catalogue, HiddenItemsGetNoNameAndNoRoute) {
+  fixture f;
+  f.a[tools] = items("name", {"read", "delete_repo", "delete_all", "write"});
+  f.b[tools] = items("name", {"delete_repo"});  // another server's rules are its own
+  f.shown_a[tools] = {"*", "!delete_*"};
+  f.a[resources] = items("uri", {"file:///pub/a", "file:///secret/b"});
+  f.shown_a[resources] = {"file:///pub/*"};
+  f.rebuild();
+  EXPECT_THAT(f.exposed(collection::tools), ElementsAre("a__read", "a__write", "b__delete_repo"));
+  EXPECT_FALSE(f.cat.find(collection::tools, "a__delete_repo"));
+  EXPECT_THAT(f.exposed(collection::resources), ElementsAre("file:///pub/a"));
+  EXPECT_FALSE(f.cat.find(collection::resources, "file:///secret/b"));
+}
+
+TEST(Filters, GlobsAndTheLastMatchingRuleDecides) {
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("delete_*", "delete_repo"));
+  EXPECT_FALSE(glob_match("delete_*", "undelete_repo"));
+  EXPECT_TRUE(glob_match("?ead", "read"));
+  EXPECT_TRUE(glob_match("*_*_*", "a_b_c"));
+  EXPECT_FALSE(glob_match("a*b", "a"));
+  EXPECT_TRUE(glob_match("file:///*.md", "file:///x/y.md"));
+  EXPECT_TRUE(shown_by({}, "anything"));
+  EXPECT_TRUE(shown_by({"*", "!delete_*"}, "read"));
+  EXPECT_FALSE(shown_by({"*", "!delete_*"}, "delete_x"));
+  EXPECT_TRUE(shown_by({"*", "!delete_*", "delete_draft"}, "delete_draft"));
+  EXPECT_FALSE(shown_by({"read_*"}, "write"));  // an allow-list hides what it does not name
+  EXPECT_FALSE(shown_by({"!x"}, "y"));
 }
 
 TEST(Catalogue, ACollisionIsResolvedAndReportedOnce) {

@@ -619,6 +619,21 @@ roots = ["/home/me/My Projects/c++", "file:///already/a%20uri", "~/src", "/tmp/%
                           "file:///home/me/src", "file:///tmp/%25%23%3F%C3%A9"));
 }
 
+TEST_F(ConfigParse, ShownToolsPromptsAndResources) {
+  config c = ok(R"([servers.a]
+command = "x"
+tools = ["*", "!delete_*"]
+prompts = ["review"]
+resources = ["file:///pub/*"]
+)");
+  ASSERT_EQ(c.servers.size(), 1u);
+  EXPECT_THAT(c.servers[0].tools_shown, ElementsAre("*", "!delete_*"));
+  EXPECT_THAT(c.servers[0].prompts_shown, ElementsAre("review"));
+  EXPECT_THAT(c.servers[0].resources_shown, ElementsAre("file:///pub/*"));
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ntools = [\"!\"]\n").key, "servers.a.tools");
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ntools = \"*\"\n").key, "servers.a.tools");
+}
+
 TEST_F(ConfigParse, RelativeRootsAreRejected) {
   config_result r =
       parse("[servers.a]\ncommand = \"x\"\nroots = [\"src\", \"/ok\", \"http://x\"]\n");

@@ -775,6 +775,10 @@ TEST(ToToml, EveryNonDefaultKeyRoundTrips) {
   s.max_timeout = std::chrono::milliseconds(99000);
   s.ping_interval = std::chrono::milliseconds(4000);
   s.per_client = true;
+  s.era = era_setting::legacy;
+  s.tools_shown = {"*", "!delete_*"};
+  s.prompts_shown = {"review"};
+  s.resources_shown = {"file:///pub/*"};
   config_result p = parse_config(to_toml(s), "x.toml", fake_env);
   ASSERT_TRUE(p.value) << to_toml(s);
   const server_config& back = p.value->servers.at(0);
@@ -790,6 +794,10 @@ TEST(ToToml, EveryNonDefaultKeyRoundTrips) {
   EXPECT_EQ(back.max_timeout, s.max_timeout);
   EXPECT_EQ(back.ping_interval, s.ping_interval);
   EXPECT_TRUE(back.per_client) << to_toml(s);
+  EXPECT_EQ(back.era, s.era);
+  EXPECT_EQ(back.tools_shown, s.tools_shown);
+  EXPECT_EQ(back.prompts_shown, s.prompts_shown);
+  EXPECT_EQ(back.resources_shown, s.resources_shown);
 }
 
 TEST_F(ImportInclude, DefaultConfigDocumentsInclude) {
