@@ -524,13 +524,20 @@ std::variant<json::value, rpc_error> manager::reload() {
   if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
 
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;
-  for (const auto& name : plan.unchanged) {
+  auto keep = [&](const std::string& name) -> upstream* {
     auto it = upstreams_.find(name);
-    if (it == upstreams_.end()) continue;  // (cannot be: cfg_ lists what runs) started below
+    if (it == upstreams_.end()) return nullptr;  // (cannot be: cfg_ lists what runs)
     it->second->set_daemon_config(next.daemon);
-    kept.emplace(name, std::move(it->second));
+    auto* up = kept.emplace(name, std::move(it->second)).first->second.get();
     upstreams_.erase(it);
-  }
+    return up;
+  };
+  for (const auto& name : plan.unchanged) keep(name);
+  for (const auto& name : plan.refiltered)
+    if (auto* up = keep(name))
+      for (const auto& s : next.servers)
+        if (s.name == name) up->set_filters(s);
+  if (!plan.refiltered.empty()) catalogue_signature_.clear();  // the same lists, shown anew
   for (auto& [name, up] : upstreams_) up->stop();  // removed, or changed (started anew below)
   for (const auto& s : next.servers)
     if (!kept.count(s.name))
@@ -540,8 +547,9 @@ std::variant<json::value, rpc_error> manager::reload() {
   cfg_ = std::move(next);
   info_.config_path = source;
   for (auto& [name, up] : upstreams_) up->start();  // no-op for the ones already running
-  log_.info("reloaded {}: {} added, {} removed, {} changed, {} unchanged", source,
-            plan.added.size(), plan.removed.size(), plan.changed.size(), plan.unchanged.size());
+  log_.info("reloaded {}: {} added, {} removed, {} changed, {} refiltered, {} unchanged", source,
+            plan.added.size(), plan.removed.size(), plan.changed.size(), plan.refiltered.size(),
+            plan.unchanged.size());
   schedule_rebuild();
   auto names = [](const std::vector<std::string>& v) {
     json::array a;
@@ -553,6 +561,7 @@ std::variant<json::value, rpc_error> manager::reload() {
                                   {"removed", names(plan.removed)},
                                   {"changed", names(plan.changed)},
                                   {"unchanged", names(plan.unchanged)},
+                                  {"refiltered", names(plan.refiltered)},
                                   {"restart_required", names(plan.restart_required)},
                                   {"warnings", std::move(warnings)}});
 }

@@ -4,6 +4,15 @@
 
 namespace mcpmux {
 
+namespace {
+bool same_but_filters(server_settings a, const server_settings& b) {
+  a.tools_shown = b.tools_shown;
+  a.prompts_shown = b.prompts_shown;
+  a.resources_shown = b.resources_shown;
+  return a == b;
+}
+}  // namespace
+
 reload_plan plan_reload(const config& old, const config& next, bool socket_moves) {
   reload_plan p;
   // The socket and the HTTP endpoint are bound once; everything else applies now.
@@ -25,6 +34,8 @@ reload_plan plan_reload(const config& old, const config& next, bool socket_moves
       p.added.push_back(s.name);
     else if (*before == s)
       p.unchanged.push_back(s.name);
+    else if (same_but_filters(*before, s))
+      p.refiltered.push_back(s.name);
     else
       p.changed.push_back(s.name);
   }

@@ -14,6 +14,9 @@ struct reload_plan {
   std::vector<std::string> removed;    ///< gone: stop
   std::vector<std::string> changed;    ///< different settings: stop the old one, start anew
   std::vector<std::string> unchanged;  ///< same settings: keep (calls in flight unaffected)
+  /// Only what it shows changed (`tools`, `prompts`, `resources`): keep it running, apply the
+  /// new filters (clients are told list_changed).
+  std::vector<std::string> refiltered;
   /// Daemon settings bound at start that a reload cannot apply ("daemon.socket", ...).
   std::vector<std::string> restart_required;
 };

@@ -113,6 +113,12 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void restart();
   /// Takes new daemon-wide settings (reload): timeouts now, limits at the next connection.
   void set_daemon_config(const daemon_config& d);
+  /// New `tools`, `prompts`, `resources` filters (a reload that changed only those).
+  void set_filters(const server_settings& s) {
+    cfg_.tools_shown = s.tools_shown;
+    cfg_.prompts_shown = s.prompts_shown;
+    cfg_.resources_shown = s.resources_shown;
+  }
 
   const std::string& name() const { return cfg_.name; }
   const server_config& config() const { return cfg_; }

@@ -299,7 +299,7 @@ outcome<exit_status> run_reload(const context& ctx, const command_args& args) {
 
   // "reloaded CONFIG: added a, b; removed c; changed d; N unchanged"
   std::string summary;
-  for (std::string_view key : {"added", "removed", "changed"}) {
+  for (std::string_view key : {"added", "removed", "changed", "refiltered"}) {
     std::string names = join_names(member(r, key));
     if (!names.empty()) summary += fmt::format("{} {}; ", key, names);
   }

@@ -40,6 +40,18 @@ TEST(ReloadPlan, AnyChangedServerSettingRestartsIt) {
   EXPECT_THAT(plan_reload(old, next, false).changed, ElementsAre("s"));
 }
 
+TEST(ReloadPlan, OnlyNewFiltersKeepTheServerRunning) {
+  config old, next;
+  old.servers = {server("s"), server("t")};
+  next.servers = {server("s"), server("t", "other")};
+  next.servers[0].tools_shown = {"*", "!delete_*"};
+  next.servers[1].prompts_shown = {"x"};  // with another change: restarted all the same
+  auto p = plan_reload(old, next, false);
+  EXPECT_THAT(p.refiltered, ElementsAre("s"));
+  EXPECT_THAT(p.changed, ElementsAre("t"));
+  EXPECT_TRUE(p.unchanged.empty());
+}
+
 TEST(ReloadPlan, SettingsBoundAtStartNeedARestart) {
   config old, next;
   next.daemon.http = "127.0.0.1:9000";
