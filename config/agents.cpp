@@ -6,6 +6,7 @@
 #include "config/agents_codex.hpp"
 #include "config/import.hpp"
 #include "core/protocol/json_rpc.hpp"
+#include "core/protocol/text.hpp"
 
 namespace mcpmux {
 namespace {
@@ -24,18 +25,6 @@ std::string parent_name(std::string_view p) {
   const auto slash = p.rfind('/');
   if (slash == std::string_view::npos || slash == 0) return {};
   return basename(p.substr(0, slash));
-}
-
-std::vector<std::string_view> lines_of(std::string_view t) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < t.size()) {
-    auto j = t.find('\n', i);
-    if (j == std::string_view::npos) j = t.size();
-    out.push_back(t.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
 }
 
 std::string list_text(const agent_file& f,
@@ -392,7 +381,7 @@ std::string plan_restoration(std::string_view client_text, const agent_file& fil
 }
 
 std::string remove_server_tables(std::string_view text, const std::vector<std::string>& names) {
-  const auto lines = lines_of(text);
+  const auto lines = split_lines(text);
   const auto header_of = [](std::string_view line) -> std::string_view {
     auto t = line.substr(0, line.find('#'));
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
@@ -435,7 +424,7 @@ std::string replace_span(std::string_view text, jsonc::span span, std::string_vi
 
 std::string line_diff(std::string_view before, std::string_view after) {
   if (before == after) return {};
-  const auto a = lines_of(before), b = lines_of(after);
+  const auto a = split_lines(before), b = split_lines(after);
   // The changed middle: a common head and a common tail around it (one change per adopt).
   std::size_t head = 0;
   while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;

@@ -9,25 +9,10 @@
 #include "config/agents_codex.hpp"
 #include "config/import.hpp"
 #include "config/names.hpp"
+#include "core/protocol/text.hpp"
 
 namespace mcpmux::codex {
 namespace {
-
-struct line {
-  std::size_t begin, end;  // [begin, end) without the newline; next line starts at end + 1
-};
-
-std::vector<line> lines_of(std::string_view t) {
-  std::vector<line> out;
-  std::size_t i = 0;
-  while (i < t.size()) {
-    auto j = t.find('\n', i);
-    if (j == std::string_view::npos) j = t.size();
-    out.push_back({i, j});
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -70,6 +55,18 @@ bool blank_or_comment(std::string_view l) {
   return l.empty() || l.front() == '#';
 }
 
+// The bytes of `text` from line `first` to the line before `after` (the end when none), less
+// the blank and comment lines that lead into the next table. `lines` are views into `text`.
+jsonc::span table_run(std::string_view text, const std::vector<std::string_view>& lines,
+                      std::size_t first, std::optional<std::size_t> after) {
+  std::size_t last = after ? *after : lines.size();
+  while (last > first + 1 && blank_or_comment(lines[last - 1])) --last;
+  const auto offset = [&](std::string_view l) {
+    return static_cast<std::size_t>(l.data() - text.data());
+  };
+  return {offset(lines[first]), offset(lines[last - 1]) + lines[last - 1].size()};
+}
+
 boost::json::value to_json(const toml::node& n) {
   if (auto s = n.as_string()) return boost::json::value(s->get());
   if (auto i = n.as_integer()) return boost::json::value(i->get());
@@ -99,15 +96,14 @@ region find_servers(std::string_view text) {
                 std::to_string(e.source().begin.column) + ": " + std::string(e.description());
     return out;
   }
-  const auto ls = lines_of(text);
+  const auto ls = split_lines(text);
   std::optional<std::size_t> first, after;  // line indexes
   for (std::size_t i = 0; i < ls.size(); ++i) {
-    const auto l = text.substr(ls[i].begin, ls[i].end - ls[i].begin);
-    const auto key = header_key(l);
+    const auto key = header_key(ls[i]);
     if (key.empty()) {
       // `mcp_servers.x.command = …` or `mcp_servers = {…}` outside the tables: not a form this
       // rewrites.
-      if (!first && trimmed(l).starts_with("mcp_servers")) {
+      if (!first && trimmed(ls[i]).starts_with("mcp_servers")) {
         out.error = "its mcp_servers are not written as [mcp_servers.NAME] tables";
         return out;
       }
@@ -121,34 +117,23 @@ region find_servers(std::string_view text) {
     if (ours && !first) first = i;
     if (!ours && first && !after) after = i;
   }
-  if (!first) return out;
-  // The run ends before the next table, less the blank and comment lines that lead into it.
-  std::size_t last = after ? *after : ls.size();
-  while (last > *first + 1 &&
-         blank_or_comment(text.substr(ls[last - 1].begin, ls[last - 1].end - ls[last - 1].begin)))
-    --last;
-  out.span = jsonc::span{ls[*first].begin, ls[last - 1].end};
+  if (first) out.span = table_run(text, ls, *first, after);
   return out;
 }
 
 std::optional<jsonc::span> find_server(std::string_view text, jsonc::span run,
                                        std::string_view name) {
-  const auto part = text.substr(run.begin, run.end - run.begin);
-  const auto ls = lines_of(part);
+  const auto ls = split_lines(text.substr(run.begin, run.end - run.begin));
   std::optional<std::size_t> first, after;
   for (std::size_t i = 0; i < ls.size(); ++i) {
-    const auto key = header_key(part.substr(ls[i].begin, ls[i].end - ls[i].begin));
+    const auto key = header_key(ls[i]);
     if (key.empty()) continue;
     const bool mine = server_of(key) == std::string(name);
     if (mine && !first) first = i;
     if (!mine && first && !after) after = i;
   }
   if (!first) return std::nullopt;
-  std::size_t last = after ? *after : ls.size();
-  while (last > *first + 1 &&
-         blank_or_comment(part.substr(ls[last - 1].begin, ls[last - 1].end - ls[last - 1].begin)))
-    --last;
-  return jsonc::span{run.begin + ls[*first].begin, run.begin + ls[last - 1].end};
+  return table_run(text, ls, *first, after);
 }
 
 boost::json::object entries(std::string_view run_text, std::vector<std::string>& notes) {

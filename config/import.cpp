@@ -5,6 +5,7 @@
 #include "config/files.hpp"
 #include "config/import_detail.hpp"
 #include "config/names.hpp"
+#include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -25,20 +26,6 @@ using names::is_name_char;
 // hand-written config; this cap only guards against a wrong path (a log, /dev/zero).
 constexpr std::size_t max_import_file_bytes = 64u << 20;
 constexpr std::size_t max_server_name = 64;
-
-// Line and column (1-based) of a byte offset, for JSON syntax errors.
-std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
-}
 
 std::string server_label(std::string_view name, std::string_view project) {
   if (project.empty()) return fmt::format("server \"{}\"", name);

@@ -1,5 +1,7 @@
 #include "config/jsonc_span.hpp"
 
+#include "core/protocol/text.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -29,15 +31,7 @@ class scanner {
 
   bool fail(std::string_view what) {
     if (!error_.empty()) return false;
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < pos_ && i < t_.size(); ++i) {
-      if (t_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+    const auto [line, col] = line_column(t_, pos_);
     error_ = fmt::format("line {}, column {}: {}", line, col, what);
     return false;
   }

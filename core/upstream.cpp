@@ -399,44 +399,50 @@ void upstream::schedule_ping() {
 }
 
 void upstream::fail(std::string why) {
+  lose_connection(std::move(why), false);
+}
+
+// The server will not serve without a person's login: no reconnects (each would be refused the
+// same way) until the login arrives and restarts it. Waiting calls fail now, saying what to run.
+void upstream::wait_for_login(std::string why) {
+  lose_connection(std::move(why), true);
+}
+
+// The connection ended without the daemon asking: reconnect after the backoff, or (for a login
+// only a person can give) wait without reconnecting.
+void upstream::lose_connection(std::string why, bool needs_login) {
   if (state() != upstream_state::connecting && state() != upstream_state::ready) return;
   ++generation_;
   timers_->handshake.cancel();
   timers_->ping.cancel();
   last_error_ = why;
-  log_.warn("{}", why);
-  note("failed: " + why);
+  if (needs_login) {
+    timers_->listen.cancel();
+    handshake_.reset();
+    note(why);
+  } else {
+    log_.warn("{}", why);
+    note("failed: " + why);
+  }
   ready_since_.reset();
   pid_ = -1;
-  // The state moves first: calls failing as the connection closes wait for the reconnect.
-  const auto step = lc_.on_closed(steady_clock::now(), std::move(why));
+  // The state moves first: calls failing as the connection closes see it (and wait for the
+  // reconnect, or are refused for the login).
+  const auto step = needs_login ? lc_.on_needs_login(std::move(why))
+                                : lc_.on_closed(steady_clock::now(), std::move(why));
   if (auto p = std::exchange(peer_, nullptr)) p->close();
-  // Queued calls keep waiting for the reconnect, each bounded by its own deadline.
   perform(step);
+  if (needs_login) {
+    for (auto& e : queue_.take_all()) refuse_for_login(*e.call);
+    return;
+  }
+  // Queued calls keep waiting for the reconnect, each bounded by its own deadline.
   if (crash_looping() && lc_.attempt() == crash_loop_attempts) {
     std::string tail;
     for (const auto& line : stderr_tail(5)) tail += "\n  " + line;
     log_.warn("crash-looping: {} failed attempts in a row, backing off; last: {}{}", lc_.attempt(),
               last_error_, tail.empty() ? "" : "; its last stderr lines:" + tail);
   }
-}
-
-// The server will not serve without a person's login: no reconnects (each would be refused the
-// same way) until the login arrives and restarts it. Waiting calls fail now, saying what to run.
-void upstream::wait_for_login(std::string why) {
-  if (state() != upstream_state::connecting && state() != upstream_state::ready) return;
-  ++generation_;
-  timers_->handshake.cancel();
-  timers_->ping.cancel();
-  timers_->listen.cancel();
-  last_error_ = why;
-  note(why);
-  ready_since_.reset();
-  handshake_.reset();
-  const auto step = lc_.on_needs_login(std::move(why));
-  if (auto p = std::exchange(peer_, nullptr)) p->close();
-  perform(step);
-  for (auto& e : queue_.take_all()) refuse_for_login(*e.call);
 }
 
 std::vector<std::string> upstream::stderr_tail(std::size_t n) const {

@@ -226,6 +226,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void become_ready();
   void fail(std::string why);
   void wait_for_login(std::string why);
+  void lose_connection(std::string why, bool needs_login);
   void refuse_for_login(queued_call& c);
   void handle_request(const message& msg);
   void handle_notification(const message& msg);

@@ -28,24 +28,6 @@ wall::time_point from_unix(std::int64_t s) {
   return wall::time_point(std::chrono::seconds(s));
 }
 
-// Every scope of `wanted` is among `have` (space-separated lists).
-bool covers(std::string_view have, std::string_view wanted) {
-  auto words = [](std::string_view s) {
-    std::vector<std::string_view> out;
-    for (std::size_t i = 0; i < s.size();) {
-      auto j = s.find(' ', i);
-      if (j == std::string_view::npos) j = s.size();
-      if (j > i) out.push_back(s.substr(i, j - i));
-      i = j + 1;
-    }
-    return out;
-  };
-  const auto h = words(have);
-  for (auto w : words(wanted))
-    if (std::find(h.begin(), h.end(), w) == h.end()) return false;
-  return true;
-}
-
 rpc_error bad_params(std::string msg) {
   return {rpc_code::invalid_params, std::move(msg), nullptr};
 }
@@ -251,7 +233,7 @@ class oauth_account final : public bearer_source,
     const std::string had = keeper_.tokens() && keeper_.tokens()->scope
                                 ? *keeper_.tokens()->scope + " " + record_.scope
                                 : record_.scope;
-    if (challenged.empty() || covers(had, challenged)) {
+    if (challenged.empty() || oauth::scope_covers(had, challenged)) {
       return done({bearer_verdict::refuse,
                    {},
                    "MCP server refused the request for want of scope \"" + clip(challenged, 200) +

@@ -380,6 +380,13 @@ std::string step_up_scope(std::string_view previous, std::string_view challenged
   return join_scope(unique);
 }
 
+bool scope_covers(std::string_view have, std::string_view wanted) {
+  const auto h = split_scope(have);
+  for (const auto& w : split_scope(wanted))
+    if (std::find(h.begin(), h.end(), w) == h.end()) return false;
+  return true;
+}
+
 std::variant<authorization_code, oauth_error> read_redirect(std::string_view query,
                                                             std::string_view expected_state,
                                                             std::string_view expected_issuer,

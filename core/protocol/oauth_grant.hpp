@@ -191,6 +191,10 @@ std::string select_scope(const scope_sources& sources,
 /// lose the permissions other operations need.
 std::string step_up_scope(std::string_view previous, std::string_view challenged);
 
+/// True when every scope of `wanted` is among `have` (both space-separated): a step-up to
+/// `wanted` would ask for nothing new, so it is not asked for again.
+bool scope_covers(std::string_view have, std::string_view wanted);
+
 // --- The redirect (RFC 6749 §4.1.2, RFC 9207) -------------------------------------------------
 
 /// The code the redirect carried, ready for authorization_code_grant.

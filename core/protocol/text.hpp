@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mcpmux {
 
@@ -13,6 +15,13 @@ std::string clip(std::string_view s, std::size_t n = 200);
 
 /// `s` in ASCII lowercase (header names, media types, URL schemes and hosts).
 std::string lower(std::string_view s);
+
+/// The lines of `text`, without their '\n' (views into `text`; no empty last line for a final
+/// newline).
+std::vector<std::string_view> split_lines(std::string_view text);
+
+/// Line and column (1-based) of byte `offset` in `text`, for syntax errors.
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset);
 
 /// Base64 of `bytes` (RFC 4648 §4), or with `url` its URL- and filename-safe alphabet (§5);
 /// `pad` ends it with '=' to a whole quantum.

@@ -18,8 +18,10 @@
 #include "config/config.hpp"
 #include "config/files.hpp"
 #include "config/import.hpp"
+#include "config/paths.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "daemon/cli/commands.hpp"
+#include "daemon/cli/spawn.hpp"
 #include "daemon/cli/table.hpp"
 
 namespace mcpmux::cli {
@@ -28,16 +30,15 @@ namespace {
 constexpr std::size_t max_client_file = 16u << 20;
 constexpr auto settle_wait = std::chrono::seconds(30);
 
-std::string home_dir() {
-  return env("HOME").value_or("/");
-}
-std::string config_home() {
-  return env("XDG_CONFIG_HOME").value_or(home_dir() + "/.config");
-}
 std::string current_dir() {
   char buf[4096];
   return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
 }
+// The clients' files for this user and the current directory.
+std::vector<agent_file> agent_files_here() {
+  return known_agent_files(home_dir(), xdg_dir("XDG_CONFIG_HOME", ".config"), current_dir());
+}
+
 bool exists(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -45,9 +46,8 @@ bool exists(const std::string& p) {
 
 // This program's absolute path, so that a desktop agent without the user's PATH finds it.
 std::string self_path() {
-  char buf[4096];
-  const auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("mcpmux");
+  auto self = self_executable();
+  return self.empty() ? std::string("mcpmux") : self;
 }
 
 std::string absolute(const std::string& p) {
@@ -58,7 +58,7 @@ std::string absolute(const std::string& p) {
 outcome<agent_file> resolve(const std::string& target) {
   if (target.find('/') != std::string::npos || exists(target))
     return agent_file_for_path(absolute(target));
-  const auto files = known_agent_files(home_dir(), config_home(), current_dir());
+  const auto files = agent_files_here();
   bool known = false;
   for (const auto& f : files) {
     if (f.agent != target) continue;
@@ -96,6 +96,15 @@ std::string timestamp() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   return buf;
+}
+
+// The client's file named on the command line, and its text.
+outcome<std::pair<agent_file, std::string>> open_target(const std::string& target) {
+  auto file = resolve(target);
+  if (!file) return file.error();
+  auto text = read_file(file->path);
+  if (!text) return text.error();
+  return std::pair{std::move(*file), std::move(*text)};
 }
 
 // Writes `text` over `path` if the file still holds `expected` (refusing a concurrent edit).
@@ -160,7 +169,7 @@ void reload_and_wait(const context& ctx, const std::vector<std::string>& servers
 outcome<exit_status> run_agents(const context&, const command_args& args) {
   boost::json::array found;
   std::vector<std::vector<cell>> rows;
-  for (const auto& f : known_agent_files(home_dir(), config_home(), current_dir())) {
+  for (const auto& f : agent_files_here()) {
     if (!exists(f.path)) continue;
     auto text = read_file(f.path);
     std::string servers = "?", state = "unreadable";
@@ -204,10 +213,10 @@ outcome<exit_status> run_agents(const context&, const command_args& args) {
 }
 
 outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
-  auto file = resolve(args.target);
-  if (!file) return file.error();
-  auto text = read_file(file->path);
-  if (!text) return text.error();
+  auto opened = open_target(args.target);
+  if (!opened) return opened.error();
+  const auto* file = &opened->first;
+  const auto* text = &opened->second;
   const std::string config_path = resolve_config_path(args.config.value_or(""));
   std::string existing;
   bool missing = false;
@@ -260,10 +269,10 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
 }
 
 outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
-  auto file = resolve(args.target);
-  if (!file) return file.error();
-  auto text = read_file(file->path);
-  if (!text) return text.error();
+  auto opened = open_target(args.target);
+  if (!opened) return opened.error();
+  const auto* file = &opened->first;
+  const auto* text = &opened->second;
   // What adopt kept: the backup, and which of mcpmux's servers the client's became.
   std::string err;
   auto rec_text = read_text_file(record_path(file->path), 1u << 20, err);

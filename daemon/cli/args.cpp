@@ -29,6 +29,14 @@ CLI::Option* add_count(CLI::App& app, const std::string& names, std::int64_t& ta
       ->check(CLI::Validator(check, ""));
 }
 
+// What adopt and unadopt both take: the agent, --dry-run, --yes, --config.
+void add_agent_options(CLI::App& c, command_args& a, const char* config_help) {
+  c.add_option("AGENT", a.target, "an agent id (see `mcpmux agents`) or a file's path")->required();
+  c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
+  c.add_flag("-y,--yes", a.yes, "apply without asking");
+  c.add_option("-c,--config", a.config, config_help)->type_name("PATH");
+}
+
 struct command_spec {
   const char* name;
   const char* synopsis;  ///< after "mcpmux "
@@ -130,12 +138,7 @@ const command_spec commands[] = {
      "command returns. AGENT is an id from `mcpmux agents`.\n",
      control_timeout, run_adopt,
      [](CLI::App& c, command_args& a) {
-       c.add_option("AGENT", a.target, "an agent id (see `mcpmux agents`) or a file's path")
-           ->required();
-       c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
-       c.add_flag("-y,--yes", a.yes, "apply without asking");
-       c.add_option("-c,--config", a.config, "mcpmux's config file (default as the daemon's)")
-           ->type_name("PATH");
+       add_agent_options(c, a, "mcpmux's config file (default as the daemon's)");
      }},
     {"unadopt", "unadopt AGENT|FILE [--dry-run] [--yes] [--remove]",
      "give a client its own servers back",
@@ -143,14 +146,9 @@ const command_spec commands[] = {
      "servers in mcpmux's config. mcpmux keeps its copies unless --remove.\n",
      control_timeout, run_unadopt,
      [](CLI::App& c, command_args& a) {
-       c.add_option("AGENT", a.target, "an agent id (see `mcpmux agents`) or a file's path")
-           ->required();
-       c.add_flag("--dry-run", a.dry_run, "show what would change; write nothing");
-       c.add_flag("-y,--yes", a.yes, "apply without asking");
+       add_agent_options(c, a, "mcpmux's config file, when adopt left no record");
        c.add_flag("--remove", a.remove,
                   "also remove the adopted servers from mcpmux's config (and\nreload)");
-       c.add_option("-c,--config", a.config, "mcpmux's config file, when adopt left no record")
-           ->type_name("PATH");
      }},
 };
 

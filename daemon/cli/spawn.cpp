@@ -36,10 +36,8 @@ std::string parent_dir(const std::string& path) {
 
 /// mcpmuxd next to this executable, else the bare name for a PATH search.
 std::string daemon_program() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) {
-    std::string candidate = parent_dir(std::string(buf, static_cast<std::size_t>(n))) + "/mcpmuxd";
+  if (const auto self = self_executable(); !self.empty()) {
+    std::string candidate = parent_dir(self) + "/mcpmuxd";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "mcpmuxd";
@@ -193,6 +191,12 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
     }
     ::usleep(20'000);
   }
+}
+
+std::string self_executable() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
 }  // namespace mcpmux::cli

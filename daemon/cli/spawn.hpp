@@ -11,4 +11,7 @@ namespace mcpmux::cli {
 /// daemon.
 outcome<unique_fd> spawn_and_dial(const context& ctx);
 
+/// This program's absolute path (/proc/self/exe); "" when it cannot be read.
+std::string self_executable();
+
 }  // namespace mcpmux::cli

@@ -103,7 +103,10 @@ login_outcome login_with_browser(fake_provider& p, std::string* page) {
   while ((!out || page->empty()) && std::chrono::steady_clock::now() < deadline)
     io.run_one_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(out.has_value()) << "the login never ended";
-  return out.value_or(login_outcome{"never ended"});
+  if (out) return std::move(*out);
+  login_outcome never;
+  never.error = "never ended";
+  return never;
 }
 
 TEST(OauthLoginRunner, ALoginEndToEndWithPkceCheckedByTheServer) {

@@ -438,6 +438,14 @@ TEST(OauthScope, OfflineAccessNeverRequestedWhenTheServerDoesNotListIt) {
   EXPECT_EQ(select_scope({.resource_scopes_supported = {"offline_access"}}), "");
 }
 
+TEST(OauthScope, CoversWhenNothingNewIsWanted) {
+  EXPECT_TRUE(scope_covers("mcp:basic mcp:write", "mcp:write"));
+  EXPECT_TRUE(scope_covers("a  b", " b a "));
+  EXPECT_TRUE(scope_covers("a", ""));
+  EXPECT_FALSE(scope_covers("mcp:basic", "mcp:basic mcp:admin"));
+  EXPECT_FALSE(scope_covers("", "a"));
+}
+
 TEST(OauthScope, StepUpIsTheUnion) {
   // auth/scope-step-up: first mcp:basic, then a 403 challenging mcp:write.
   EXPECT_EQ(step_up_scope("mcp:basic", "mcp:write"), "mcp:basic mcp:write");
