@@ -29,9 +29,18 @@ std::string header_key(std::string_view l) {
   if (close == std::string_view::npos) return {};
   auto inner = l.substr(l.starts_with("[[") ? 2 : 1);
   inner = inner.substr(0, inner.find(']'));
+  // Whitespace around the dots goes; inside a quoted key it is part of the name.
   std::string key;
-  for (char c : trimmed(inner))
-    if (c != ' ' && c != '\t') key += c;
+  char quote = 0;
+  for (char c : trimmed(inner)) {
+    if (quote && c == quote)
+      quote = 0;
+    else if (!quote && (c == '"' || c == '\''))
+      quote = c;
+    else if (!quote && (c == ' ' || c == '\t'))
+      continue;
+    key += c;
+  }
   return key;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/agents.hpp"
+#include "config/agents_codex.hpp"
 #include "config/config.hpp"
 #include "config/jsonc_span.hpp"
 
@@ -308,6 +309,19 @@ TEST(Adopt, CodexTablesAreReplacedAndTheRestOfTheTomlKept) {
   EXPECT_THAT(plan.config_text, HasSubstr("Authorization = \"Bearer ${FIGMA_TOKEN}\""));
   EXPECT_THAT(plan.config_text, HasSubstr("API_KEY = \"k-123\""));
   EXPECT_THAT(::testing::PrintToString(plan.notes), HasSubstr("startup_timeout_sec: not carried"));
+  // One server's tables, sub-tables included, without the blank line after them.
+  const auto run = codex::find_servers(c.text);
+  ASSERT_TRUE(run.span);
+  const auto docs = codex::find_server(c.text, *run.span, "docs");
+  ASSERT_TRUE(docs);
+  EXPECT_EQ(std::string_view(c.text).substr(docs->begin, docs->end - docs->begin),
+            "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"mcp-docs\"]\n"
+            "startup_timeout_sec = 20\n\n[mcp_servers.docs.env]\nAPI_KEY = \"k-123\"");
+  const auto figma = codex::find_server(c.text, *run.span, "figma remote");
+  ASSERT_TRUE(figma);
+  EXPECT_EQ(std::string_view(c.text).substr(figma->begin, figma->end - figma->begin),
+            "[mcp_servers.\"figma remote\"]\nurl = \"https://mcp.figma.com/mcp\"\n"
+            "bearer_token_env_var = \"FIGMA_TOKEN\"");
   // Tables in a form this does not rewrite are refused, not half-edited.
   EXPECT_THAT(plan_adoption("[mcp_servers.a]\ncommand = \"x\"\n[tui]\n[mcp_servers.b]\ncommand "
                             "= \"y\"\n",
