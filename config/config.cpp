@@ -75,8 +75,10 @@ config_result validator::run(const toml::table& root) {
       parse_daemon(v, cfg.daemon);
     } else if (name == "servers") {
       parse_servers(v, cfg.servers);
+    } else if (name == "profiles") {
+      parse_profiles(v, cfg.profiles);
     } else {
-      fail(v, join_key("", name), unknown_message("key", name, {"daemon", "servers"}));
+      fail(v, join_key("", name), unknown_message("key", name, {"daemon", "servers", "profiles"}));
     }
   }
   // toml++ iterates keys alphabetically; file order reads better and matches the user's editor.
@@ -291,6 +293,14 @@ void add_includes(config_result& r, const std::string& config_path, env_lookup l
             [](const server_config& a, const server_config& b) { return a.name < b.name; });
 }
 
+// Profiles that name servers the configuration lacks make it invalid.
+void add_profile_errors(config_result& r) {
+  auto errors = check_profiles(*r.value);
+  if (errors.empty()) return;
+  for (auto& e : errors) r.errors.push_back(std::move(e));
+  r.value.reset();
+}
+
 }  // namespace
 
 std::string_view to_string(server_type t) {
@@ -348,7 +358,10 @@ config_result parse_config(std::string_view text, std::string_view source_name, 
                                     std::string(e.description())});
     return r;
   }
-  return validator(source_name, lookup ? lookup : process_env).run(root);
+  config_result r = validator(source_name, lookup ? lookup : process_env).run(root);
+  // With includes the server list is only whole in load_config_file.
+  if (r.value && r.value->daemon.include.empty()) add_profile_errors(r);
+  return r;
 }
 
 config_result load_config_file(const std::string& path, env_lookup lookup) {
@@ -364,6 +377,7 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
   if (r.value) {
     r.value->source = path;
     add_includes(r, path, lookup ? lookup : process_env);
+    if (r.value && !r.value->daemon.include.empty()) add_profile_errors(r);
   }
   return r;
 }

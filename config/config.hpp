@@ -118,10 +118,39 @@ struct daemon_config {
   std::size_t http_max_connections = 256;  ///< `http_max_connections`: open TCP connections
 };
 
-/// A whole configuration. `servers` is sorted by name.
+/// How a profile offers its tools: every tool listed (`all`), a search tool and a call tool in
+/// their place (`search`), or `auto`: all while the list's estimated size stays within
+/// `tool_budget_tokens`, search above it.
+enum class exposure_mode { all, search, auto_select };
+std::string_view to_string(exposure_mode m);
+
+/// A `[profiles.NAME]` table: what one kind of client sees. Every list is of globs with the
+/// filter rules of config/filters.hpp (empty = all).
+struct profile_config {
+  std::string name;                  ///< the table key: [A-Za-z0-9_-]
+  std::vector<std::string> servers;  ///< `servers`: which servers' items it sees (server names)
+  /// `tools`, `prompts`, `resources`: by exposed name (resources: by exposed URI).
+  std::vector<std::string> tools, prompts, resources;
+  exposure_mode exposure = exposure_mode::all;  ///< `exposure`
+  std::size_t tool_budget_tokens = 8000;        ///< `tool_budget_tokens` (exposure = "auto")
+  /// `match`: a socket client whose agent's program name, executable path or command line
+  /// matches one of these globs gets this profile unless it asked for one.
+  std::vector<std::string> match;
+  std::map<std::string, std::string> descriptions;  ///< `descriptions`: by exposed tool name
+  int line = 0;                                     ///< of the table header (for messages)
+  bool operator==(const profile_config& o) const {
+    return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
+           resources == o.resources && exposure == o.exposure &&
+           tool_budget_tokens == o.tool_budget_tokens && match == o.match &&
+           descriptions == o.descriptions;
+  }
+};
+
+/// A whole configuration. `servers` and `profiles` are sorted by name.
 struct config {
   daemon_config daemon;
   std::vector<server_config> servers;
+  std::vector<profile_config> profiles;
   std::string source;  ///< file path it came from, or "<default>" for the embedded one
 };
 
@@ -149,6 +178,11 @@ std::optional<std::string> process_env(std::string_view name);
 /// default expand to "" and their names are appended to `undefined`.
 std::string expand_vars(std::string_view in, env_lookup lookup,
                         std::vector<std::string>* undefined);
+
+/// The problems of `cfg`'s profiles that need its whole server list: a profile whose `servers`
+/// pattern names no configured server. load_config_file checks them once includes are added;
+/// parse_config when the text includes nothing.
+std::vector<config_error> check_profiles(const config& cfg);
 
 /// Parses TOML text (name used in messages) and validates it. No I/O beyond the text given.
 config_result parse_config(std::string_view text, std::string_view source_name,

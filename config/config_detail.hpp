@@ -2,6 +2,7 @@
 // spread over
 //   config.cpp          the entry points, loading and `daemon.include`, the top level and [daemon]
 //   config_servers.cpp  the [servers.NAME] tables
+//   config_profiles.cpp the [profiles.NAME] tables
 //   config_values.cpp   typed readers of values, ${VAR} and ~ expansion, key paths, did-you-mean
 // Only config/ includes it.
 #pragma once
@@ -87,6 +88,13 @@ class validator {
   std::vector<std::string> roots(const toml::node& n, const std::string& key);
   server_config parse_server(const std::string& name, const std::string& base,
                              const toml::table& t);
+
+  // config_profiles.cpp: [profiles.NAME]
+  void parse_profiles(const toml::node& node, std::vector<profile_config>& out);
+  profile_config parse_profile(const std::string& name, const std::string& base,
+                               const toml::table& t);
+  /// A list of filter patterns (config/filters.hpp): none may be empty or a bare "!".
+  std::vector<std::string> patterns(const toml::node& n, const std::string& key);
 
   std::string file_;
   env_lookup lookup_;

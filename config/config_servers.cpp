@@ -241,10 +241,7 @@ server_config validator::parse_server(const std::string& name, const std::string
     } else if (kn == "roots") {
       s.roots = roots(v, key);
     } else if (kn == "tools" || kn == "prompts" || kn == "resources") {
-      auto rules = string_array(v, key);
-      for (const auto& r : rules)
-        if (r.empty() || r == "!")
-          fail(v, key, "a pattern must not be empty (\"*\" shows all, \"!x*\" hides x…)");
+      auto rules = patterns(v, key);
       (kn == "tools"     ? s.tools_shown
        : kn == "prompts" ? s.prompts_shown
                          : s.resources_shown) = std::move(rules);

@@ -21,30 +21,40 @@ class list_writer {
     out_ += '[';
   }
 
-  void add(const json::object& item, std::string_view key, std::string_view value) {
+  /// Adds `item` with `key` set to `value`, and its description set to `description` when
+  /// that is given.
+  void add(const json::object& item, std::string_view key, std::string_view value,
+           const std::string* description = nullptr) {
     if (!begins_.empty()) out_ += ',';
     begins_.push_back(out_.size());
     out_ += '{';
-    bool first = true, replaced = false;
-    for (const auto& kv : item) {
+    bool first = true, replaced = false, described = false;
+    const auto member = [&](std::string_view k, std::string_view v) {
       if (!first) out_ += ',';
       first = false;
-      write(kv.key());
+      write(k);
       out_ += ':';
+      write(v);
+    };
+    for (const auto& kv : item) {
       if (kv.key() == key) {
-        write(value);
+        member(key, value);
         replaced = true;
+      } else if (description && kv.key() == "description") {
+        member("description", *description);
+        described = true;
       } else {
+        if (!first) out_ += ',';
+        first = false;
+        write(kv.key());
+        out_ += ':';
         sr_.reset(&kv.value());
         drain();
       }
     }
-    if (!replaced) {  // (json::object's operator[] appends a missing key)
-      if (!first) out_ += ',';
-      write(key);
-      out_ += ':';
-      write(value);
-    }
+    // (json::object's operator[] appends a missing key)
+    if (!replaced) member(key, value);
+    if (description && !described) member("description", *description);
     out_ += '}';
   }
 
@@ -73,22 +83,44 @@ class list_writer {
 
 std::array<bool, collection_count> catalogue::rebuild(const std::vector<catalogue_source>& sources,
                                                       const naming_rules& rules,
-                                                      std::vector<std::string>& warnings) {
+                                                      std::vector<std::string>& warnings,
+                                                      const catalogue_view* view) {
   std::array<bool, collection_count> changed{};
   changed[static_cast<std::size_t>(collection::tools)] =
-      rebuild_named(collection::tools, sources, rules, warnings);
+      rebuild_named(collection::tools, sources, rules, warnings, view);
   changed[static_cast<std::size_t>(collection::prompts)] =
-      rebuild_named(collection::prompts, sources, rules, warnings);
+      rebuild_named(collection::prompts, sources, rules, warnings, view);
   changed[static_cast<std::size_t>(collection::resources)] =
-      rebuild_uris(collection::resources, sources, warnings);
+      rebuild_uris(collection::resources, sources, warnings, view);
   changed[static_cast<std::size_t>(collection::resource_templates)] =
-      rebuild_uris(collection::resource_templates, sources, warnings);
+      rebuild_uris(collection::resource_templates, sources, warnings, view);
   return changed;
 }
 
+namespace {
+
+// Whether a profile's view shows an item of `server` exposed as `exposed`.
+bool view_shows(const catalogue_view* view, collection c, std::string_view server,
+                std::string_view exposed) {
+  if (!view) return true;
+  if (view->servers && !shown_by(*view->servers, server)) return false;
+  const auto* rules = view->shown[static_cast<std::size_t>(c)];
+  return !rules || shown_by(*rules, exposed);
+}
+
+const std::string* description_for(const catalogue_view* view, collection c,
+                                   std::string_view exposed) {
+  if (!view || !view->descriptions || c != collection::tools) return nullptr;
+  auto it = view->descriptions->find(std::string(exposed));
+  return it == view->descriptions->end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 // Tools and prompts: names under the naming contract (prefix, separator, sanitised, capped).
 bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>& sources,
-                              const naming_rules& rules, std::vector<std::string>& warnings) {
+                              const naming_rules& rules, std::vector<std::string>& warnings,
+                              const catalogue_view* view) {
   const auto ci = static_cast<std::size_t>(c);
   std::vector<naming_input> inputs;
   std::vector<const json::object*> defs;
@@ -118,7 +150,8 @@ bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>&
   routes.reserve(named.size());
   for (auto& n : named) {
     auto& in = inputs[n.index];
-    items.add(*defs[n.index], "name", n.exposed);
+    if (!view_shows(view, c, in.server, n.exposed)) continue;
+    items.add(*defs[n.index], "name", n.exposed, description_for(view, c, n.exposed));
     routes.emplace_back(std::move(n.exposed), route{std::move(in.server), std::move(in.original)});
   }
   return install(c, std::move(items).finish(), std::move(routes));
@@ -127,7 +160,7 @@ bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>&
 // Resources and templates: URIs unchanged; a URI two servers share is exposed for the later
 // server (in name order) as mcpmux://<server>/<uri>.
 bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& sources,
-                             std::vector<std::string>& warnings) {
+                             std::vector<std::string>& warnings, const catalogue_view* view) {
   const auto ci = static_cast<std::size_t>(c);
   const std::string_view key = info(c).identity;
   list_writer items(lists_[ci].joined->size());
@@ -145,8 +178,9 @@ bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& 
               "{} \"{}\" is offered by {} and another server; {}'s is exposed as \"{}\"", key,
               original, s.server, s.server, exposed));
       }
-      items.add(r, key, exposed);
       seen.insert(exposed);
+      if (!view_shows(view, c, s.server, exposed)) continue;
+      items.add(r, key, exposed);
       routes.emplace_back(std::move(exposed), route{s.server, std::move(original)});
     }
   }
@@ -175,6 +209,18 @@ const route* catalogue::find(collection c, std::string_view exposed) const {
   auto it = std::lower_bound(routes.begin(), routes.end(), exposed,
                              [](const auto& r, std::string_view name) { return r.first < name; });
   return it != routes.end() && it->first == exposed ? &it->second : nullptr;
+}
+
+std::string_view catalogue::item(collection c, std::string_view exposed) const {
+  const auto& l = at(c);
+  auto it = std::lower_bound(l.routes.begin(), l.routes.end(), exposed,
+                             [](const auto& r, std::string_view name) { return r.first < name; });
+  if (it == l.routes.end() || it->first != exposed) return {};
+  // Tools and prompts are listed in name order: the i-th route is the i-th item.
+  const auto i = static_cast<std::size_t>(it - l.routes.begin());
+  const auto from = l.begins[i];
+  const auto to = i + 1 < l.begins.size() ? l.begins[i + 1] - 1 : l.joined->size() - 1;
+  return std::string_view(*l.joined).substr(from, to - from);
 }
 
 // A URI made from a template: the template whose literal head matches most of it.

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,15 +50,28 @@ struct catalogue_source {
   std::array<const std::vector<std::string>*, collection_count> shown{};
 };
 
+/// What a profile shows of the whole catalogue. Names are given over every source first (an
+/// item has the same exposed name in every profile), then these rules pick (config/filters.hpp;
+/// null or empty: all).
+struct catalogue_view {
+  const std::vector<std::string>* servers = nullptr;  ///< by server name
+  /// By exposed name (tools, prompts) or exposed URI (resources, templates).
+  std::array<const std::vector<std::string>*, collection_count> shown{};
+  /// Tools whose description the profile replaces, by exposed name.
+  const std::map<std::string, std::string>* descriptions = nullptr;
+};
+
 class catalogue {
  public:
   using routes_t = std::vector<std::pair<std::string, route>>;  ///< by exposed name, sorted
 
-  /// Rebuilds every list from `sources`. Returns which lists changed (their cursors go stale).
-  /// A name or URI collision is described in `warnings` the first time it is seen.
+  /// Rebuilds every list from `sources`, as `view` shows them (null: everything). Returns which
+  /// lists changed (their cursors go stale). A name or URI collision is described in `warnings`
+  /// the first time it is seen.
   std::array<bool, collection_count> rebuild(const std::vector<catalogue_source>& sources,
                                              const naming_rules& rules,
-                                             std::vector<std::string>& warnings);
+                                             std::vector<std::string>& warnings,
+                                             const catalogue_view* view = nullptr);
 
   /// The route of an exposed tool or prompt name, resource URI or template.
   const route* find(collection c, std::string_view exposed) const;
@@ -71,6 +85,10 @@ class catalogue {
                                           std::size_t page_size) const;
   std::size_t size(collection c) const { return at(c).begins.size(); }
   const routes_t& routes(collection c) const { return at(c).routes; }
+  /// The serialized exposed item of a tool or prompt (as listed); empty when unknown.
+  std::string_view item(collection c, std::string_view exposed) const;
+  /// The whole serialized list (a JSON array).
+  std::string_view joined(collection c) const { return *at(c).joined; }
 
  private:
   struct list {
@@ -82,9 +100,10 @@ class catalogue {
   };
   const list& at(collection c) const { return lists_[static_cast<std::size_t>(c)]; }
   bool rebuild_named(collection c, const std::vector<catalogue_source>& sources,
-                     const naming_rules& rules, std::vector<std::string>& warnings);
+                     const naming_rules& rules, std::vector<std::string>& warnings,
+                     const catalogue_view* view);
   bool rebuild_uris(collection c, const std::vector<catalogue_source>& sources,
-                    std::vector<std::string>& warnings);
+                    std::vector<std::string>& warnings, const catalogue_view* view);
   bool install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
                routes_t routes);
   std::optional<route> route_by_template(std::string_view uri) const;

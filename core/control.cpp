@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <vector>
 
 #include "core/manager.hpp"
+#include "core/session.hpp"
 
 namespace mcpmux {
 namespace {
@@ -105,13 +107,56 @@ json::object control_plane::status(bool histograms) const {
     servers.push_back(std::move(s));
   }
   out["servers"] = std::move(servers);
+  json::array profiles;
+  for (const auto& [name, view] : m_.profiles().views()) profiles.push_back(profile_status(*view));
+  out["profiles"] = std::move(profiles);
+  // Each client: who it is (never its command line: that may hold secrets) and what it sees.
+  std::vector<const session*> by_id;
+  for (const auto& [id, s] : m_.sessions()) by_id.push_back(s.get());
+  std::sort(by_id.begin(), by_id.end(),
+            [](const session* a, const session* b) { return a->id() < b->id(); });
+  json::array sessions;
+  for (const session* s : by_id) {
+    const auto id = s->id();
+    const auto& who = s->identity();
+    json::object c{
+        {"id", id},
+        {"transport", who.transport},
+        {"profile", s->profile().empty() ? json::value(nullptr) : json::value(s->profile())},
+        {"era", s->era() == mcp::era::modern   ? "modern"
+                : s->era() == mcp::era::legacy ? "legacy"
+                                               : "unknown"}};
+    if (!s->client_name().empty()) c["client"] = s->client_name();
+    if (who.pid) c["pid"] = who.pid;
+    if (!who.program.empty()) c["program"] = who.program;
+    if (who.agent_pid && who.agent_pid != who.pid) c["agent_pid"] = who.agent_pid;
+    if (!who.agent_program.empty() && who.agent_pid != who.pid)
+      c["agent_program"] = who.agent_program;
+    sessions.push_back(std::move(c));
+  }
+  out["sessions"] = std::move(sessions);
   return out;
+}
+
+json::object control_plane::profile_status(const profile_set::view& v) const {
+  json::object p{{"name", v.settings.name},
+                 {"exposure", to_string(v.settings.exposure)},
+                 {"searching", v.searching},
+                 {"tools", v.shown.size(collection::tools)},
+                 {"estimated_tokens", v.estimated_tokens},
+                 {"tool_budget_tokens", v.settings.tool_budget_tokens}};
+  if (v.searching) p["listing"] = v.search_listing.size(collection::tools);
+  std::size_t clients = 0;
+  for (const auto& [id, s] : m_.sessions()) clients += s->profile() == v.settings.name;
+  p["clients"] = clients;
+  return p;
 }
 
 // Every exposed tool in list order with its server, original name and first description line.
 // Built on demand: only `mcpmux tools` asks, and keeping it current cost every rebuild.
-json::array control_plane::tool_table() const {
-  const auto& routes = m_.exposed().routes(collection::tools);  // name order
+json::array control_plane::tool_table(std::string_view profile) const {
+  const auto* view = profile.empty() ? nullptr : m_.profile(profile);
+  const auto& routes = (view ? view->shown : m_.exposed()).routes(collection::tools);  // name order
   // Descriptions by (server, original), one server's list indexed at a time.
   std::map<std::string_view, std::unordered_map<std::string_view, const json::object*>> defs;
   auto definition = [&](const route& r) -> const json::object* {
@@ -126,10 +171,14 @@ json::array control_plane::tool_table() const {
   tools.reserve(routes.size());
   for (const auto& [name, r] : routes) {
     const auto* def = definition(r);
+    std::string description = def ? first_line(*def) : std::string();
+    if (view)
+      if (auto d = view->settings.descriptions.find(name); d != view->settings.descriptions.end())
+        description = d->second.substr(0, d->second.find('\n'));
     tools.push_back(json::object{{"name", name},
                                  {"server", r.server},
                                  {"original", r.original},
-                                 {"description", def ? first_line(*def) : std::string()}});
+                                 {"description", std::move(description)}});
   }
   return tools;
 }
@@ -141,7 +190,20 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
     const auto* h = params.if_contains("histograms");
     return json::value(status(h && h->is_bool() && h->get_bool()));
   }
-  if (method == "mcpmux/tools") return json::value(json::object{{"tools", tool_table()}});
+  if (method == "mcpmux/tools") {
+    const auto* p = params.if_contains("profile");
+    if (!p || (p->is_string() && p->get_string().empty()))
+      return json::value(json::object{{"tools", tool_table()}});
+    if (!p->is_string()) return bad_params("params.profile must be a string");
+    const auto* view = m_.profile(p->get_string());
+    if (!view) {
+      auto who = client_identity{};
+      who.requested_profile = p->get_string();
+      return std::get<rpc_error>(m_.profile_for(who));
+    }
+    json::object out{{"tools", tool_table(p->get_string())}, {"profile", profile_status(*view)}};
+    return json::value(std::move(out));
+  }
   if (method == "mcpmux/logs" || method == "mcpmux/restart") {
     const auto* s = params.if_contains("server");
     if (!s || !s->is_string()) return bad_params("params.server (string) is required");

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "core/profiles.hpp"
 #include "core/protocol/json_rpc.hpp"
 
 namespace mcpmux {
@@ -40,9 +41,12 @@ class control_plane {
   /// mcpmux/status; with `histograms`, each server also carries its latency histograms
   /// (`latency_histogram`, and `tool_latency_histograms` by tool) for /metrics.
   json::object status(bool histograms = false) const;
-  /// mcpmux/tools: every exposed tool with its server, original name and description's first
-  /// line.
-  json::array tool_table() const;
+  /// mcpmux/tools: every exposed tool (of `profile` when given) with its server, original name
+  /// and description's first line.
+  json::array tool_table(std::string_view profile = {}) const;
+
+  /// A profile's entry in status and in mcpmux/tools.
+  json::object profile_status(const profile_set::view& v) const;
 
   /// A line was added to a server's log: the sessions following it are told.
   void on_log(const std::string& server, const std::string& line);

@@ -3,6 +3,8 @@
 
 #include "config/filters.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -45,6 +47,7 @@ manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_fac
     upstreams_.emplace(s.name,
                        std::make_shared<upstream>(io_, s, cfg_.daemon, *this, open_, &cached[i]));
   }
+  profiles_.configure(cfg_.profiles);
 }
 
 manager::~manager() {
@@ -248,8 +251,30 @@ void manager::rebuild() {
     return;
   }
   catalogue_signature_ = std::move(signature);
-  // A server that is down keeps its last good lists; a stopped or disabled one does not.
-  std::vector<catalogue_source> sources;
+  const auto from = sources();
+  const naming_rules rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name};
+  std::vector<std::string> warnings;
+  const auto changed = cat_.rebuild(from, rules, warnings);
+  for (const auto& w : warnings) log_.warn("{}", w);
+  std::map<std::string, profile_set::changes> profile_changes;
+  if (!profiles_.empty()) {
+    std::vector<server_note> notes;
+    for (const auto& [name, up] : upstreams_) notes.push_back({name, up->instructions()});
+    profile_changes = profiles_.rebuild(from, rules, notes, cat_);
+  }
+  if (!gate_->open && settled()) release_waiters();
+  if (info_.on_change) info_.on_change();
+  for (std::size_t i = 0; i < collection_count; ++i)
+    if (changed[i])
+      log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)),
+                 cat_.size(static_cast<collection>(i)));
+  notify_lists("", changed);
+  for (const auto& [name, c] : profile_changes) notify_lists(name, c);
+}
+
+// A server that is down keeps its last good lists; a stopped or disabled one does not.
+std::vector<catalogue_source> manager::sources() const {
+  std::vector<catalogue_source> out;
   for (const auto& [name, up] : upstreams_) {
     if (!up->listed()) continue;
     const auto& cfg = up->config();
@@ -260,22 +285,22 @@ void manager::rebuild() {
     s.shown[static_cast<std::size_t>(collection::prompts)] = &cfg.prompts_shown;
     s.shown[static_cast<std::size_t>(collection::resources)] = &cfg.resources_shown;
     s.shown[static_cast<std::size_t>(collection::resource_templates)] = &cfg.resources_shown;
-    sources.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
-  std::vector<std::string> warnings;
-  const auto changed = cat_.rebuild(
-      sources, naming_rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name}, warnings);
-  for (const auto& w : warnings) log_.warn("{}", w);
-  if (!gate_->open && settled()) release_waiters();
-  if (info_.on_change) info_.on_change();
+  return out;
+}
+
+// Tells the clients of `profile` which of their lists changed.
+void manager::notify_lists(const std::string& profile,
+                           const std::array<bool, collection_count>& changed) {
+  if (std::none_of(changed.begin(), changed.end(), [](bool b) { return b; })) return;
+  // Listeners may unregister while being told; iterate over a copy.
+  auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
   for (std::size_t i = 0; i < collection_count; ++i) {
     if (!changed[i]) continue;
-    log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)),
-               cat_.size(static_cast<collection>(i)));
-    // Listeners may unregister while being told; iterate over a copy.
-    auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
     for (auto* l : ls)
-      if (listeners_.count(l)) l->on_list_changed(static_cast<collection>(i));
+      if (listeners_.count(l) && l->profile() == profile)
+        l->on_list_changed(static_cast<collection>(i));
   }
 }
 
@@ -294,8 +319,22 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
   return it->second;
 }
 
-const route* manager::find(collection c, std::string_view exposed) const {
-  return cat_.find(c, exposed);
+const route* manager::find(collection c, std::string_view exposed, std::string_view profile) const {
+  if (profile.empty()) return cat_.find(c, exposed);
+  const auto* v = profiles_.find(profile);
+  return v ? v->shown.find(c, exposed) : nullptr;
+}
+
+std::variant<std::string, rpc_error> manager::profile_for(const client_identity& who) const {
+  if (!who.requested_profile.empty() && !profiles_.find(who.requested_profile)) {
+    std::string known;
+    for (const auto& [name, v] : profiles_.views()) known += (known.empty() ? "" : ", ") + name;
+    return rpc_error{rpc_code::invalid_params,
+                     fmt::format("unknown profile \"{}\" (configured: {})", who.requested_profile,
+                                 known.empty() ? "none" : known),
+                     nullptr};
+  }
+  return profiles_.profile_for(who);
 }
 
 std::shared_ptr<const std::vector<mcp::param_header>> manager::tool_param_headers(
@@ -305,12 +344,20 @@ std::shared_ptr<const std::vector<mcp::param_header>> manager::tool_param_header
   return up ? up->tool_headers(r->original) : nullptr;
 }
 
-std::optional<route> manager::route_resource(std::string_view uri) const {
+std::optional<route> manager::route_resource(std::string_view uri, std::string_view profile) const {
+  const auto* v = profile.empty() ? nullptr : profiles_.find(profile);
+  if (!profile.empty() && !v) return std::nullopt;
+  // A profile reaches only its own servers' resources, and only those its rules show.
+  const auto reachable = [&](std::string_view server, std::string_view exposed) {
+    return !v ||
+           (shown_by(v->settings.servers, server) && shown_by(v->settings.resources, exposed));
+  };
   auto r = cat_.route_resource(uri, [&](std::string_view s) { return upstreams_.count(s) > 0; });
+  if (r && !reachable(r->server, uri)) return std::nullopt;
   if (!r) {
     // One server with resources at all: it is the only place the URI can be.
     for (const auto& [name, up] : upstreams_)
-      if (up->offers(collection::resources)) {
+      if (up->offers(collection::resources) && reachable(name, uri)) {
         if (r) return std::nullopt;
         r = route{name, std::string(uri)};
       }
@@ -323,26 +370,32 @@ std::optional<route> manager::route_resource(std::string_view uri) const {
   return r;
 }
 
-std::optional<route> manager::route_completion(const json::object& ref) const {
+std::optional<route> manager::route_completion(const json::object& ref,
+                                               std::string_view profile) const {
   const auto* type = ref.if_contains("type");
   if (!type || !type->is_string()) return std::nullopt;
   if (type->get_string() == "ref/prompt") {
     const auto* name = ref.if_contains("name");
     if (!name || !name->is_string()) return std::nullopt;
-    if (const auto* r = find(collection::prompts, name->get_string())) return *r;
+    if (const auto* r = find(collection::prompts, name->get_string(), profile)) return *r;
     return std::nullopt;
   }
   if (type->get_string() == "ref/resource") {
     const auto* uri = ref.if_contains("uri");
     if (!uri || !uri->is_string()) return std::nullopt;
-    if (const auto* r = find(collection::resource_templates, uri->get_string())) return *r;
-    return route_resource(uri->get_string());
+    if (const auto* r = find(collection::resource_templates, uri->get_string(), profile)) return *r;
+    return route_resource(uri->get_string(), profile);
   }
   return std::nullopt;
 }
 
-std::variant<list_page, rpc_error> manager::page(collection c, std::string_view cursor) const {
-  return cat_.page(c, cursor, cfg_.daemon.page_size);
+std::variant<list_page, rpc_error> manager::page(collection c, std::string_view cursor,
+                                                 std::string_view profile) const {
+  if (profile.empty()) return cat_.page(c, cursor, cfg_.daemon.page_size);
+  const auto* v = profiles_.find(profile);
+  if (!v) return rpc_error{rpc_code::internal_error, "the profile is gone", nullptr};
+  const auto& listing = c == collection::tools && v->searching ? v->search_listing : v->shown;
+  return listing.page(c, cursor, cfg_.daemon.page_size);
 }
 
 json::object manager::downstream_capabilities() const {
@@ -538,6 +591,8 @@ std::variant<json::value, rpc_error> manager::reload() {
       for (const auto& s : next.servers)
         if (s.name == name) up->set_filters(s);
   if (!plan.refiltered.empty()) catalogue_signature_.clear();  // the same lists, shown anew
+  const auto profiles_touched = profiles_.configure(next.profiles);
+  if (!profiles_touched.empty()) catalogue_signature_.clear();
   for (auto& [name, up] : upstreams_) up->stop();  // removed, or changed (started anew below)
   for (const auto& s : next.servers)
     if (!kept.count(s.name))
@@ -547,10 +602,23 @@ std::variant<json::value, rpc_error> manager::reload() {
   cfg_ = std::move(next);
   info_.config_path = source;
   for (auto& [name, up] : upstreams_) up->start();  // no-op for the ones already running
-  log_.info("reloaded {}: {} added, {} removed, {} changed, {} refiltered, {} unchanged", source,
-            plan.added.size(), plan.removed.size(), plan.changed.size(), plan.refiltered.size(),
-            plan.unchanged.size());
-  schedule_rebuild();
+  // Clients of a profile that is gone see everything now. The views of added and changed
+  // profiles are built at once (below), and their clients told what changed.
+  for (auto* l : std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end())) {
+    if (l->profile().empty() || profiles_.find(l->profile())) continue;
+    l->profile_removed();
+    for (std::size_t i = 0; i < collection_count; ++i)
+      l->on_list_changed(static_cast<collection>(i));
+  }
+  log_.info(
+      "reloaded {}: {} added, {} removed, {} changed, {} refiltered, {} unchanged; {} profiles "
+      "changed",
+      source, plan.added.size(), plan.removed.size(), plan.changed.size(), plan.refiltered.size(),
+      plan.unchanged.size(), profiles_touched.size());
+  if (profiles_touched.empty())
+    schedule_rebuild();
+  else
+    rebuild();
   auto names = [](const std::vector<std::string>& v) {
     json::array a;
     for (const auto& n : v) a.push_back(json::string(n));
@@ -562,6 +630,7 @@ std::variant<json::value, rpc_error> manager::reload() {
                                   {"changed", names(plan.changed)},
                                   {"unchanged", names(plan.unchanged)},
                                   {"refiltered", names(plan.refiltered)},
+                                  {"profiles", names(profiles_touched)},
                                   {"restart_required", names(plan.restart_required)},
                                   {"warnings", std::move(warnings)}});
 }

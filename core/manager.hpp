@@ -20,6 +20,7 @@
 #include "core/catalogue.hpp"
 #include "core/control.hpp"
 #include "core/mrtr.hpp"
+#include "core/profiles.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/subscriptions.hpp"
@@ -52,6 +53,10 @@ class catalogue_listener {
  public:
   virtual ~catalogue_listener() = default;
   virtual void on_list_changed(collection c) = 0;
+  /// The profile whose lists it sees ("" = everything).
+  virtual const std::string& profile() const = 0;
+  /// Its profile is gone (a reload removed it): it sees everything from now on.
+  virtual void profile_removed() = 0;
 };
 
 /// A client's log messages level (`logging/setLevel`), for routing `notifications/message`.
@@ -83,20 +88,29 @@ class manager : public upstream_observer {
   /// The upstream that serves `session`'s requests to `server`: the shared one, or for an
   /// `isolation = "per-client"` server the session's own (started on first use).
   std::shared_ptr<upstream> upstream_for(std::string_view server, std::uint64_t session);
-  /// The route of an exposed tool or prompt name, resource URI or template.
-  const route* find(collection c, std::string_view exposed) const;
+  /// The route of an exposed tool or prompt name, resource URI or template, as `profile` shows
+  /// them ("" = everything).
+  const route* find(collection c, std::string_view exposed, std::string_view profile = {}) const;
   /// The Mcp-Param-* headers a 2026-07-28 HTTP tools/call of an exposed tool must carry (the
   /// tool's x-mcp-header annotations); null when it has none or is unknown.
   std::shared_ptr<const std::vector<mcp::param_header>> tool_param_headers(
       std::string_view exposed) const;
   /// The server for a URI: an exposed resource, an `mcpmux://server/uri` alias, or the server
   /// whose template's literal prefix matches best.
-  std::optional<route> route_resource(std::string_view uri) const;
+  std::optional<route> route_resource(std::string_view uri, std::string_view profile = {}) const;
   /// The server for a completion reference (`ref/prompt` name or `ref/resource` template URI).
-  std::optional<route> route_completion(const json::object& ref) const;
-  /// A page of a combined list; `cursor` empty for the first page. A cursor of an older
-  /// generation of the list is an error.
-  std::variant<list_page, rpc_error> page(collection c, std::string_view cursor) const;
+  std::optional<route> route_completion(const json::object& ref,
+                                        std::string_view profile = {}) const;
+  /// A page of a combined list as `profile` lists it; `cursor` empty for the first page. A
+  /// cursor of an older generation of the list is an error.
+  std::variant<list_page, rpc_error> page(collection c, std::string_view cursor,
+                                          std::string_view profile = {}) const;
+  /// A configured profile (null: none of that name).
+  const profile_set::view* profile(std::string_view name) const { return profiles_.find(name); }
+  /// The profile a new client gets (its own choice, a `match` rule, or `default`); an error when
+  /// it named a profile that does not exist.
+  std::variant<std::string, rpc_error> profile_for(const client_identity& who) const;
+  const profile_set& profiles() const { return profiles_; }
   std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
@@ -141,6 +155,9 @@ class manager : public upstream_observer {
   /// Ends every session (shutdown).
   void close_sessions();
   std::size_t clients() const { return sessions_.size(); }
+  const std::unordered_map<std::uint64_t, std::shared_ptr<session>>& sessions() const {
+    return sessions_;
+  }
   /// When the latest client connected (the epoch when none has).
   std::chrono::steady_clock::time_point last_attach() const { return last_attach_; }
   /// (servers ready, servers enabled), for status lines.
@@ -192,6 +209,9 @@ class manager : public upstream_observer {
   void push_log_level();
 
   catalogue cat_;
+  profile_set profiles_;
+  std::vector<catalogue_source> sources() const;
+  void notify_lists(const std::string& profile, const std::array<bool, collection_count>& changed);
   subscription_table subscriptions_;
   std::unordered_map<std::uint64_t, std::string> session_log_levels_;
   /// Per-client upstreams by (server, session).

@@ -35,9 +35,9 @@ std::string_view list_changed_method(collection c) {
 
 }  // namespace
 
-std::shared_ptr<session> session::start(manager& m, std::shared_ptr<transport> t,
-                                        std::uint64_t id) {
-  auto s = std::make_shared<session>(m, std::move(t), id);
+std::shared_ptr<session> session::start(manager& m, std::shared_ptr<transport> t, std::uint64_t id,
+                                        client_identity who) {
+  auto s = std::make_shared<session>(m, std::move(t), id, std::move(who));
   m.attach(s, id);
   m.add_listener(s.get());
   s->transport_->start(*s);
@@ -45,8 +45,25 @@ std::shared_ptr<session> session::start(manager& m, std::shared_ptr<transport> t
   return s;
 }
 
-session::session(manager& m, std::shared_ptr<transport> t, std::uint64_t id)
-    : manager_(m), transport_(std::move(t)), id_(id), log_("session " + std::to_string(id)) {}
+session::session(manager& m, std::shared_ptr<transport> t, std::uint64_t id, client_identity who)
+    : manager_(m),
+      transport_(std::move(t)),
+      id_(id),
+      who_(std::move(who)),
+      log_("session " + std::to_string(id)) {
+  auto p = manager_.profile_for(who_);
+  if (auto* name = std::get_if<std::string>(&p)) {
+    profile_ = std::move(*name);
+  } else {
+    log_.warn("{}; it sees everything", std::get<rpc_error>(p).message);
+  }
+  if (!profile_.empty()) log_.debug("profile {}", profile_);
+}
+
+void session::profile_removed() {
+  log_.info("profile {} was removed by a reload; the client sees everything now", profile_);
+  profile_.clear();
+}
 
 session::~session() {
   manager_.remove_listener(this);
@@ -193,6 +210,7 @@ void session::handle_response(message& msg) {
 void session::handle_request(message& msg) {
   const auto method = msg.method();
   const auto& id = msg.id();
+  if (method == "mcpmux/profile") return choose_profile(msg);
   if (starts_with(method, "mcpmux/")) {
     auto out = manager_.control(method, msg.params(), id_);
     if (auto* err = std::get_if<rpc_error>(&out))
@@ -243,6 +261,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     const auto* n = msg.params().if_contains("name");
     return n && n->is_string() ? std::string_view(n->get_string()) : std::string_view();
   };
+  if (method == "tools/call" && search_tool_call(msg, meta)) return true;
   if (method == "tools/call" || method == "prompts/get") {
     const auto c = method == "tools/call" ? collection::tools : collection::prompts;
     const auto what = c == collection::tools ? "tool" : "prompt";
@@ -250,7 +269,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     if (name.empty())
       return refuse(id, rpc_code::invalid_params,
                     fmt::format("Invalid params: {} needs a string \"name\"", method));
-    const auto* r = manager_.find(c, name);
+    const auto* r = manager_.find(c, name, profile_);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up) return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
     std::string exposed(name);
@@ -263,7 +282,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     if (!uri || !uri->is_string())
       return refuse(id, rpc_code::invalid_params,
                     "Invalid params: resources/read needs a string \"uri\"");
-    auto r = manager_.route_resource(uri->get_string());
+    auto r = manager_.route_resource(uri->get_string(), profile_);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
       return refuse(id, rpc_code::invalid_params,
@@ -287,7 +306,8 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
   }
   if (method == "completion/complete") {
     const auto* ref = msg.params().if_contains("ref");
-    auto r = ref && ref->is_object() ? manager_.route_completion(ref->get_object()) : std::nullopt;
+    auto r = ref && ref->is_object() ? manager_.route_completion(ref->get_object(), profile_)
+                                     : std::nullopt;
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up)
       return refuse(
@@ -320,6 +340,7 @@ void session::initialize(const message& msg) {
   if (const auto* info = params.if_contains("clientInfo"); info && info->is_object())
     if (const auto* n = info->get_object().if_contains("name"); n && n->is_string())
       client = n->get_string();
+  client_name_ = client;
   log_.info("initialize from {} (protocol {})", client, protocol_version_);
   initialized_ = true;
   // Capabilities depend on what the servers offer: early in the daemon's life, wait (briefly)
@@ -348,7 +369,7 @@ void session::serve_list(const json::value& id, collection c, const json::object
   manager_.when_settled([weak = weak_from_this(), id, c, cursor = std::move(cursor)] {
     auto self = weak.lock();
     if (!self || self->ended_) return;
-    auto page = self->manager_.page(c, cursor);
+    auto page = self->manager_.page(c, cursor, self->profile_);
     if (auto* err = std::get_if<rpc_error>(&page))
       return self->reply_error(id, err->code, err->message);
     auto& p = std::get<list_page>(page);
@@ -403,7 +424,7 @@ void session::subscription(message& msg, bool subscribe) {
   if (!uri || !uri->is_string())
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: a string \"uri\" is required");
-  auto r = manager_.route_resource(uri->get_string());
+  auto r = manager_.route_resource(uri->get_string(), profile_);
   if (!r || !manager_.find_upstream(r->server))
     return reply_error(id, rpc_code::invalid_params,
                        "Unknown resource: " + std::string(uri->get_string()));

@@ -32,9 +32,11 @@ class session : public transport_events,
                 public call_sink,
                 public std::enable_shared_from_this<session> {
  public:
-  /// Creates and starts a session over `t`; it removes itself from the manager when it ends.
-  static std::shared_ptr<session> start(manager& m, std::shared_ptr<transport> t, std::uint64_t id);
-  session(manager& m, std::shared_ptr<transport> t, std::uint64_t id);
+  /// Creates and starts a session over `t` for the client `who`; it removes itself from the
+  /// manager when it ends.
+  static std::shared_ptr<session> start(manager& m, std::shared_ptr<transport> t, std::uint64_t id,
+                                        client_identity who = {});
+  session(manager& m, std::shared_ptr<transport> t, std::uint64_t id, client_identity who);
   ~session() override;
 
   /// Ends the session (daemon shutdown): cancels its calls upstream and closes the connection.
@@ -43,6 +45,11 @@ class session : public transport_events,
   /// resource updates through its subscriptions/listen streams.
   void notify(const std::string& text);
   std::uint64_t id() const { return id_; }
+  const client_identity& identity() const { return who_; }
+  /// What the client said it is (clientInfo.name), its era and protocol version, for status.
+  const std::string& client_name() const { return client_name_; }
+  mcp::era era() const { return era_; }
+  const std::string& protocol_version() const { return protocol_version_; }
 
   // transport_events
   void on_message(std::string_view text) override;
@@ -52,6 +59,8 @@ class session : public transport_events,
   void on_closed(std::error_code ec, std::string reason) override;
   // catalogue_listener
   void on_list_changed(collection c) override;
+  const std::string& profile() const override { return profile_; }
+  void profile_removed() override;
   // call_owner
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
@@ -71,6 +80,11 @@ class session : public transport_events,
   void handle_notification(const message& msg);
   void handle_response(message& msg);
   void initialize(const message& msg);
+  /// mcpmux/profile: the client names its profile before its first MCP request.
+  void choose_profile(const message& msg);
+  /// tools/call of the search tool of a search profile: answered here. Of its call tool: the
+  /// request is rewritten into a call of the tool it names. True when `msg` was answered.
+  bool search_tool_call(message& msg, const mcp::request_meta* meta);
   /// The methods that go to a server (tools/call, prompts/get, resources/read,
   /// completion/complete), in either era; false when `msg` is none of them.
   /// `meta`: a modern request's _meta, as handle_modern read it (null for a legacy client).
@@ -102,6 +116,9 @@ class session : public transport_events,
   manager& manager_;
   std::shared_ptr<transport> transport_;
   std::uint64_t id_;
+  client_identity who_;
+  std::string profile_;  ///< what it sees ("" = everything)
+  std::string client_name_;
   logger log_;
   message_parser parser_;
   mcp::era era_ = mcp::era::unknown;  ///< decided by the client's first MCP request

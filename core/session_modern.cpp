@@ -305,7 +305,7 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
     for (const auto& u : uris->get_array()) {
       if (!u.is_string()) continue;
       const std::string uri(u.get_string());
-      auto r = manager_.route_resource(uri);
+      auto r = manager_.route_resource(uri, profile_);
       auto up = r ? manager_.find_upstream(r->server) : nullptr;
       if (!up || !mcp::capability_flag(up->capabilities(), "resources", "subscribe"))
         continue;  // the server cannot tell
@@ -356,7 +356,7 @@ void session::end_listen(const std::string& key) {
     for (const auto& [k, other] : listens_)
       still = still || std::count(other.uris.begin(), other.uris.end(), uri) > 0;
     if (still) continue;
-    if (auto r = manager_.route_resource(uri)) manager_.unsubscribe(id_, *r);
+    if (auto r = manager_.route_resource(uri, profile_)) manager_.unsubscribe(id_, *r);
   }
   std::vector<manager::task_ref> unwatch;
   for (const auto& task : node.mapped().tasks) {

@@ -26,6 +26,7 @@
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
+#include "daemon/peer.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/oauth_accounts.hpp"
 #include "daemon/systemd.hpp"
@@ -264,9 +265,10 @@ int run_daemon(const daemon_options& opt) {
         fo.limits.max_message_bytes = max_message;
         fo.limits.max_queue_bytes = max_queue;
         fo.accept_handoff = true;  // mcpmux connect hands over the agent's stdio
+        auto who = identify_peer(fd);
         auto t = make_fd_transport(io, fd, fd, fo);
         if (mgr.starts_pending()) clients.add(t);
-        session::start(mgr, std::move(t), next_session++);
+        session::start(mgr, std::move(t), next_session++, std::move(who));
       },
       &error);
   if (!listener) {
@@ -285,7 +287,8 @@ int run_daemon(const daemon_options& opt) {
         .max_requests_per_session = d.http_max_requests_per_session,
         .tool_param_headers = [&mgr](std::string_view tool) {
           return mgr.tool_param_headers(tool);
-        }};
+        },
+        .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; }};
     auto status = [&] {
       return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
     };
@@ -295,7 +298,12 @@ int run_daemon(const daemon_options& opt) {
     };
     http = start_http_endpoint(
         io, std::move(ho),
-        [&](std::shared_ptr<transport> t) { session::start(mgr, std::move(t), next_session++); },
+        [&](std::shared_ptr<transport> t, std::string_view profile) {
+          client_identity who;
+          who.transport = "http";
+          who.requested_profile = profile;
+          session::start(mgr, std::move(t), next_session++, std::move(who));
+        },
         status, metrics, &error);
     if (!http) {
       log.error("{}", error);

@@ -269,6 +269,12 @@ std::optional<response> endpoint_impl::check_access(const http::request_header<>
   return res;
 }
 
+std::string_view endpoint_impl::profile_of(const request& req) {
+  const auto target = sv(req.target());
+  const auto path = target.substr(0, target.find('?'));
+  return path.size() > 5 ? path.substr(5) : std::string_view();
+}
+
 awaitable<bool> endpoint_impl::dispatch(conn_ptr c, request& req) {
   if (closed_)  // its body came in after close()
     co_return co_await reply(
@@ -278,7 +284,12 @@ awaitable<bool> endpoint_impl::dispatch(conn_ptr c, request& req) {
   const auto target = sv(req.target());
   const auto path = target.substr(0, target.find('?'));
   const auto method = req.method();
-  if (path == "/mcp") {
+  if (path == "/mcp" || path.substr(0, 5) == "/mcp/") {
+    if (const auto profile = path.substr(std::min<std::size_t>(path.size(), 5)); !profile.empty())
+      if (!opt_.profile_known || !opt_.profile_known(profile))
+        co_return co_await reply(
+            *c, error_response(http::status::not_found, ka, http_error_code,
+                               "Not Found: no profile named \"" + clip(profile, 64) + "\""));
     if (method == http::verb::post) co_return co_await handle_post(c, req);
     if (method == http::verb::get) co_return co_await handle_get(c, req);
     if (method == http::verb::delete_) co_return co_await handle_delete(c, req);

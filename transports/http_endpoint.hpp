@@ -51,6 +51,8 @@ struct http_endpoint_options {
   /// annotations), checked against the arguments; null = none. Unset: nothing is checked.
   std::function<std::shared_ptr<const std::vector<mcp::param_header>>(std::string_view tool)>
       tool_param_headers;
+  /// Whether /mcp/NAME names a profile; unset: only /mcp is served.
+  std::function<bool(std::string_view name)> profile_known;
 };
 
 /// A running endpoint.
@@ -68,8 +70,10 @@ class http_endpoint {
   virtual unsigned short port() const = 0;
 };
 
-/// Called with the transport of each new MCP session (the daemon starts a core session on it).
-using http_session_handler = std::function<void(std::shared_ptr<transport>)>;
+/// Called with the transport of each new MCP session (the daemon starts a core session on it)
+/// and the profile its path named (/mcp/NAME; "" for /mcp).
+using http_session_handler =
+    std::function<void(std::shared_ptr<transport>, std::string_view profile)>;
 /// Returns a document the endpoint serves: the serialized status JSON (the result of
 /// `mcpmux/status`), the Prometheus text.
 using http_text_source = std::function<std::string()>;

@@ -97,6 +97,9 @@ class http_session final : public transport, public std::enable_shared_from_this
 
   // ---- the endpoint's side ------------------------------------------------------------------
   const std::string& id() const { return id_; }
+  /// The profile of the path it was created on (/mcp/NAME): its requests must keep to it.
+  const std::string& profile() const { return profile_; }
+  void set_profile(std::string_view p) { profile_ = p; }
   bool started() const { return events_ != nullptr; }
   void touch() { last_active_ = steady_clock::now(); }
   steady_clock::time_point last_active() const { return last_active_; }
@@ -147,6 +150,7 @@ class http_session final : public transport, public std::enable_shared_from_this
 
   asio::io_context& io_;
   std::string id_;
+  std::string profile_;
   http_endpoint_options opt_;
   logger log_;
   std::function<void(const std::string&)> forget_;
@@ -225,7 +229,9 @@ class endpoint_impl final : public http_endpoint,
   awaitable<bool> handle_post(conn_ptr c, request& req);
   awaitable<bool> handle_get(conn_ptr c, request& req);
   awaitable<bool> handle_delete(conn_ptr c, request& req);
-  std::shared_ptr<http_session> create_session();
+  std::shared_ptr<http_session> create_session(std::string_view profile);
+  /// The profile a request's path names: /mcp/NAME → NAME, /mcp → "".
+  static std::string_view profile_of(const request& req);
   // ---- /mcp in the 2026-07-28 era (http_endpoint_modern.cpp) ---------------------------------
   /// True when a POST is of the modern era (its MCP-Protocol-Version, or its body's _meta).
   static bool modern_post(const request& req, const message& msg);

@@ -77,7 +77,8 @@ std::variant<std::shared_ptr<http_session>, response> endpoint_impl::find_sessio
     return error_response(http::status::bad_request, req.keep_alive(), http_error_code,
                           "Bad Request: Mcp-Session-Id header is required");
   auto it = sessions_.find(std::string(sid));
-  if (it == sessions_.end())
+  // A session lives on the path of its profile: on another path it is not found.
+  if (it == sessions_.end() || it->second->profile() != profile_of(req))
     return error_response(http::status::not_found, req.keep_alive(), http_error_code,
                           "Session not found");
   return it->second;
@@ -135,7 +136,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
       co_return co_await reply(
           *c, error_response(http::status::service_unavailable, ka, http_error_code,
                              "Service Unavailable: too many sessions"));
-    s = create_session();
+    s = create_session(profile_of(req));
     if (!s)
       co_return co_await reply(
           *c, error_response(http::status::service_unavailable, ka, http_error_code,
@@ -215,14 +216,15 @@ awaitable<bool> endpoint_impl::handle_delete(conn_ptr c, request& req) {
   co_return co_await reply(*c, make_response(http::status::ok, req.keep_alive()));
 }
 
-std::shared_ptr<http_session> endpoint_impl::create_session() {
+std::shared_ptr<http_session> endpoint_impl::create_session(std::string_view profile) {
   auto id = random_id();
   auto s = std::make_shared<http_session>(io_, id, opt_,
                                           [weak = weak_from_this()](const std::string& sid) {
                                             if (auto self = weak.lock()) self->sessions_.erase(sid);
                                           });
+  s->set_profile(profile);
   sessions_.emplace(id, s);
-  on_session_(s);
+  on_session_(s, profile);
   if (!s->started()) {
     s->terminate("not started");
     return nullptr;

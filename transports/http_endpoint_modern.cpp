@@ -123,7 +123,8 @@ awaitable<bool> endpoint_impl::handle_modern_post(conn_ptr c, request& req, mess
     co_return co_await reply(*c, std::move(*refusal));
   // A session for this request alone (no Mcp-Session-Id: the era is stateless).
   auto s = std::make_shared<http_session>(io_, "modern", opt_, [](const std::string&) {});
-  on_session_(s);
+  s->set_profile(profile_of(req));
+  on_session_(s, s->profile());
   if (!s->started())
     co_return co_await reply(*c,
                              error_response(http::status::service_unavailable, ka, http_error_code,

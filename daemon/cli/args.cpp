@@ -49,7 +49,7 @@ struct command_spec {
 
 // The subcommands that talk to the daemon; `import` is added by daemon/mcpmux_import.cpp.
 const command_spec commands[] = {
-    {"connect", "connect [--spawn]",
+    {"connect", "connect [--spawn] [--profile NAME]",
      "bridge stdin/stdout to the daemon (use as a stdio MCP server)",
      "Copies bytes between stdin/stdout and the daemon's socket, unchanged, so that any MCP\n"
      "client that launches stdio servers can use mcpmux:\n"
@@ -64,17 +64,22 @@ const command_spec commands[] = {
                   "up to 5 s for it; clients starting together share one daemon\n"
                   "(they queue on SOCKET.lock). Its output goes to\n"
                   "$XDG_STATE_HOME/mcpmux/mcpmuxd.log.");
+       c.add_option("--profile", a.profile,
+                    "see what [profiles.NAME] shows (default: the profile whose\n"
+                    "`match` fits the agent, else `default`, else everything)")
+           ->type_name("NAME");
      }},
     {"status", "status [--json]", "show the daemon and the state of every server", "",
      control_timeout, run_status,
      [](CLI::App& c, command_args& a) {
        c.add_flag("--json", a.json, "print the daemon's status object as JSON");
      }},
-    {"tools", "tools [--json] [--server NAME]", "list the combined tools", "", control_timeout,
-     run_tools,
+    {"tools", "tools [--json] [--server NAME] [--profile NAME]", "list the combined tools", "",
+     control_timeout, run_tools,
      [](CLI::App& c, command_args& a) {
        c.add_flag("--json", a.json, "print the tool list as a JSON array");
        c.add_option("--server", a.server, "only the tools of server NAME")->type_name("NAME");
+       c.add_option("--profile", a.profile, "the tools profile NAME shows")->type_name("NAME");
      }},
     {"call", "call TOOL [JSON_ARGS] [--json]", "call a tool and print its result",
      "Text content is printed as text, other content as JSON; a tool error goes to stderr\n"

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 
+#include "daemon/cli/json.hpp"
 #include "transports/stdio_handoff.hpp"
 
 namespace mcpmux::cli {
@@ -172,6 +173,29 @@ exit_status wait_for_daemon(int sock) {
 }
 
 }  // namespace
+
+std::optional<exit_status> choose_profile(int sock, const std::string& name,
+                                          std::chrono::milliseconds answer_timeout) {
+  const std::string line = json::serialize(json::object{{"jsonrpc", "2.0"},
+                                                        {"id", "mcpmux-profile"},
+                                                        {"method", "mcpmux/profile"},
+                                                        {"params", json::object{{"name", name}}}}) +
+                           "\n";
+  if (::send(sock, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
+    fmt::print(stderr, "mcpmux: cannot write to the daemon: {}\n", std::strerror(errno));
+    return exit_status::no_daemon;
+  }
+  const auto answer = read_answer_line(
+      sock, answer_timeout.count() > 0 ? answer_timeout : std::chrono::milliseconds(10000));
+  boost::system::error_code ec;
+  const auto reply = parse_json(answer, ec);
+  if (!ec && member(reply, "result")) return std::nullopt;
+  const json::value* error = ec ? nullptr : member(reply, "error");
+  const auto text = error ? member_string(*error, "message") : std::nullopt;
+  fmt::print(stderr, "mcpmux: {}\n",
+             text ? *text : std::string_view("the daemon did not answer the profile request"));
+  return exit_status::failure;
+}
 
 exit_status run_connect_bridge(int sock, std::chrono::milliseconds answer_timeout) {
   const char* off = std::getenv("MCPMUX_NO_HANDOFF");

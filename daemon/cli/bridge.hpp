@@ -2,10 +2,17 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "daemon/cli/common.hpp"
 
 namespace mcpmux::cli {
+
+/// Asks the daemon on `sock` for profile `name` (mcpmux/profile) before anything else is sent;
+/// nullopt when it agreed, else the exit status after printing why not.
+std::optional<exit_status> choose_profile(int sock, const std::string& name,
+                                          std::chrono::milliseconds answer_timeout);
 
 /// Copies stdin → `sock` and `sock` → stdout, unchanged, until the daemon closes (after stdin's
 /// EOF has been passed on as a half-close); returns the exit status.

@@ -72,6 +72,8 @@ outcome<exit_status> run_connect(const context& ctx, const command_args& args) {
   // Only "nothing there" (ENOENT, ECONNREFUSED) starts a daemon; EACCES and the like do not.
   if (!fd && args.spawn && fd.error().sys_errno != 0) fd = spawn_and_dial(ctx);
   if (!fd) return fd.error();
+  if (!args.profile.empty())
+    if (auto refused = choose_profile(fd->get(), args.profile, ctx.timeout)) return *refused;
   return run_connect_bridge(fd->get(), ctx.timeout);
 }
 
@@ -146,7 +148,9 @@ outcome<exit_status> run_status(const context& ctx, const command_args& args) {
 outcome<exit_status> run_tools(const context& ctx, const command_args& args) {
   auto client = open_client(ctx);
   if (!client) return client.error();
-  auto answer = client->request("mcpmux/tools", {});
+  json::object params;
+  if (!args.profile.empty()) params["profile"] = args.profile;
+  auto answer = client->request("mcpmux/tools", params);
   if (!answer) return answer.error();
   const json::value* tools = member(*answer, "tools");
   if (tools == nullptr || !tools->is_array()) return unexpected_answer("mcpmux/tools");
@@ -160,6 +164,9 @@ outcome<exit_status> run_tools(const context& ctx, const command_args& args) {
     print_pretty(selected);
     return exit_status::ok;
   }
+  if (const auto* p = member(*answer, "profile"); p && member_string(*p, "listing"))
+    fmt::print(stderr, "profile {} lists {} tools (search mode); searching finds these {}:\n",
+               args.profile, *member_string(*p, "listing"), selected.size());
   if (selected.empty()) {
     fmt::print(
         stderr, "{}\n",

@@ -17,6 +17,7 @@ struct command_args {
   bool json = false;                     ///< status, tools, call, reload: --json
   bool spawn = false;                    ///< connect: --spawn
   std::optional<std::string> server;     ///< tools: --server NAME
+  std::string profile;                   ///< connect, tools: --profile NAME
   std::string target;                    ///< call: TOOL; logs, restart: SERVER
   std::optional<std::string> json_args;  ///< call: JSON_ARGS
   std::int64_t lines = 100;              ///< logs: -n N

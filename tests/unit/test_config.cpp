@@ -630,7 +630,7 @@ resources = ["file:///pub/*"]
   EXPECT_THAT(c.servers[0].tools_shown, ElementsAre("*", "!delete_*"));
   EXPECT_THAT(c.servers[0].prompts_shown, ElementsAre("review"));
   EXPECT_THAT(c.servers[0].resources_shown, ElementsAre("file:///pub/*"));
-  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ntools = [\"!\"]\n").key, "servers.a.tools");
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ntools = [\"!\"]\n").key, "servers.a.tools[0]");
   EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\ntools = \"*\"\n").key, "servers.a.tools");
 }
 

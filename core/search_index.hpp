@@ -1,0 +1,75 @@
+// The tool search index of `search` profiles: SQLite FTS5 (in memory) over every exposed tool's
+// name split into words, its server, its description and its parameters' names and
+// descriptions, ranked by BM25. Kept in step with the catalogue: a sync re-indexes only the
+// tools that are new or changed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/protocol/json_rpc.hpp"
+
+namespace mcpmux {
+
+class catalogue;
+
+/// What the index knows of one tool.
+struct tool_document {
+  std::string name;    ///< exposed name (the key)
+  std::string server;  ///< the server's name
+  std::string words;   ///< the tool's own name split into words
+  std::string description;
+  std::string parameters;  ///< parameter names (split into words) and their descriptions
+};
+
+/// "readFile_v2" → "read file v2": an identifier in lower-case words (snake, kebab, dotted and
+/// camel case are split).
+std::string identifier_words(std::string_view id);
+
+/// The document of a listed tool (its `tool` object as listed, under its exposed name).
+tool_document document_of(std::string_view exposed, std::string_view server,
+                          const json::object& tool);
+
+/// The FTS5 query for a person's words: each word that is not a stop word, any of them
+/// ("read" OR "file"); empty when the text has no words.
+std::string match_expression(std::string_view query);
+
+class search_index {
+ public:
+  search_index();
+  ~search_index();
+  search_index(const search_index&) = delete;
+  search_index& operator=(const search_index&) = delete;
+
+  /// A tool indexed once more under `key` with another description (a profile's override).
+  struct variant {
+    std::string key;  ///< never an exposed name (those have no '/')
+    std::string exposed;
+    std::string description;
+  };
+  /// Makes the index hold exactly the tools of `cat` (the whole catalogue) and `variants`;
+  /// returns how many were (re)indexed or dropped.
+  std::size_t sync(const catalogue& cat, const std::vector<variant>& variants = {});
+  /// Makes the index hold exactly `docs` (each with a fingerprint of what it was made from, so
+  /// that an unchanged tool is left alone).
+  std::size_t sync(std::vector<std::pair<tool_document, std::uint64_t>> docs);
+
+  struct hit {
+    std::string name;  ///< exposed name
+    double score;      ///< BM25, higher is better
+  };
+  /// The best `limit` matches for `query` that `accept` takes (by exposed name), best first.
+  std::vector<hit> search(std::string_view query, std::size_t limit,
+                          const std::function<bool(std::string_view)>& accept) const;
+  std::size_t size() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace mcpmux

@@ -1,0 +1,300 @@
+// Unit tests of profiles (core/profiles), the catalogue's views of them and the tool search
+// index (core/search_index), and of [profiles.NAME] in the config. Lists built by hand.
+#include "config/config.hpp"
+#include "core/profiles.hpp"
+#include "core/search_index.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace mcpmux {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+json::object tool(std::string name, std::string description, json::object properties = {}) {
+  return json::object{
+      {"name", std::move(name)},
+      {"description", std::move(description)},
+      {"inputSchema", json::object{{"type", "object"}, {"properties", std::move(properties)}}}};
+}
+
+// Two servers: files (read, write, delete a file) and web (search the web, fetch a page).
+struct world {
+  std::vector<json::object> files{
+      tool("read_file", "Read the complete contents of a file from disk",
+           {{"path", json::object{{"type", "string"}, {"description", "Path of the file"}}}}),
+      tool("write_file", "Create a new file or overwrite an existing one with new content"),
+      tool("delete_file", "Remove a file permanently")};
+  std::vector<json::object> web{tool("webSearch", "Search the internet for pages matching a query"),
+                                tool("fetch_url", "Download a web page and return it as markdown",
+                                     {{"url", json::object{{"type", "string"}}}})};
+  std::vector<json::object> none;
+  catalogue whole;
+  naming_rules rules{"__", 64};
+  std::vector<std::string> warnings;
+
+  std::vector<catalogue_source> sources() {
+    return {catalogue_source{"files", "files", {&files, &none, &none, &none}, {}},
+            catalogue_source{"web", "web", {&web, &none, &none, &none}, {}}};
+  }
+  std::map<std::string, profile_set::changes> build(profile_set& set) {
+    auto s = sources();
+    whole.rebuild(s, rules, warnings);
+    return set.rebuild(s, rules, {{"files", "Reads and writes your files."}, {"web", ""}}, whole);
+  }
+};
+
+std::vector<std::string> names(const catalogue& c, collection k = collection::tools) {
+  std::vector<std::string> out;
+  for (const auto& [name, r] : c.routes(k)) out.push_back(name);
+  return out;
+}
+
+std::vector<std::string> hit_names(const json::array& found) {
+  std::vector<std::string> out;
+  for (const auto& t : found) out.emplace_back(t.at("name").get_string());
+  return out;
+}
+
+profile_config profile(std::string name) {
+  profile_config p;
+  p.name = std::move(name);
+  return p;
+}
+
+TEST(SearchIndex, IdentifiersSplitIntoWords) {
+  EXPECT_EQ(identifier_words("read_file"), "read file");
+  EXPECT_EQ(identifier_words("webSearch"), "web search");
+  EXPECT_EQ(identifier_words("HTTPServer-v2.get"), "http server v2 get");
+  EXPECT_EQ(identifier_words("__x__"), "x");
+  EXPECT_EQ(identifier_words(""), "");
+}
+
+TEST(SearchIndex, QueriesDropStopWordsAndQuoteEveryWord) {
+  EXPECT_EQ(match_expression("Read the file for me"), R"("read" OR "file")");
+  EXPECT_EQ(match_expression("the"), R"("the")");                 // only stop words: keep them
+  EXPECT_EQ(match_expression("  \"OR\" NEAR( * "), R"("near")");  // FTS5 syntax is not passed on
+  EXPECT_EQ(match_expression(""), "");
+}
+
+TEST(SearchIndex, RanksByNameAndDescriptionAndKeepsInStepWithTheCatalogue) {
+  world w;
+  w.whole.rebuild(w.sources(), w.rules, w.warnings);
+  search_index index;
+  EXPECT_EQ(index.sync(w.whole), 5u);
+  EXPECT_EQ(index.size(), 5u);
+  const auto all = [](std::string_view) { return true; };
+  auto hits = index.search("read a file from disk", 3, all);
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits.front().name, "files__read_file");
+  EXPECT_GT(hits.front().score, 0);
+  EXPECT_EQ(index.search("download a page", 1, all).front().name, "web__fetch_url");
+  EXPECT_EQ(index.search("search the internet", 1, all).front().name, "web__webSearch");
+  // Parameters count: "url" is only a parameter name.
+  EXPECT_EQ(index.search("url", 1, all).front().name, "web__fetch_url");
+  EXPECT_THAT(index.search("kubernetes", 5, all), IsEmpty());
+  // `accept` filters; the limit counts accepted hits.
+  auto only_web = index.search("file download", 5,
+                               [](std::string_view n) { return n.substr(0, 5) == "web__"; });
+  ASSERT_EQ(only_web.size(), 1u);
+  EXPECT_EQ(only_web.front().name, "web__fetch_url");
+
+  // Unchanged tools are left alone; a changed one is indexed anew; a gone one is dropped.
+  EXPECT_EQ(index.sync(w.whole), 0u);
+  w.web[1] = tool("fetch_url", "Retrieve a kubernetes pod");
+  w.files.pop_back();
+  w.whole.rebuild(w.sources(), w.rules, w.warnings);
+  EXPECT_EQ(index.sync(w.whole), 3u);  // fetch_url dropped and added, delete_file dropped
+  EXPECT_EQ(index.size(), 4u);
+  EXPECT_EQ(index.search("kubernetes", 5, all).front().name, "web__fetch_url");
+  EXPECT_THAT(index.search("remove permanently", 5, all), IsEmpty());
+}
+
+TEST(CatalogueView, PicksServersAndNamesAndReplacesDescriptions) {
+  world w;
+  auto s = w.sources();
+  std::vector<std::string> servers{"files"}, shown{"*", "!files__delete_*"};
+  std::map<std::string, std::string> descriptions{{"files__read_file", "Read one file \"quoted\""}};
+  catalogue_view view{&servers, {&shown, nullptr, nullptr, nullptr}, &descriptions};
+  catalogue c;
+  c.rebuild(s, w.rules, w.warnings, &view);
+  EXPECT_THAT(names(c), ElementsAre("files__read_file", "files__write_file"));
+  EXPECT_EQ(c.find(collection::tools, "files__delete_file"), nullptr);
+  EXPECT_EQ(c.find(collection::tools, "web__fetch_url"), nullptr);
+  auto item = json::parse(c.item(collection::tools, "files__read_file")).as_object();
+  EXPECT_EQ(item.at("description"), "Read one file \"quoted\"");
+  EXPECT_TRUE(item.contains("inputSchema"));
+  auto page = std::get<list_page>(c.page(collection::tools, "", 100));
+  EXPECT_NO_THROW(json::parse(std::string_view(page.items_json)));
+  EXPECT_EQ(json::parse(c.item(collection::tools, "files__write_file")).at("description"),
+            w.files[1].at("description"));
+  EXPECT_EQ(c.item(collection::tools, "nope"), "");
+}
+
+TEST(Profiles, EachViewShowsItsOwnPart) {
+  world w;
+  profile_set set;
+  auto small = profile("small");
+  small.servers = {"web"};
+  auto safe = profile("safe");
+  safe.tools = {"*", "!*delete*"};
+  EXPECT_THAT(set.configure({safe, small}), ElementsAre("safe", "small"));
+  auto changes = w.build(set);
+  EXPECT_TRUE(changes.at("small")[0]);
+  EXPECT_THAT(names(set.find("small")->shown), ElementsAre("web__fetch_url", "web__webSearch"));
+  EXPECT_THAT(names(set.find("safe")->shown), ElementsAre("files__read_file", "files__write_file",
+                                                          "web__fetch_url", "web__webSearch"));
+  EXPECT_FALSE(set.find("safe")->searching);
+  EXPECT_EQ(set.find("nope"), nullptr);
+  // Unchanged settings keep their view; a change or removal is reported.
+  EXPECT_THAT(set.configure({safe, small}), IsEmpty());
+  small.servers = {"files"};
+  EXPECT_THAT(set.configure({small}), ElementsAre("small", "safe"));
+  EXPECT_EQ(set.find("safe"), nullptr);
+}
+
+TEST(Profiles, SearchModeListsTwoToolsThatNameTheServers) {
+  world w;
+  profile_set set;
+  auto finder = profile("finder");
+  finder.exposure = exposure_mode::search;
+  finder.servers = {"files"};
+  finder.descriptions = {{"files__write_file", "Save notes about the weather"}};
+  set.configure({finder});
+  w.build(set);
+  const auto* v = set.find("finder");
+  ASSERT_TRUE(v->searching);
+  EXPECT_EQ(v->search_tool, "mcpmux__search_tools");
+  EXPECT_EQ(v->call_tool, "mcpmux__call_tool");
+  EXPECT_THAT(names(v->search_listing), ElementsAre("mcpmux__call_tool", "mcpmux__search_tools"));
+  auto search = json::parse(v->search_listing.item(collection::tools, "mcpmux__search_tools"));
+  const std::string description(search.at("description").get_string());
+  EXPECT_THAT(description, HasSubstr("files: Reads and writes your files."));
+  EXPECT_THAT(description, HasSubstr("read_file"));
+  EXPECT_THAT(description, Not(HasSubstr("web")));  // not this profile's server
+  EXPECT_EQ(search.at("inputSchema").at("properties").at("server").at("enum"),
+            json::parse(R"(["files"])"));
+
+  // Searches see only the profile's tools, with its own descriptions, best first.
+  EXPECT_THAT(hit_names(set.search(*v, "read a file", "", 5)),
+              ::testing::Contains("files__read_file"));
+  EXPECT_THAT(hit_names(set.search(*v, "web page", "", 5)), IsEmpty());
+  auto weather = set.search(*v, "weather", "", 5);
+  ASSERT_EQ(weather.size(), 1u);
+  EXPECT_EQ(weather[0].at("name"), "files__write_file");
+  EXPECT_EQ(weather[0].at("description"), "Save notes about the weather");
+  EXPECT_EQ(weather[0].at("server"), "files");
+  EXPECT_TRUE(weather[0].as_object().contains("inputSchema"));
+  EXPECT_THAT(hit_names(set.search(*v, "weather", "web", 5)), IsEmpty());
+  // The original description of an overridden tool is not what this profile matches.
+  EXPECT_THAT(hit_names(set.search(*v, "overwrite existing", "", 5)), IsEmpty());
+}
+
+TEST(Profiles, AutoSearchesOnlyAboveItsBudget) {
+  world w;
+  profile_set set;
+  auto roomy = profile("roomy");
+  roomy.exposure = exposure_mode::auto_select;
+  roomy.tool_budget_tokens = 100000;
+  auto tight = profile("tight");
+  tight.exposure = exposure_mode::auto_select;
+  tight.tool_budget_tokens = 10;
+  set.configure({roomy, tight});
+  w.build(set);
+  EXPECT_FALSE(set.find("roomy")->searching);
+  EXPECT_TRUE(set.find("tight")->searching);
+  EXPECT_GT(set.find("tight")->estimated_tokens, 10u);
+  EXPECT_EQ(set.indexed(), 5u);
+}
+
+TEST(Profiles, ClientsAreMatchedByTheirAgent) {
+  profile_set set;
+  auto claude = profile("claude");
+  claude.match = {"claude", "*claude-code*"};
+  auto editors = profile("editors");
+  editors.match = {"code", "zed"};
+  set.configure({claude, editors});
+  client_identity who;
+  who.agent_program = "/usr/bin/node";
+  who.agent_args = {"node", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"};
+  EXPECT_EQ(set.profile_for(who), "claude");
+  who.agent_program = "/opt/zed/zed";
+  who.agent_args = {"zed"};
+  EXPECT_EQ(set.profile_for(who), "editors");
+  who.requested_profile = "claude";  // asked for: wins
+  EXPECT_EQ(set.profile_for(who), "claude");
+  client_identity nobody;
+  EXPECT_EQ(set.profile_for(nobody), "");
+  auto fallback = profile("default");
+  set.configure({claude, fallback});
+  EXPECT_EQ(set.profile_for(nobody), "default");
+}
+
+TEST(ProfileConfig, ParsesEveryKey) {
+  auto r = parse_config(R"([servers.files]
+command = "x"
+[servers.web]
+command = "y"
+[profiles.agent]
+servers = ["f*"]
+tools = ["*", "!files__delete_*"]
+prompts = ["none"]
+resources = ["file:///pub/*"]
+exposure = "auto"
+tool_budget_tokens = 5000
+match = ["claude*"]
+descriptions = { files__read_file = "Read one file" }
+[profiles.default]
+)",
+                        "t.toml");
+  ASSERT_TRUE(r.value) << (r.errors.empty() ? "" : r.errors[0].to_string());
+  ASSERT_EQ(r.value->profiles.size(), 2u);
+  const auto& p = r.value->profiles[0];
+  EXPECT_EQ(p.name, "agent");
+  EXPECT_THAT(p.servers, ElementsAre("f*"));
+  EXPECT_THAT(p.tools, ElementsAre("*", "!files__delete_*"));
+  EXPECT_EQ(p.exposure, exposure_mode::auto_select);
+  EXPECT_EQ(p.tool_budget_tokens, 5000u);
+  EXPECT_THAT(p.match, ElementsAre("claude*"));
+  EXPECT_EQ(p.descriptions.at("files__read_file"), "Read one file");
+  EXPECT_EQ(r.value->profiles[1].name, "default");
+  EXPECT_EQ(r.value->profiles[1].exposure, exposure_mode::all);
+}
+
+TEST(ProfileConfig, BadProfilesAreClearErrors) {
+  const auto errors = [](std::string text) {
+    std::vector<std::string> out;
+    for (const auto& e : parse_config(text, "t.toml").errors)
+      out.push_back(e.key + ": " + e.message);
+    return out;
+  };
+  EXPECT_THAT(
+      errors("[servers.a]\ncommand = \"x\"\n[profiles.p]\nservers = [\"b\", \"a*\", \"z*\"]\n"),
+      ElementsAre("profiles.p.servers[0]: no server is named \"b\"",
+                  "profiles.p.servers[2]: \"z*\" matches no configured server"));
+  EXPECT_THAT(errors("[profiles.p]\nexposure = \"searchy\"\n"),
+              ElementsAre(HasSubstr("did you mean \"search\"")));
+  EXPECT_THAT(errors("[profiles.p]\nexposur = \"all\"\n"),
+              ElementsAre(HasSubstr("did you mean \"exposure\"")));
+  EXPECT_THAT(errors("[profiles.\"a b\"]\n"), ElementsAre(HasSubstr("profile name")));
+  EXPECT_THAT(errors("[profiles.p]\ntools = [\"\"]\n"),
+              ElementsAre(HasSubstr("profiles.p.tools[0]: a pattern must not be empty")));
+  EXPECT_THAT(errors("[profiles.p]\ntool_budget_tokens = 0\n"),
+              ElementsAre(HasSubstr("profiles.p.tool_budget_tokens")));
+  EXPECT_THAT(errors("[profiles.p]\ndescriptions = [\"x\"]\n"),
+              ElementsAre(HasSubstr("profiles.p.descriptions")));
+  EXPECT_THAT(errors("profiles = 3\n"), ElementsAre(HasSubstr("a table of profile tables")));
+  // A server the profile names may come from an include: checked once the includes are in.
+  EXPECT_THAT(
+      errors("[daemon]\ninclude = [\"/nonexistent/x.json\"]\n[profiles.p]\nservers = [\"b\"]\n"),
+      IsEmpty());
+}
+
+}  // namespace
+}  // namespace mcpmux
