@@ -147,7 +147,9 @@ json::object control_plane::profile_status(const profile_set::view& v) const {
                  {"tool_budget_tokens", v.settings.tool_budget_tokens}};
   if (v.searching) p["listing"] = v.search_listing.size(collection::tools);
   std::size_t clients = 0;
-  for (const auto& [id, s] : m_.sessions()) clients += s->profile() == v.settings.name;
+  // (Control-only connections, such as `mcpmux status` itself, are not its clients.)
+  for (const auto& [id, s] : m_.sessions())
+    clients += s->era() != mcp::era::unknown && s->profile() == v.settings.name;
   p["clients"] = clients;
   return p;
 }

@@ -100,7 +100,7 @@ tool_document document_of(std::string_view exposed, std::string_view server,
   return d;
 }
 
-std::string match_expression(std::string_view query) {
+std::vector<std::string> query_words(std::string_view query) {
   std::vector<std::string> words, all;
   std::string w;
   const auto flush = [&] {
@@ -119,6 +119,14 @@ std::string match_expression(std::string_view query) {
   }
   flush();
   if (words.empty()) words = std::move(all);  // only stop words: they are all there is
+  return words;
+}
+
+std::string match_expression(std::string_view query) {
+  return any_of_words(query_words(query));
+}
+
+std::string any_of_words(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& word : words) {
     if (!out.empty()) out += " OR ";
@@ -127,9 +135,14 @@ std::string match_expression(std::string_view query) {
   return out;
 }
 
+// Below this many tools every query word is searched.
+constexpr sqlite3_int64 prune_from = 2000;
+
 struct search_index::impl {
   sqlite3* db = nullptr;
-  statement insert, remove, query;
+  statement insert, remove, query, count;
+  /// How many tools each query word matches, while the index stays as it is.
+  std::unordered_map<std::string, sqlite3_int64> frequency;
   struct entry {
     std::uint64_t fingerprint;
     sqlite3_int64 row;
@@ -144,20 +157,23 @@ struct search_index::impl {
     exec(
         "CREATE VIRTUAL TABLE tools USING fts5(name UNINDEXED, words, server, description, "
         "parameters, tokenize = 'porter unicode61')");
+
     prepare(insert,
             "INSERT INTO tools(name, words, server, description, parameters) "
             "VALUES (?1, ?2, ?3, ?4, ?5)");
     prepare(remove, "DELETE FROM tools WHERE rowid = ?1");
+    prepare(count, "SELECT count(*) FROM tools WHERE tools MATCH ?1");
     // BM25 with the tool's own name words weighing most, then its description.
     prepare(query,
             "SELECT name, bm25(tools, 0.0, 6.0, 2.0, 3.0, 1.0) AS rank FROM tools "
-            "WHERE tools MATCH ?1 ORDER BY rank");
+            "WHERE tools MATCH ?1 ORDER BY rank LIMIT ?2");
   }
   ~impl() {
     sqlite3_finalize(insert.s);
     sqlite3_finalize(remove.s);
     sqlite3_finalize(query.s);
-    insert.s = remove.s = query.s = nullptr;
+    sqlite3_finalize(count.s);
+    insert.s = remove.s = query.s = count.s = nullptr;
     sqlite3_close(db);
   }
   void exec(const char* sql) {
@@ -171,6 +187,14 @@ struct search_index::impl {
   void prepare(statement& st, const char* sql) {
     if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st.s, nullptr) != SQLITE_OK)
       throw std::runtime_error(std::string("search index: ") + sqlite3_errmsg(db));
+  }
+  sqlite3_int64 frequency_of(const std::string& word) {
+    auto [it, fresh] = frequency.try_emplace(word, 0);
+    if (!fresh) return it->second;
+    bind(count.s, 1, "\"" + word + "\"");
+    if (sqlite3_step(count.s) == SQLITE_ROW) it->second = sqlite3_column_int64(count.s, 0);
+    sqlite3_reset(count.s);
+    return it->second;
   }
   static void bind(sqlite3_stmt* s, int i, std::string_view text) {
     sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -257,6 +281,7 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
     ++changed;
   }
   d.exec("COMMIT");
+  if (changed) d.frequency.clear();
   return changed;
 }
 
@@ -264,19 +289,38 @@ std::vector<search_index::hit> search_index::search(
     std::string_view query, std::size_t limit,
     const std::function<bool(std::string_view)>& accept) const {
   std::vector<hit> out;
-  const std::string expr = match_expression(query);
-  if (expr.empty() || limit == 0) return out;
-  sqlite3_stmt* s = impl_->query.s;
-  impl::bind(s, 1, expr);
-  while (out.size() < limit && sqlite3_step(s) == SQLITE_ROW) {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-    std::string_view name(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
-    if (accept && !accept(name)) continue;
-    out.push_back({std::string(name), -sqlite3_column_double(s, 1)});
+  auto words = query_words(query);
+  if (words.empty() || limit == 0) return out;
+  // In a large index a word most tools share ranks little and costs much (every tool it
+  // matches is ranked): words in more than a quarter of the tools are left out while a rarer one
+  // remains.
+  const auto rows = static_cast<sqlite3_int64>(impl_->rows.size());
+  if (rows >= prune_from) {
+    std::vector<std::string> rare;
+    for (const auto& w : words)
+      if (const auto f = impl_->frequency_of(w); f > 0 && f * 4 <= rows) rare.push_back(w);
+    if (!rare.empty()) words = std::move(rare);
   }
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  return out;
+  const std::string expr = any_of_words(words);
+  sqlite3_stmt* s = impl_->query.s;
+  // SQLite keeps only the best `rows` while ranking (a bounded sort); when `accept` turns too
+  // many of them down, the search runs again over every match.
+  for (sqlite3_int64 rows = static_cast<sqlite3_int64>(limit) * 8 + 32;; rows = -1) {
+    out.clear();
+    impl::bind(s, 1, expr);
+    sqlite3_bind_int64(s, 2, rows);
+    sqlite3_int64 seen = 0;
+    while (out.size() < limit && sqlite3_step(s) == SQLITE_ROW) {
+      ++seen;
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+      std::string_view name(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+      if (accept && !accept(name)) continue;
+      out.push_back({std::string(name), -sqlite3_column_double(s, 1)});
+    }
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (out.size() == limit || rows < 0 || seen < rows) return out;
+  }
 }
 
 }  // namespace mcpmux

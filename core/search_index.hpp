@@ -34,8 +34,12 @@ std::string identifier_words(std::string_view id);
 tool_document document_of(std::string_view exposed, std::string_view server,
                           const json::object& tool);
 
-/// The FTS5 query for a person's words: each word that is not a stop word, any of them
-/// ("read" OR "file"); empty when the text has no words.
+/// A person's words as the index searches them: lower case, split like identifiers, without
+/// repeats and stop words (unless there is nothing else).
+std::vector<std::string> query_words(std::string_view query);
+/// The FTS5 query matching any of `words` ("read" OR "file"); empty when there are none.
+std::string any_of_words(const std::vector<std::string>& words);
+/// any_of_words(query_words(query)).
 std::string match_expression(std::string_view query);
 
 class search_index {

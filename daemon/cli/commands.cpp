@@ -164,9 +164,9 @@ outcome<exit_status> run_tools(const context& ctx, const command_args& args) {
     print_pretty(selected);
     return exit_status::ok;
   }
-  if (const auto* p = member(*answer, "profile"); p && member_string(*p, "listing"))
+  if (const auto* p = member(*answer, "profile"); p && member_int(*p, "listing"))
     fmt::print(stderr, "profile {} lists {} tools (search mode); searching finds these {}:\n",
-               args.profile, *member_string(*p, "listing"), selected.size());
+               args.profile, *member_int(*p, "listing"), selected.size());
   if (selected.empty()) {
     fmt::print(
         stderr, "{}\n",
