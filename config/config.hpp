@@ -137,12 +137,15 @@ struct profile_config {
   /// matches one of these globs gets this profile unless it asked for one.
   std::vector<std::string> match;
   std::map<std::string, std::string> descriptions;  ///< `descriptions`: by exposed tool name
-  int line = 0;                                     ///< of the table header (for messages)
+  /// `list_found_tools`: in search mode, the tools a client's searches found join its tools
+  /// list (with list_changed), for clients that call only listed tools.
+  bool list_found_tools = false;
+  int line = 0;  ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
            resources == o.resources && exposure == o.exposure &&
            tool_budget_tokens == o.tool_budget_tokens && match == o.match &&
-           descriptions == o.descriptions;
+           descriptions == o.descriptions && list_found_tools == o.list_found_tools;
   }
 };
 

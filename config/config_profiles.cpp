@@ -65,6 +65,8 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
     } else if (kn == "tool_budget_tokens") {
       if (auto i = get_integer(v, key, 1, 100000000))
         p.tool_budget_tokens = static_cast<std::size_t>(*i);
+    } else if (kn == "list_found_tools") {
+      if (auto b = get_bool(v, key)) p.list_found_tools = *b;
     } else if (kn == "descriptions") {
       const auto* dt = v.as_table();
       if (!dt) {
@@ -79,7 +81,7 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
       fail(v, key,
            unknown_message("key", kn,
                            {"servers", "tools", "prompts", "resources", "exposure",
-                            "tool_budget_tokens", "match", "descriptions"}));
+                            "tool_budget_tokens", "match", "descriptions", "list_found_tools"}));
     }
   }
   return p;

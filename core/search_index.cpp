@@ -33,6 +33,52 @@ const std::unordered_set<std::string_view>& stop_words() {
   return words;
 }
 
+// People and tool descriptions name one action or thing in different words ("remove the
+// block" is delete_block). A query also searches the other words of its words' groups, at half
+// weight. General words of tool APIs and their common abbreviations only, no one server's.
+const std::vector<std::vector<std::string_view>>& synonym_groups() {
+  static const std::vector<std::vector<std::string_view>> groups{
+      {"get", "fetch", "retrieve", "read", "show", "view", "load", "open"},
+      {"create", "add", "new", "make", "insert"},
+      {"update", "change", "edit", "modify", "patch", "rename", "replace"},
+      {"delete", "remove", "drop", "erase", "destroy", "forget", "clear"},
+      {"list", "enumerate", "every", "browse"},
+      {"search", "find", "query", "lookup", "locate"},
+      {"run", "execute", "exec", "invoke"},
+      {"send", "post", "message"},
+      {"write", "save", "store"},
+      {"navigate", "go", "visit", "open"},
+      {"screenshot", "capture", "snapshot"},
+      {"issue", "ticket", "bug"},
+      {"directory", "folder", "dir"},
+      {"download", "scrape", "crawl", "fetch"},
+      {"user", "member", "person", "people", "account"},
+      {"repository", "repo", "repositories"},
+      {"close", "dismiss"},
+      {"link", "relation", "relationship", "connect"},
+      {"note", "observation", "fact"},
+      {"memory", "graph", "knowledge", "entity", "entities"},
+      {"pr", "pull"},
+      {"db", "database"},
+      {"k8s", "kubernetes"},
+      {"env", "environment"},
+      {"config", "configuration"},
+      {"docs", "documentation"},
+      {"info", "information"},
+      {"msg", "message"},
+  };
+  return groups;
+}
+
+// The head of a description, which says what the tool is for; indexed again on its own.
+std::string_view lead_of(std::string_view description) {
+  constexpr std::size_t lead_bytes = 200;
+  if (description.size() <= lead_bytes) return description;
+  std::size_t end = lead_bytes;
+  while (end > 0 && (static_cast<unsigned char>(description[end]) & 0xC0) == 0x80) --end;
+  return description.substr(0, end);
+}
+
 // A statement that is finalized with its owner.
 struct statement {
   sqlite3_stmt* s = nullptr;
@@ -101,25 +147,40 @@ tool_document document_of(std::string_view exposed, std::string_view server,
 }
 
 std::vector<std::string> query_words(std::string_view query) {
+  // A person's words are split at spaces and punctuation only: "GitHub" is one word (split like
+  // an identifier it would be "git" and "hub").
   std::vector<std::string> words, all;
   std::string w;
   const auto flush = [&] {
     if (w.empty()) return;
     if (std::find(all.begin(), all.end(), w) == all.end()) {
       all.push_back(w);
-      if (!stop_words().count(w)) words.push_back(w);
+      const bool number = w.find_first_not_of("0123456789") == std::string::npos;
+      if (!stop_words().count(w) && w.size() > 1 && !number) words.push_back(w);
     }
     w.clear();
   };
-  for (char c : identifier_words(query)) {
-    if (c == ' ')
-      flush();
+  for (char c : query) {
+    if (is_word_char(c))
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     else
-      w += c;
+      flush();
   }
   flush();
   if (words.empty()) words = std::move(all);  // only stop words: they are all there is
   return words;
+}
+
+std::vector<std::string> related_words(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (const auto& w : words)
+    for (const auto& group : synonym_groups())
+      if (std::find(group.begin(), group.end(), w) != group.end())
+        for (auto other : group)
+          if (std::find(words.begin(), words.end(), other) == words.end() &&
+              std::find(out.begin(), out.end(), other) == out.end())
+            out.emplace_back(other);
+  return out;
 }
 
 std::string match_expression(std::string_view query) {
@@ -135,17 +196,19 @@ std::string any_of_words(const std::vector<std::string>& words) {
   return out;
 }
 
-// Below this many tools every query word is searched.
-constexpr sqlite3_int64 prune_from = 2000;
+// How many tool matches one search ranks at most (see impl::prune).
+constexpr sqlite3_int64 match_budget = 1000;
 
 struct search_index::impl {
   sqlite3* db = nullptr;
   statement insert, remove, query, count;
-  /// How many tools each query word matches, while the index stays as it is.
+  /// How many tools each query word matches (by its FTS5 expression), while the index stays as
+  /// it is.
   std::unordered_map<std::string, sqlite3_int64> frequency;
   struct entry {
     std::uint64_t fingerprint;
     sqlite3_int64 row;
+    std::string server;  ///< its server's name in words
   };
   std::unordered_map<std::string, entry> rows;
   logger log{"search"};
@@ -155,17 +218,17 @@ struct search_index::impl {
         SQLITE_OK)
       throw std::runtime_error("cannot open the search index: out of memory");
     exec(
-        "CREATE VIRTUAL TABLE tools USING fts5(name UNINDEXED, words, server, description, "
+        "CREATE VIRTUAL TABLE tools USING fts5(name UNINDEXED, words, server, lead, description, "
         "parameters, tokenize = 'porter unicode61')");
-
     prepare(insert,
-            "INSERT INTO tools(name, words, server, description, parameters) "
-            "VALUES (?1, ?2, ?3, ?4, ?5)");
+            "INSERT INTO tools(name, words, server, lead, description, parameters) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     prepare(remove, "DELETE FROM tools WHERE rowid = ?1");
     prepare(count, "SELECT count(*) FROM tools WHERE tools MATCH ?1");
-    // BM25 with the tool's own name words weighing most, then its description.
+    // BM25 with the tool's own name words weighing most, then its server, the head of its
+    // description, the rest and its parameters.
     prepare(query,
-            "SELECT name, bm25(tools, 0.0, 6.0, 2.0, 3.0, 1.0) AS rank FROM tools "
+            "SELECT name, bm25(tools, 0.0, 6.0, 2.0, 2.0, 1.0, 1.0) AS rank FROM tools "
             "WHERE tools MATCH ?1 ORDER BY rank LIMIT ?2");
   }
   ~impl() {
@@ -188,13 +251,66 @@ struct search_index::impl {
     if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st.s, nullptr) != SQLITE_OK)
       throw std::runtime_error(std::string("search index: ") + sqlite3_errmsg(db));
   }
-  sqlite3_int64 frequency_of(const std::string& word) {
-    auto [it, fresh] = frequency.try_emplace(word, 0);
+  /// How many tools `word` is in (in their name's words only, with `names_only`).
+  sqlite3_int64 frequency_of(const std::string& word, bool names_only) {
+    const std::string phrase = '"' + word + '"';
+    const std::string expr = names_only ? "{words} : " + phrase : phrase;
+    auto [it, fresh] = frequency.try_emplace(expr, 0);
     if (!fresh) return it->second;
-    bind(count.s, 1, "\"" + word + "\"");
+    bind(count.s, 1, expr);
     if (sqlite3_step(count.s) == SQLITE_ROW) it->second = sqlite3_column_int64(count.s, 0);
     sqlite3_reset(count.s);
     return it->second;
+  }
+  /// Every tool a query matches is ranked, so a query's cost is the number of tools its words
+  /// match. Above `match_budget` the commonest words are left out (they rank little: BM25
+  /// weighs a word by its rarity) until the rest fit, keeping the rarest word that matches at
+  /// all; words that match nothing are left out.
+  std::vector<std::string> prune(std::vector<std::string> words, bool names_only) {
+    if (static_cast<sqlite3_int64>(rows.size()) <= match_budget) return words;
+    std::vector<std::pair<sqlite3_int64, std::string>> by_rarity;
+    for (auto& w : words)
+      if (const auto f = frequency_of(w, names_only); f > 0)
+        by_rarity.emplace_back(f, std::move(w));
+    std::stable_sort(by_rarity.begin(), by_rarity.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> kept;
+    sqlite3_int64 matches = 0;
+    for (auto& [f, w] : by_rarity) {
+      if (!kept.empty() && matches + f > match_budget) break;
+      matches += f;
+      kept.push_back(std::move(w));
+    }
+    return kept;
+  }
+  /// The best `k` tools matching any of `words` (in their name's words only, with
+  /// `names_only`) that `accept` takes, by BM25 (higher is better).
+  std::vector<hit> ranked(const std::vector<std::string>& words, bool names_only, std::size_t k,
+                          const std::function<bool(std::string_view)>& accept) {
+    std::vector<hit> out;
+    std::string expr = any_of_words(words);
+    if (expr.empty()) return out;
+    if (names_only) expr = "{words} : (" + expr + ")";
+    sqlite3_stmt* s = query.s;
+    // SQLite keeps only the best `limit` rows while ranking (a bounded sort); when `accept`
+    // turns too many of them down, the search runs again over every match.
+    for (sqlite3_int64 limit = static_cast<sqlite3_int64>(k) + 8;; limit = -1) {
+      out.clear();
+      bind(s, 1, expr);
+      sqlite3_bind_int64(s, 2, limit);
+      sqlite3_int64 seen = 0;
+      while (out.size() < k && sqlite3_step(s) == SQLITE_ROW) {
+        ++seen;
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+        std::string_view name(text ? text : "",
+                              static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+        if (accept && !accept(name)) continue;
+        out.push_back({std::string(name), -sqlite3_column_double(s, 1)});
+      }
+      sqlite3_reset(s);
+      sqlite3_clear_bindings(s);
+      if (out.size() == k || limit < 0 || seen < limit) return out;
+    }
   }
   static void bind(sqlite3_stmt* s, int i, std::string_view text) {
     sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -269,15 +385,16 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
     impl::bind(s, 1, doc.name);
     impl::bind(s, 2, doc.words);
     impl::bind(s, 3, doc.server);
-    impl::bind(s, 4, doc.description);
-    impl::bind(s, 5, doc.parameters);
+    impl::bind(s, 4, lead_of(doc.description));
+    impl::bind(s, 5, doc.description);
+    impl::bind(s, 6, doc.parameters);
     const bool ok = sqlite3_step(s) == SQLITE_DONE;
     sqlite3_reset(s);
     if (!ok) {
       d.log.warn("cannot index tool {}: {}", doc.name, sqlite3_errmsg(d.db));
       continue;
     }
-    d.rows.emplace(doc.name, impl::entry{fp, sqlite3_last_insert_rowid(d.db)});
+    d.rows.emplace(doc.name, impl::entry{fp, sqlite3_last_insert_rowid(d.db), doc.server});
     ++changed;
   }
   d.exec("COMMIT");
@@ -288,39 +405,33 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
 std::vector<search_index::hit> search_index::search(
     std::string_view query, std::size_t limit,
     const std::function<bool(std::string_view)>& accept) const {
+  auto& d = *impl_;
+  const auto words = query_words(query);
+  if (words.empty() || limit == 0) return {};
+  // The best of the query's own words, then of their related words in tool names at half
+  // weight: a pool of candidates ranked on both.
+  const std::size_t pool = std::max<std::size_t>(limit, 50);
+  std::unordered_map<std::string, double> score;
+  for (auto& h : d.ranked(d.prune(words, false), false, pool, accept)) score[h.name] += h.score;
+  if (auto related = related_words(words); !related.empty())
+    for (auto& h : d.ranked(d.prune(std::move(related), true), true, pool, accept))
+      score[h.name] += 0.5 * h.score;
+  // A query that names a server ("… on GitHub") wants that server's tools.
   std::vector<hit> out;
-  auto words = query_words(query);
-  if (words.empty() || limit == 0) return out;
-  // In a large index a word most tools share ranks little and costs much (every tool it
-  // matches is ranked): words in more than a quarter of the tools are left out while a rarer one
-  // remains.
-  const auto rows = static_cast<sqlite3_int64>(impl_->rows.size());
-  if (rows >= prune_from) {
-    std::vector<std::string> rare;
-    for (const auto& w : words)
-      if (const auto f = impl_->frequency_of(w); f > 0 && f * 4 <= rows) rare.push_back(w);
-    if (!rare.empty()) words = std::move(rare);
+  out.reserve(score.size());
+  for (auto& [name, s] : score) {
+    auto it = d.rows.find(name);
+    bool named = false;
+    if (it != d.rows.end())
+      for (const auto& w : words)
+        named = named || (' ' + it->second.server + ' ').find(' ' + w + ' ') != std::string::npos;
+    out.push_back({name, named ? 2 * s : s});
   }
-  const std::string expr = any_of_words(words);
-  sqlite3_stmt* s = impl_->query.s;
-  // SQLite keeps only the best `rows` while ranking (a bounded sort); when `accept` turns too
-  // many of them down, the search runs again over every match.
-  for (sqlite3_int64 rows = static_cast<sqlite3_int64>(limit) * 8 + 32;; rows = -1) {
-    out.clear();
-    impl::bind(s, 1, expr);
-    sqlite3_bind_int64(s, 2, rows);
-    sqlite3_int64 seen = 0;
-    while (out.size() < limit && sqlite3_step(s) == SQLITE_ROW) {
-      ++seen;
-      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-      std::string_view name(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
-      if (accept && !accept(name)) continue;
-      out.push_back({std::string(name), -sqlite3_column_double(s, 1)});
-    }
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    if (out.size() == limit || rows < 0 || seen < rows) return out;
-  }
+  std::sort(out.begin(), out.end(), [](const hit& a, const hit& b) {
+    return a.score != b.score ? a.score > b.score : a.name < b.name;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
 }
 
 }  // namespace mcpmux

@@ -34,9 +34,12 @@ std::string identifier_words(std::string_view id);
 tool_document document_of(std::string_view exposed, std::string_view server,
                           const json::object& tool);
 
-/// A person's words as the index searches them: lower case, split like identifiers, without
-/// repeats and stop words (unless there is nothing else).
+/// A person's words as the index searches them: lower case, split at spaces and punctuation,
+/// without repeats, stop words, numbers and single letters (unless there is nothing else).
 std::vector<std::string> query_words(std::string_view query);
+/// Words that say the same as `words` in other terms ("folder" → directory, dir), for a second
+/// search at half weight; none of `words` themselves.
+std::vector<std::string> related_words(const std::vector<std::string>& words);
 /// The FTS5 query matching any of `words` ("read" OR "file"); empty when there are none.
 std::string any_of_words(const std::vector<std::string>& words);
 /// any_of_words(query_words(query)).

@@ -63,6 +63,7 @@ session::session(manager& m, std::shared_ptr<transport> t, std::uint64_t id, cli
 void session::profile_removed() {
   log_.info("profile {} was removed by a reload; the client sees everything now", profile_);
   profile_.clear();
+  found_.clear();
 }
 
 session::~session() {
@@ -373,7 +374,10 @@ void session::serve_list(const json::value& id, collection c, const json::object
     if (auto* err = std::get_if<rpc_error>(&page))
       return self->reply_error(id, err->code, err->message);
     auto& p = std::get<list_page>(page);
-    const std::string_view items = p.items_json;
+    std::string found;
+    if (c == collection::tools && !self->found_.empty() && cursor.empty())
+      found = self->with_found_tools(p.items_json);
+    const std::string_view items = found.empty() ? std::string_view(p.items_json) : found;
     std::string out;
     out.reserve(items.size() + 128 + (p.next_cursor ? p.next_cursor->size() * 2 : 0));  // once
     out += R"({"jsonrpc":"2.0","id":)";

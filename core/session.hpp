@@ -85,6 +85,9 @@ class session : public transport_events,
   /// tools/call of the search tool of a search profile: answered here. Of its call tool: the
   /// request is rewritten into a call of the tool it names. True when `msg` was answered.
   bool search_tool_call(message& msg, const mcp::request_meta* meta);
+  /// A search profile's tools list with the tools this client's searches found (its
+  /// `list_found_tools`) after the search and call tools; empty when there are none.
+  std::string with_found_tools(std::string_view listing) const;
   /// The methods that go to a server (tools/call, prompts/get, resources/read,
   /// completion/complete), in either era; false when `msg` is none of them.
   /// `meta`: a modern request's _meta, as handle_modern read it (null for a legacy client).
@@ -118,6 +121,7 @@ class session : public transport_events,
   std::uint64_t id_;
   client_identity who_;
   std::string profile_;  ///< what it sees ("" = everything)
+  std::set<std::string> found_;  ///< tools its searches found (profiles with list_found_tools)
   std::string client_name_;
   logger log_;
   message_parser parser_;

@@ -77,14 +77,20 @@ bool session::search_tool_call(message& msg, const mcp::request_meta* meta) {
     }
     auto found = manager_.profiles().search(*v, query, text_of("server"), limit);
     const auto count = found.size();
+    bool listed_more = false;
+    if (v->settings.list_found_tools)
+      for (const auto& t : found)
+        listed_more |= found_.insert(std::string(t.at("name").get_string())).second;
     json::object structured{{"tools", std::move(found)}};
     std::string text = json::serialize(structured);
     if (count == 0)
       text = "No tool matches \"" + std::string(query) +
              "\". Try other words, or fewer; the servers are listed in this tool's description.";
-    return answer(json::object{
+    answer(json::object{
         {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}},
         {"structuredContent", std::move(structured)}});
+    if (listed_more) on_list_changed(collection::tools);
+    return true;
   }
 
   // The call tool: the tool it names is called as if the client had called it directly.
@@ -102,6 +108,19 @@ bool session::search_tool_call(message& msg, const mcp::request_meta* meta) {
   params["name"] = std::string(target);
   params["arguments"] = std::move(inner_args);
   return false;  // routed as a call of `target`
+}
+
+std::string session::with_found_tools(std::string_view listing) const {
+  const auto* v = profile_.empty() ? nullptr : manager_.profile(profile_);
+  if (!v || !v->searching || listing.size() < 2) return {};
+  std::string out(listing.substr(0, listing.size() - 1));  // without its closing bracket
+  for (const auto& name : found_) {
+    const auto item = v->shown.item(collection::tools, name);
+    if (item.empty()) continue;  // no longer in the profile
+    if (out.size() > 1) out += ',';
+    out += item;
+  }
+  return out + ']';
 }
 
 }  // namespace mcpmux

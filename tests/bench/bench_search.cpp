@@ -4,7 +4,7 @@
 // profile, then times every query of tests/bench/search/tasks.json (each --reps times) and the
 // rebuilds. Figures only.
 //
-// usage: bench_search [--fixtures DIR] [--tasks FILE] [--tools N] [--reps N]
+// usage: bench_search [--fixtures DIR] [--tasks FILE] [--tools N] [--reps N] [--verbose]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,15 +57,22 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::filesystem::path root = std::filesystem::path(__FILE__).parent_path() / "search";
+  const std::filesystem::path root = MCPMUX_BENCH_SEARCH_DIR;  // tests/bench/search
   std::filesystem::path fixtures = root / "fixtures", tasks_file = root / "tasks.json";
   std::size_t want = 10000, reps = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--fixtures") fixtures = argv[i + 1];
-    if (a == "--tasks") tasks_file = argv[i + 1];
-    if (a == "--tools") want = std::stoul(argv[i + 1]);
-    if (a == "--reps") reps = std::stoul(argv[i + 1]);
+    if (a == "--verbose") {
+      verbose = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    const char* value = argv[++i];
+    if (a == "--fixtures") fixtures = value;
+    if (a == "--tasks") tasks_file = value;
+    if (a == "--tools") want = std::stoul(value);
+    if (a == "--reps") reps = std::stoul(value);
   }
   // The servers' lists, copied under new names (github, github_2, …) until there are enough.
   std::vector<std::pair<std::string, std::vector<json::object>>> servers;
@@ -127,6 +134,7 @@ int main(int argc, char** argv) {
       auto hits = set.search(*view, queries[i], "", 5);
       times.push_back(ms(clock_type::now() - s));
       found += !hits.empty();
+      if (hits.empty() && r == 0 && verbose) fmt::print("  nothing found for: {}\n", queries[i]);
       if (r > 0) continue;
       for (std::size_t k = 0; k < hits.size(); ++k)
         if (is_expected(hits[k].as_object(), expected[i])) {

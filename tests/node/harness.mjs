@@ -73,13 +73,14 @@ function tomlValue(v) {
 }
 
 /** config.toml text from {daemon: {...}, servers: {name: {...}}}. */
-export function configToml({ daemon = {}, servers = {} }) {
+export function configToml({ daemon = {}, servers = {}, profiles = {} }) {
   let out = '[daemon]\n';
   for (const [k, v] of Object.entries(daemon)) out += `${k} = ${tomlValue(v)}\n`;
-  for (const [name, s] of Object.entries(servers)) {
-    out += `\n[servers.${name}]\n`;
-    for (const [k, v] of Object.entries(s)) out += `${k} = ${tomlValue(v)}\n`;
-  }
+  for (const [table, entries] of [['servers', servers], ['profiles', profiles]])
+    for (const [name, s] of Object.entries(entries)) {
+      out += `\n[${table}.${name}]\n`;
+      for (const [k, v] of Object.entries(s)) out += `${k} = ${tomlValue(v)}\n`;
+    }
   return out;
 }
 

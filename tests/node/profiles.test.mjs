@@ -28,17 +28,9 @@ const SERVERS = {
   beta: fakeServer({ args: ['--tools', '2', '--name', 'beta'] }),
 };
 
-/** `[profiles.NAME]` tables from {name: {key: value}} (the harness's configToml writes the
- *  [daemon] and [servers.*] tables only; its values are written the same way here). */
-function profilesToml(profiles) {
-  return configToml({ servers: profiles })
-    .replace(/^\[daemon\]\n/, '')
-    .replace(/^\[servers\./gm, '[profiles.');
-}
-
 /** The whole config text: {daemon, servers} as the harness writes them, plus `profiles`. */
 function configWith(config, profiles) {
-  return configToml(config) + profilesToml(profiles);
+  return configToml({ ...config, profiles });
 }
 
 /**
@@ -189,6 +181,32 @@ test('search profile through the SDK client: two tools, search finds, call_tool 
     assert.ok(prof.estimated_tokens > 0, JSON.stringify(prof));
     assert.ok(prof.listing, JSON.stringify(prof));
     assert.equal(prof.clients, 1);
+  } finally {
+    await d.stop();
+  }
+});
+
+test('a daemon that starts with profiles; found tools join the list with list_changed', async () => {
+  // list_found_tools: a client that only calls listed tools gets what its searches found.
+  const d = await startDaemon({
+    servers: SERVERS,
+    profiles: { finder: { exposure: 'search', list_found_tools: true, servers: ['alpha'] } },
+  });
+  try {
+    const box = { changed: 0 };
+    const client = await connectWith(d, ['--profile', 'finder'], { setup: countListChanged(box) });
+    assert.deepEqual(await toolNames(client), [CALL, SEARCH]);
+    const found = await client.callTool({ name: SEARCH, arguments: { query: 'echo the text back', limit: 1 } });
+    assert.equal(found.structuredContent.tools[0].name, 'alpha__echo');
+    assert.ok(await waitFor(() => box.changed >= 1, 5000), 'tools/list_changed after a search found a tool');
+    assert.deepEqual(await toolNames(client), ['alpha__echo', CALL, SEARCH]);
+    const echo = await client.callTool({ name: 'alpha__echo', arguments: { text: 'listed' } });
+    assert.match(resultText(echo), /listed/);
+    // The same tool found again changes nothing; another client's list is its own.
+    await client.callTool({ name: SEARCH, arguments: { query: 'echo the text back', limit: 1 } });
+    const other = await connectWith(d, ['--profile', 'finder']);
+    assert.deepEqual(await toolNames(other), [CALL, SEARCH]);
+    assert.equal(box.changed, 1);
   } finally {
     await d.stop();
   }

@@ -81,6 +81,29 @@ TEST(SearchIndex, QueriesDropStopWordsAndQuoteEveryWord) {
   EXPECT_EQ(match_expression("the"), R"("the")");                 // only stop words: keep them
   EXPECT_EQ(match_expression("  \"OR\" NEAR( * "), R"("near")");  // FTS5 syntax is not passed on
   EXPECT_EQ(match_expression(""), "");
+  // A person's words are not identifiers: GitHub stays one word; numbers and letters alone go.
+  EXPECT_THAT(query_words("Close GitHub issue #42, step b"),
+              ElementsAre("close", "github", "issue", "step"));
+  EXPECT_THAT(query_words("42"), ElementsAre("42"));  // nothing else: kept
+  EXPECT_THAT(related_words({"folder", "directory"}), ElementsAre("dir"));
+  EXPECT_THAT(related_words({"pr"}), ElementsAre("pull"));
+  EXPECT_THAT(related_words({"zebra"}), IsEmpty());
+}
+
+TEST(SearchIndex, RelatedWordsAndANamedServerHelp) {
+  world w;
+  w.files.push_back(tool("create_directory", "Make a new directory"));
+  w.web.push_back(tool("create_directory", "Create a folder on the web drive"));
+  w.whole.rebuild(w.sources(), w.rules, w.warnings);
+  search_index index;
+  index.sync(w.whole);
+  const auto all = [](std::string_view) { return true; };
+  // "folder" finds a directory tool through its related words.
+  auto hits = index.search("make a folder", 5, all);
+  ASSERT_GE(hits.size(), 2u);
+  // The server the query names ranks first.
+  EXPECT_EQ(index.search("make a folder on files", 1, all).front().name, "files__create_directory");
+  EXPECT_EQ(index.search("make a folder on web", 1, all).front().name, "web__create_directory");
 }
 
 TEST(SearchIndex, RanksByNameAndDescriptionAndKeepsInStepWithTheCatalogue) {
@@ -250,6 +273,7 @@ exposure = "auto"
 tool_budget_tokens = 5000
 match = ["claude*"]
 descriptions = { files__read_file = "Read one file" }
+list_found_tools = true
 [profiles.default]
 )",
                         "t.toml");
@@ -263,6 +287,8 @@ descriptions = { files__read_file = "Read one file" }
   EXPECT_EQ(p.tool_budget_tokens, 5000u);
   EXPECT_THAT(p.match, ElementsAre("claude*"));
   EXPECT_EQ(p.descriptions.at("files__read_file"), "Read one file");
+  EXPECT_TRUE(p.list_found_tools);
+  EXPECT_FALSE(r.value->profiles[1].list_found_tools);
   EXPECT_EQ(r.value->profiles[1].name, "default");
   EXPECT_EQ(r.value->profiles[1].exposure, exposure_mode::all);
 }
