@@ -146,6 +146,9 @@ json::object control_plane::profile_status(const profile_set::view& v) const {
                  {"estimated_tokens", v.estimated_tokens},
                  {"tool_budget_tokens", v.settings.tool_budget_tokens}};
   if (v.searching) p["listing"] = v.search_listing.size(collection::tools);
+  json::array unmatched;
+  for (const auto& u : v.unmatched) unmatched.push_back(json::string(u));
+  p["unmatched"] = std::move(unmatched);
   std::size_t clients = 0;
   // (Control-only connections, such as `mcpmux status` itself, are not its clients.)
   for (const auto& [id, s] : m_.sessions())

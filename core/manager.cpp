@@ -261,6 +261,12 @@ void manager::rebuild() {
     std::vector<server_note> notes;
     for (const auto& [name, up] : upstreams_) notes.push_back({name, up->instructions()});
     profile_changes = profiles_.rebuild(from, rules, notes, cat_);
+    // A pattern that matches nothing is worth a warning once every server has listed.
+    if (settled())
+      for (const auto& [name, v] : profiles_.views())
+        for (const auto& u : v->unmatched)
+          if (warned_unmatched_.insert(name + "\n" + u).second)
+            log_.warn("profile {}: {} matches nothing the servers list", name, u);
   }
   if (!gate_->open && settled()) release_waiters();
   if (info_.on_change) info_.on_change();

@@ -210,6 +210,7 @@ class manager : public upstream_observer {
 
   catalogue cat_;
   profile_set profiles_;
+  std::unordered_set<std::string> warned_unmatched_;  ///< "profile\nsetting" warned of
   std::vector<catalogue_source> sources() const;
   void notify_lists(const std::string& profile, const std::array<bool, collection_count>& changed);
   subscription_table subscriptions_;

@@ -102,6 +102,31 @@ std::vector<json::object> search_tools(const profile_set::view& v,
   };
 }
 
+// What of a profile's settings matches nothing in the whole catalogue: each pattern that shows
+// (a `!` pattern hides, and hiding nothing is fine) and each description override.
+std::vector<std::string> unmatched_settings(const profile_config& s, const catalogue& whole) {
+  std::vector<std::string> out;
+  const auto any = [&](collection c, std::string_view pattern) {
+    for (const auto& [name, r] : whole.routes(c))
+      if (glob_match(pattern, name)) return true;
+    return false;
+  };
+  const auto check = [&](std::string_view key, const std::vector<std::string>& patterns,
+                         std::initializer_list<collection> in) {
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      if (patterns[i].front() == '!') continue;
+      if (std::none_of(in.begin(), in.end(), [&](collection c) { return any(c, patterns[i]); }))
+        out.push_back(fmt::format("{}[{}] \"{}\"", key, i, patterns[i]));
+    }
+  };
+  check("tools", s.tools, {collection::tools});
+  check("prompts", s.prompts, {collection::prompts});
+  check("resources", s.resources, {collection::resources, collection::resource_templates});
+  for (const auto& [tool, text] : s.descriptions)
+    if (!whole.find(collection::tools, tool)) out.push_back(fmt::format("descriptions.{}", tool));
+  return out;
+}
+
 }  // namespace
 
 bool identity_matches(const client_identity& who, std::string_view pattern) {
@@ -162,6 +187,7 @@ std::map<std::string, profile_set::changes> profile_set::rebuild(
         &s.servers, {&s.tools, &s.prompts, &s.resources, &s.resources}, &s.descriptions};
     auto changed = v->shown.rebuild(sources, rules, ignored, &rules_of);
     v->estimated_tokens = v->shown.joined(collection::tools).size() / 4;
+    v->unmatched = unmatched_settings(s, whole);
     const bool was_searching = v->searching;
     v->searching =
         s.exposure == exposure_mode::search ||

@@ -51,6 +51,9 @@ class profile_set {
     bool searching = false;              ///< exposure search, or auto over its budget
     std::size_t estimated_tokens = 0;    ///< of the whole tools list (≈ 4 bytes a token)
     std::string search_tool, call_tool;  ///< their exposed names
+    /// Its patterns and description overrides that match nothing the servers list (e.g.
+    /// `tools[1] "gh__*"`): a typo, or a server not listed yet. Shown in status, logged.
+    std::vector<std::string> unmatched;
   };
   using changes = std::array<bool, collection_count>;
 

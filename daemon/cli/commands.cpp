@@ -77,6 +77,13 @@ outcome<exit_status> run_connect(const context& ctx, const command_args& args) {
   return run_connect_bridge(fd->get(), ctx.timeout);
 }
 
+namespace {
+// The tables of `mcpmux status` (below run_status).
+void print_servers(const json::array& servers);
+void print_profiles(const json::array& profiles);
+void print_clients(const json::array& sessions);
+}  // namespace
+
 outcome<exit_status> run_status(const context& ctx, const command_args& args) {
   auto client = open_client(ctx);
   if (!client) return client.error();
@@ -97,11 +104,20 @@ outcome<exit_status> run_status(const context& ctx, const command_args& args) {
   std::fwrite(header.data(), 1, header.size(), stdout);
 
   const json::value* servers = member(st, "servers");
-  if (servers == nullptr || !servers->is_array() || servers->get_array().empty()) {
+  if (servers == nullptr || !servers->is_array() || servers->get_array().empty())
     std::fputs("no servers configured\n", stdout);
-    return exit_status::ok;
-  }
+  else
+    print_servers(servers->get_array());
+  if (const auto* profiles = member(st, "profiles"); profiles && profiles->is_array())
+    print_profiles(profiles->get_array());
+  if (const auto* sessions = member(st, "sessions"); sessions && sessions->is_array())
+    print_clients(sessions->get_array());
+  return exit_status::ok;
+}
 
+namespace {
+
+void print_servers(const json::array& servers) {
   static constexpr column columns[] = {
       {"NAME", 24},
       {"TYPE", 5},
@@ -118,7 +134,7 @@ outcome<exit_status> run_status(const context& ctx, const command_args& args) {
   };
   const bool colour = use_colour();
   std::vector<std::vector<cell>> rows;
-  for (const json::value& s : servers->get_array()) {
+  for (const json::value& s : servers) {
     std::string state = text_or_dash(s, "state", true);
     std::string_view sgr;
     if (colour) {
@@ -142,8 +158,66 @@ outcome<exit_status> run_status(const context& ctx, const command_args& args) {
     });
   }
   print_table(columns, rows, output_width());
-  return exit_status::ok;
 }
+
+void print_profiles(const json::array& profiles) {
+  if (profiles.empty()) return;
+  static constexpr column columns[] = {
+      {"PROFILE", 24},
+      {"EXPOSURE", 8},
+      {"LISTS", 7},
+      {"TOOLS", 6, align::right},
+      {"TOKENS", 8, align::right},
+      {"CLIENTS", 7, align::right},
+  };
+  std::vector<std::vector<cell>> rows;
+  for (const json::value& p : profiles) {
+    const auto searching = member(p, "searching");
+    rows.push_back({
+        {text_or_dash(p, "name", true), {}},
+        {text_or_dash(p, "exposure", true), {}},
+        {searching && searching->is_bool() && searching->get_bool() ? "search" : "all", {}},
+        {int_or_dash(p, "tools", plain_int), {}},
+        {int_or_dash(p, "estimated_tokens", plain_int), {}},
+        {int_or_dash(p, "clients", plain_int), {}},
+    });
+  }
+  std::fputs("\n", stdout);
+  print_table(columns, rows, output_width());
+}
+
+// The MCP clients (control-only connections, such as this command's own, are left out).
+void print_clients(const json::array& sessions) {
+  static constexpr column columns[] = {
+      {"CLIENT", 6, align::right}, {"TRANSPORT", 9}, {"ERA", 7}, {"PROFILE", 16}, {"NAME", 24},
+      {"PID", 8, align::right},    {"AGENT", 0},
+  };
+  std::vector<std::vector<cell>> rows;
+  for (const json::value& c : sessions) {
+    if (member_string(c, "era") == std::string_view("unknown")) continue;
+    std::string agent = "-";
+    if (auto program = member_string(c, "agent_program")) {
+      const auto slash = program->rfind('/');
+      agent = fmt::format("{} (pid {})",
+                          program->substr(slash == std::string_view::npos ? 0 : slash + 1),
+                          int_or_dash(c, "agent_pid", plain_int));
+    }
+    rows.push_back({
+        {int_or_dash(c, "id", plain_int), {}},
+        {text_or_dash(c, "transport", true), {}},
+        {text_or_dash(c, "era", true), {}},
+        {text_or_dash(c, "profile", true), {}},
+        {text_or_dash(c, "client", true), {}},
+        {int_or_dash(c, "pid", plain_int), {}},
+        {std::move(agent), {}},
+    });
+  }
+  if (rows.empty()) return;
+  std::fputs("\n", stdout);
+  print_table(columns, rows, output_width());
+}
+
+}  // namespace
 
 outcome<exit_status> run_tools(const context& ctx, const command_args& args) {
   auto client = open_client(ctx);

@@ -174,12 +174,27 @@ TEST(Profiles, EachViewShowsItsOwnPart) {
   EXPECT_THAT(names(set.find("safe")->shown), ElementsAre("files__read_file", "files__write_file",
                                                           "web__fetch_url", "web__webSearch"));
   EXPECT_FALSE(set.find("safe")->searching);
+  EXPECT_THAT(set.find("safe")->unmatched, IsEmpty());
   EXPECT_EQ(set.find("nope"), nullptr);
   // Unchanged settings keep their view; a change or removal is reported.
   EXPECT_THAT(set.configure({safe, small}), IsEmpty());
   small.servers = {"files"};
   EXPECT_THAT(set.configure({small}), ElementsAre("small", "safe"));
   EXPECT_EQ(set.find("safe"), nullptr);
+}
+
+TEST(Profiles, PatternsAndOverridesThatMatchNothingAreNamed) {
+  world w;
+  profile_set set;
+  auto typo = profile("typo");
+  typo.tools = {"*", "files__raed_*", "!files__delete_*", "!nothing*"};
+  typo.prompts = {"review"};
+  typo.descriptions = {{"files__read_file", "ok"}, {"web__fetch", "no such tool"}};
+  set.configure({typo});
+  w.build(set);
+  EXPECT_THAT(set.find("typo")->unmatched,
+              ElementsAre("tools[1] \"files__raed_*\"", "prompts[0] \"review\"",
+                          "descriptions.web__fetch"));
 }
 
 TEST(Profiles, SearchModeListsTwoToolsThatNameTheServers) {
