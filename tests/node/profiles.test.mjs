@@ -391,6 +391,13 @@ test('matching: a profile whose match names the agent (node) is chosen without -
     const clientsOf = (name) => st.profiles.find((p) => p.name === name)?.clients;
     assert.equal(clientsOf('agent'), 1);
     assert.equal(clientsOf('solo'), 1);
+    // The human table says the same: a row per MCP client (not this status command's own).
+    const table = await mcpmux(d.socket, ['status'], { env: { COLUMNS: '200' } });
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, new RegExp(`socket +legacy +agent +matched-client +${m.pid} +node \\(pid ${process.pid}\\)`));
+    assert.match(table.stdout, /socket +legacy +solo +chosen-client /);
+    assert.match(table.stdout, /^agent +all +all +\d+ +\d+ +1$/m);
+    assert.equal(table.stdout.match(/socket +(legacy|modern|unknown)/g).length, 2);
 
     // Once `match` no longer names node, a new client gets `default`.
     writeFileSync(
