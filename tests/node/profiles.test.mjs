@@ -305,6 +305,16 @@ test('/mcp/NAME over HTTP: the profile is served, an unknown one is 404, a sessi
     assert.equal(resultText(await v2.callTool({ name: 'alpha__echo', arguments: { text: 'v2 solo' } })), 'v2 solo');
     await assert.rejects(v2.callTool({ name: 'beta__echo', arguments: { text: 'x' } }), /Unknown tool/);
 
+    // The 2.x client on /mcp/finder: search and call in the stateless era.
+    const v2s = new V2Client({ name: 'v2-search', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await within(15000, v2s.connect(new V2HTTP(new URL(`${base}/finder`))), 'v2 http connect (finder)');
+    closers.push(() => v2s.close());
+    assert.deepEqual((await v2s.listTools()).tools.map((t) => t.name).sort(), [CALL, SEARCH]);
+    const v2hits = await search(v2s, { query: 'echo the text back', server: 'beta' });
+    assert.equal(v2hits[0].name, 'beta__echo');
+    const viaCall = await v2s.callTool({ name: CALL, arguments: { name: 'beta__echo', arguments: { text: 'v2 found' } } });
+    assert.equal(resultText(viaCall), 'v2 found');
+
     // The 1.x client (a session) on /mcp/finder: search mode.
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/finder`));
     const v1 = new Client({ name: 'v1-profile', version: '1.0.0' });
