@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/expand.hpp"
+#include "config/secrets.hpp"
 
 namespace mcpmux::config_validation {
 
@@ -98,6 +100,12 @@ class validator {
 
   std::string file_;
   env_lookup lookup_;
+  /// ${secret:NAME}: the secrets file, read once per load when a value names a secret.
+  std::optional<secrets_file> secrets_file_;
+  secret_resolver secrets_ = [this](std::string_view name, std::string& error) {
+    return resolve_secret(name, error);
+  };
+  std::optional<std::string> resolve_secret(std::string_view name, std::string& error);
   std::vector<config_error> errors_;
   std::vector<std::string> warnings_;
 };

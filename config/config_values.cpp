@@ -161,13 +161,27 @@ std::optional<bool> validator::get_bool(const toml::node& n, const std::string& 
   return std::nullopt;
 }
 
+std::optional<std::string> validator::resolve_secret(std::string_view name, std::string& error) {
+  if (!secrets_file_) secrets_file_ = read_secrets(secrets_path());
+  if (!secrets_file_->error.empty()) {
+    error = secrets_file_->error;
+    return std::nullopt;
+  }
+  auto it = secrets_file_->values.find(std::string(name));
+  if (it == secrets_file_->values.end()) {
+    error = fmt::format("no secret named \"{}\" (set it with: mcpmux secret set {})", name, name);
+    return std::nullopt;
+  }
+  return it->second;
+}
+
 // ${VAR} expansion of one value, turning syntax problems into errors and unset variables into
 // warnings that name the key.
 std::optional<std::string> validator::expand(std::string_view raw, const toml::node& n,
                                              const std::string& key) {
   std::string out, error;
   std::vector<std::string> undefined;
-  expand_into(raw, lookup_, out, undefined, &error);
+  expand_into(raw, lookup_, out, undefined, &error, 8, &secrets_);
   if (!error.empty()) {
     fail(n, key, std::move(error));
     return std::nullopt;

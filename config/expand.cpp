@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "config/names.hpp"
+#include "config/secrets.hpp"
+#include "core/protocol/redact.hpp"
 
 namespace mcpmux {
 
@@ -14,7 +16,8 @@ using names::is_var_name;
 // Errors are reported through `error` (first one only) and the offending text is kept literally
 // so the public expand_vars, which cannot fail, still returns something sensible.
 void expand_into(std::string_view in, env_lookup lookup, std::string& out,
-                 std::vector<std::string>& undefined, std::string* error, int depth_left) {
+                 std::vector<std::string>& undefined, std::string* error, int depth_left,
+                 const secret_resolver* secrets) {
   auto set_error = [&](std::string msg) {
     if (error && error->empty()) *error = std::move(msg);
   };
@@ -43,6 +46,29 @@ void expand_into(std::string_view in, env_lookup lookup, std::string& out,
       return;
     }
     const std::string_view body = in.substr(i + 2, j - i - 2);
+    if (body.substr(0, 7) == "secret:") {
+      const auto name = body.substr(7);
+      std::string why;
+      std::optional<std::string> value;
+      if (!is_secret_name(name))
+        why = fmt::format(
+            "invalid secret reference \"${{{}}}\" (expected ${{secret:NAME}}, NAME of "
+            "[A-Za-z0-9_.-])",
+            body);
+      else if (!secrets)
+        why = "${secret:NAME} cannot be used here";
+      else
+        value = (*secrets)(name, why);
+      if (value) {
+        add_secret(*value);
+        out += *value;
+      } else {
+        set_error(std::move(why));
+        out.append(in.substr(i, j + 1 - i));
+      }
+      i = j + 1;
+      continue;
+    }
     const std::size_t sep = body.find(":-");
     const std::string_view name = body.substr(0, sep);
     if (!is_var_name(name)) {
@@ -64,7 +90,7 @@ void expand_into(std::string_view in, env_lookup lookup, std::string& out,
         set_error("${...:-default} nested too deeply");
         out.append(in.substr(i, j + 1 - i));
       } else {
-        expand_into(body.substr(sep + 2), lookup, out, undefined, error, depth_left - 1);
+        expand_into(body.substr(sep + 2), lookup, out, undefined, error, depth_left - 1, secrets);
       }
     } else if (value) {
       out += *value;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/protocol/error.hpp"
+#include "core/protocol/redact.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
 #include "core/upstream_detail.hpp"
@@ -196,6 +197,7 @@ void upstream::set_daemon_config(const daemon_config& d) {
 }
 
 void upstream::note(std::string line) {
+  redact_in_place(line);  // a server may print a secret it was given
   if (log_ring_.size() >= log_ring_size) log_ring_.pop_front();
   log_ring_.push_back(std::move(line));
   observer_.on_upstream_log(cfg_.name, log_ring_.back());
@@ -415,7 +417,7 @@ void upstream::lose_connection(std::string why, bool needs_login) {
   ++generation_;
   timers_->handshake.cancel();
   timers_->ping.cancel();
-  last_error_ = why;
+  last_error_ = redact(why);
   if (needs_login) {
     timers_->listen.cancel();
     handshake_.reset();

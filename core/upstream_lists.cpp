@@ -7,6 +7,7 @@
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
 #include "core/protocol/param_headers.hpp"
+#include "core/protocol/redact.hpp"
 #include "core/protocol/text.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
@@ -153,7 +154,7 @@ void upstream::list_failed(collection c, std::string why) {
   else
     log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
               ci.key);
-  if (c == collection::tools) last_error_ = why;  // kept after a recovery, like every last error
+  if (c == collection::tools) last_error_ = redact(why);  // kept after a recovery, like every last error
   set_note(ci.method, std::move(why));
 }
 

@@ -10,6 +10,7 @@
 #include "core/oauth_store.hpp"
 #include "core/protocol/log.hpp"
 #include "core/protocol/oauth_tokens.hpp"
+#include "core/protocol/redact.hpp"
 #include "core/protocol/text.hpp"
 #include "transports/http_fetch.hpp"
 #include "transports/http_text.hpp"
@@ -26,6 +27,12 @@ std::int64_t unix_now() {
 }
 wall::time_point from_unix(std::int64_t s) {
   return wall::time_point(std::chrono::seconds(s));
+}
+
+// Tokens are secrets: never in a log line, a status or an error text.
+void redact_tokens(const oauth::token_set& t) {
+  add_secret(t.access_token);
+  if (t.refresh_token) add_secret(*t.refresh_token);
 }
 
 rpc_error bad_params(std::string msg) {
@@ -57,6 +64,7 @@ class oauth_account final : public bearer_source,
       record_ = std::move(*rec);
       std::optional<wall::time_point> expires;
       if (record_.expires_at) expires = from_unix(record_.expires_at);
+      if (record_.tokens) redact_tokens(*record_.tokens);
       keeper_ = oauth::token_keeper(record_.tokens, expires);
       schedule_refresh();
     } else if (rec) {
@@ -335,6 +343,7 @@ class oauth_account final : public bearer_source,
                    : std::variant<oauth::token_set, oauth::oauth_error>(
                          oauth::oauth_error{"temporarily_unavailable", r.error, {}, 0, false});
     if (auto* tokens = std::get_if<oauth::token_set>(&got)) {
+      redact_tokens(*tokens);
       keeper_.on_tokens(std::move(*tokens), now);
       record_.refreshed_at = unix_now();
       log_.info("token refreshed");
@@ -447,6 +456,7 @@ class oauth_account final : public bearer_source,
     record_.refreshed_at = 0;
     store_error_.clear();
     step_up_.clear();
+    redact_tokens(out.tokens);
     keeper_.on_tokens(std::move(out.tokens), wall::now());
     save_if_changed();
     schedule_refresh();

@@ -5,6 +5,7 @@
 // server's error.
 #include <boost/asio/steady_timer.hpp>
 
+#include "core/protocol/redact.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
 #include "transports/stdio_transport.hpp"
@@ -77,6 +78,7 @@ class command_bearer final : public bearer_source,
                    [self = shared_from_this()](std::exception_ptr, std::optional<std::string> tok) {
                      self->running_ = false;
                      if (tok) {
+                       add_secret(*tok);  // never in a log line or an error
                        self->token_ = std::move(*tok);
                        self->fetched_ = true;
                      }

@@ -1,6 +1,8 @@
 // Logging facade state: the active sink and level.
 #include "core/protocol/log.hpp"
 
+#include "core/protocol/redact.hpp"
+
 #include <cstdint>
 #include <cstdio>
 
@@ -59,7 +61,8 @@ log_level current_log_level() {
 }
 
 void detail::emit(log_level l, std::string_view logger, std::string_view msg) {
-  sink()(l, logger, msg);
+  if (secret_count() == 0) return sink()(l, logger, msg);
+  sink()(l, logger, redact(msg));
 }
 
 }  // namespace mcpmux

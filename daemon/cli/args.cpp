@@ -128,6 +128,20 @@ const command_spec commands[] = {
        c.add_flag("--json", a.json, "status: print the daemon's answer as JSON");
        c.add_flag("--no-browser", a.no_browser, "login: print the URL only");
      }},
+    {"secret", "secret set|list|rm [NAME]", "keep the secrets ${secret:NAME} in the config names",
+     "set NAME   read the value from the terminal (not echoed) or from stdin, and keep it\n"
+     "           in the secrets file (mode 0600; $MCPMUX_SECRETS_FILE, else\n"
+     "           $XDG_CONFIG_HOME/mcpmux/secrets.json)\n"
+     "list       the names of the secrets kept (never their values)\n"
+     "rm NAME    forget a secret\n"
+     "`mcpmux reload` (or saving the config) makes the daemon use a changed secret.\n",
+     control_timeout, run_secret,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("ACTION", a.action, "set, list or rm")
+           ->required()
+           ->check(CLI::IsMember({"set", "list", "rm"}));
+       c.add_option("NAME", a.target, "the secret's name ([A-Za-z0-9_.-])");
+     }},
     {"agents", "agents [--json]",
      "list the MCP clients configured here and whether they use mcpmux", "", control_timeout,
      run_agents,

@@ -40,6 +40,7 @@ outcome<exit_status> run_logs(const context& ctx, const command_args& args);
 outcome<exit_status> run_restart(const context& ctx, const command_args& args);
 outcome<exit_status> run_reload(const context& ctx, const command_args& args);
 outcome<exit_status> run_auth(const context& ctx, const command_args& args);  // cli/auth.cpp
+outcome<exit_status> run_secret(const context& ctx, const command_args& args);  // cli/secret.cpp
 // cli/adopt.cpp
 outcome<exit_status> run_agents(const context& ctx, const command_args& args);
 outcome<exit_status> run_adopt(const context& ctx, const command_args& args);

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +11,8 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "config/secrets.hpp"
+#include "core/protocol/redact.hpp"
 
 namespace mcpmux {
 namespace {
@@ -1033,6 +1036,64 @@ TEST_F(ConfigTest, EmbeddedDefaultDocumentsEveryKey) {
                           "${VAR:-default}",
                           "$$"})
     EXPECT_NE(text.find(key), std::string_view::npos) << key;
+}
+
+}  // namespace
+}  // namespace mcpmux
+
+namespace mcpmux {
+namespace {
+
+// ${secret:NAME}: resolved from the secrets file, registered for redaction; every way it can go
+// wrong is an error naming the key.
+TEST_F(ConfigParse, SecretsComeFromThePrivateSecretsFile) {
+  temp_dir dir;
+  const std::string file = dir.path() + "/secrets.json";
+  env_guard where("MCPMUX_SECRETS_FILE", file.c_str());
+  ASSERT_EQ(write_secrets(file, {{"API_KEY", "sk-live-0123456789"}, {"short", "abc"}}), "");
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  config c = ok(R"([servers.a]
+command = "x"
+env = { KEY = "${secret:API_KEY}", BOTH = "k=${secret:API_KEY};u=${USER:-me}" }
+)");
+  EXPECT_EQ(c.servers[0].env.at("KEY"), "sk-live-0123456789");
+  EXPECT_EQ(c.servers[0].env.at("BOTH"), "k=sk-live-0123456789;u=me");
+  // Resolved values are redacted from text shown to people; short ones are not registered.
+  EXPECT_EQ(redact("token sk-live-0123456789 sent"), "token [redacted] sent");
+  ok("[servers.a]\ncommand = \"${secret:short}\"\n");
+  EXPECT_EQ(redact("abc"), "abc");
+
+  EXPECT_THAT(one_error("[servers.a]\ncommand = \"x\"\nargs = [\"${secret:NOPE}\"]\n").message,
+              HasSubstr("no secret named \"NOPE\" (set it with: mcpmux secret set NOPE)"));
+  EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\nargs = [\"${secret:NOPE}\"]\n").key,
+            "servers.a.args[0]");
+  EXPECT_THAT(one_error("[servers.a]\ncommand = \"${secret:a b}\"\n").message,
+              HasSubstr("invalid secret reference"));
+  ::chmod(file.c_str(), 0644);  // readable by others: refused, not read
+  EXPECT_THAT(one_error("[servers.a]\ncommand = \"${secret:API_KEY}\"\n").message,
+              HasSubstr("chmod 600"));
+  ::chmod(file.c_str(), 0600);
+  std::ofstream(file) << "[1, 2]";
+  EXPECT_THAT(one_error("[servers.a]\ncommand = \"${secret:API_KEY}\"\n").message,
+              HasSubstr("not a JSON object"));
+  // No file at all: the secret is simply not there.
+  std::filesystem::remove(file);
+  EXPECT_THAT(one_error("[servers.a]\ncommand = \"${secret:API_KEY}\"\n").message,
+              HasSubstr("no secret named"));
+}
+
+TEST(Redact, ReplacesEveryRegisteredValueLongestFirst) {
+  add_secret("redact-me-please");
+  add_secret("redact-me-please-too");
+  add_secret("tiny");  // under min_secret_bytes: not registered
+  EXPECT_EQ(redact("a redact-me-please-too b redact-me-please c tiny"),
+            "a [redacted] b [redacted] c tiny");
+  std::string line = "no secret here";
+  EXPECT_FALSE(redact_in_place(line));
+  EXPECT_EQ(line, "no secret here");
 }
 
 }  // namespace

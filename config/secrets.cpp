@@ -1,0 +1,82 @@
+#include "config/secrets.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <boost/json.hpp>
+#include <cerrno>
+#include <cstring>
+
+#include "config/files.hpp"
+#include "config/paths.hpp"
+
+namespace mcpmux {
+namespace json = boost::json;
+
+constexpr std::size_t max_secrets_bytes = 1u << 20;
+
+std::string secrets_path() {
+  if (auto p = getenv_nonempty("MCPMUX_SECRETS_FILE")) return expand_tilde(*p);
+  return xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux/secrets.json";
+}
+
+bool is_secret_name(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
+      return false;
+  return true;
+}
+
+secrets_file read_secrets(const std::string& path) {
+  secrets_file out;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) out.error = fmt::format("{}: {}", path, std::strerror(errno));
+    return out;
+  }
+  if ((st.st_mode & 077) != 0 || st.st_uid != ::getuid()) {
+    out.error = fmt::format(
+        "{} is readable by others (mode {:04o}); its secrets are not used until it is private: "
+        "chmod 600 {}",
+        path, st.st_mode & 07777, path);
+    if (st.st_uid != ::getuid())
+      out.error = fmt::format("{} belongs to another user; its secrets are not used", path);
+    return out;
+  }
+  std::string error;
+  auto text = read_text_file(path, max_secrets_bytes, error);
+  if (!text) {
+    out.error = std::move(error);
+    return out;
+  }
+  boost::system::error_code ec;
+  auto v = json::parse(*text, ec);
+  if (ec || !v.is_object()) {
+    out.error = fmt::format("{}: not a JSON object of secret names and values", path);
+    return out;
+  }
+  for (const auto& [k, x] : v.get_object()) {
+    if (!x.is_string() || !is_secret_name(k)) {
+      out.error = fmt::format("{}: \"{}\" is not a secret name with a string value", path,
+                              std::string_view(k).substr(0, 64));
+      out.values.clear();
+      return out;
+    }
+    out.values.emplace(std::string(k), std::string(x.get_string()));
+  }
+  return out;
+}
+
+std::string write_secrets(const std::string& path,
+                          const std::map<std::string, std::string>& values) {
+  json::object o;
+  for (const auto& [k, v] : values) o[k] = v;
+  // A new file is created 0600; an old one keeps its mode, so it is made 0600 first.
+  if (::chmod(path.c_str(), 0600) != 0 && errno != ENOENT)
+    return fmt::format("{}: {}", path, std::strerror(errno));
+  return write_file_atomically(path, json::serialize(o) + "\n");
+}
+
+}  // namespace mcpmux

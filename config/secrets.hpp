@@ -1,0 +1,33 @@
+// The per-user secrets file behind `${secret:NAME}`: a JSON object of name → value in
+// $XDG_CONFIG_HOME/mcpmux/secrets.json, mode 0600 (a file others can read is refused), written
+// by `mcpmux secret set|rm`. Resolved values are registered for redaction
+// (core/protocol/redact.hpp).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mcpmux {
+
+/// $MCPMUX_SECRETS_FILE, else $XDG_CONFIG_HOME/mcpmux/secrets.json (~/.config/...).
+std::string secrets_path();
+
+/// A secret's name: 1 to 128 characters of [A-Za-z0-9_.-].
+bool is_secret_name(std::string_view name);
+
+struct secrets_file {
+  std::map<std::string, std::string> values;
+  std::string error;  ///< why the file cannot be used ("" when it can; a missing file is empty)
+};
+
+/// Reads the secrets at `path`. A file that is not 0600-or-stricter or not the user's own is
+/// refused (its contents are not read).
+secrets_file read_secrets(const std::string& path);
+
+/// Writes `values` to `path` (atomically, mode 0600). Returns "" or an error message.
+std::string write_secrets(const std::string& path,
+                          const std::map<std::string, std::string>& values);
+
+}  // namespace mcpmux

@@ -1,0 +1,25 @@
+// Redaction: values that must never be shown (resolved ${secret:NAME} values, bearer tokens)
+// are registered once and replaced by "[redacted]" wherever text leaves mcpmux for a person —
+// log lines, a server's stderr ring (`mcpmux logs`, status), last errors.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace mcpmux {
+
+/// Values shorter than this are not registered: redacting "1" or "yes" everywhere would garble
+/// every line and protect nothing.
+inline constexpr std::size_t min_secret_bytes = 6;
+
+/// Registers a value to redact from now on (for the life of the process).
+void add_secret(std::string_view value);
+/// `text` with every registered value replaced by "[redacted]".
+std::string redact(std::string_view text);
+/// Redacts `text` in place; true when something was replaced.
+bool redact_in_place(std::string& text);
+/// How many values are registered (for tests).
+std::size_t secret_count();
+
+}  // namespace mcpmux
