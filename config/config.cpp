@@ -165,6 +165,8 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto s = get_string(v, key)) d.http = *s;
     } else if (name == "http_allow_remote") {
       if (auto b = get_bool(v, key)) d.http_allow_remote = *b;
+    } else if (name == "http_auth") {
+      if (auto i = get_choice(v, key, {"token", "none"})) d.http_auth_none = *i == 1;
     } else if (name == "http_token_file") {
       if (auto s = absolute_path(v, key, false)) d.http_token_file = *s;
     } else if (name == "http_max_requests_per_session") {
@@ -182,7 +184,8 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
                            {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
                             "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
                             "reconnect_max_ms", "startup_wait_ms", "page_size", "include", "http",
-                            "http_allow_remote", "http_token_file", "http_max_requests_per_session",
+                            "http_allow_remote", "http_auth", "http_token_file",
+                            "http_max_requests_per_session",
                             "http_max_sessions", "http_max_connections"}));
     }
   }

@@ -110,8 +110,11 @@ struct daemon_config {
   /// (plus /status and /metrics); empty = off.
   std::string http;
   bool http_allow_remote = false;  ///< `http_allow_remote`: permit a non-loopback `http` address
-  std::string
-      http_token_file;  ///< `http_token_file`: bearer token the endpoint requires; "" = none
+  /// `http_auth`: "token" (default) — every request needs the bearer token of
+  /// `http_token_file`, else of a token file mcpmuxd makes in its runtime directory; "none" —
+  /// anyone on the machine may use the endpoint (warned of at every start).
+  bool http_auth_none = false;
+  std::string http_token_file;  ///< `http_token_file`: the token, read from this file
   /// `http_max_requests_per_session`: requests of one session awaiting their answer; beyond: 429.
   std::size_t http_max_requests_per_session = 64;
   std::size_t http_max_sessions = 128;     ///< `http_max_sessions`: live MCP sessions; beyond: 503

@@ -60,6 +60,12 @@ json::object control_plane::status(bool histograms) const {
   out["socket"] = m_.info().socket_path;
   out["config"] = m_.info().config_path;
   out["clients"] = m_.clients();
+  if (const auto& info = m_.info(); !info.http_url.empty())
+    out["http"] = json::object{
+        {"url", info.http_url},
+        {"auth", info.http_token_file.empty() ? "none" : "token"},
+        {"token_file",
+         info.http_token_file.empty() ? json::value(nullptr) : json::value(info.http_token_file)}};
   out["tools"] = m_.tool_count();
   json::array servers;
   for (const auto& [name, up] : m_.upstreams()) {

@@ -38,6 +38,8 @@ class session;
 struct daemon_info {
   std::string socket_path;
   std::string config_path;
+  std::string http_url;         ///< the HTTP endpoint's /mcp ("" = off)
+  std::string http_token_file;  ///< the token its requests need ("" = none: http_auth = "none")
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
   std::function<config_result()> reload_config;

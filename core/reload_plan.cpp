@@ -22,6 +22,8 @@ reload_plan plan_reload(const config& old, const config& next, bool socket_moves
     p.restart_required.push_back("daemon.http_allow_remote");
   if (next.daemon.http_token_file != old.daemon.http_token_file)
     p.restart_required.push_back("daemon.http_token_file");
+  if (next.daemon.http_auth_none != old.daemon.http_auth_none)
+    p.restart_required.push_back("daemon.http_auth");
 
   auto find = [](const config& c, const std::string& name) -> const server_config* {
     auto it = std::find_if(c.servers.begin(), c.servers.end(),

@@ -26,9 +26,10 @@
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
-#include "daemon/peer.hpp"
+#include "daemon/http_auth.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/oauth_accounts.hpp"
+#include "daemon/peer.hpp"
 #include "daemon/systemd.hpp"
 #include "transports/fd_transport.hpp"
 #include "transports/http_endpoint.hpp"
@@ -208,6 +209,19 @@ int run_daemon(const daemon_options& opt) {
   daemon_info info;
   info.socket_path = socket_path;
   info.config_path = cfg.source;
+  if (const auto& d = cfg.daemon; !d.http.empty()) {
+    // No open door on the loopback port: without a token file of the user's, one is made next
+    // to the socket (before anything listens: a failure stops the start).
+    info.http_url = "http://" + d.http + "/mcp";
+    info.http_token_file = d.http_token_file;
+    if (!d.http_auth_none && info.http_token_file.empty()) {
+      info.http_token_file = socket_path.substr(0, socket_path.rfind('/') + 1) + "http-token";
+      if (auto err = ensure_http_token(info.http_token_file); !err.empty()) {
+        log.error("{}: {}", info.http_token_file, err);
+        return 1;
+      }
+    }
+  }
   info.socket_for = [explicit_socket = opt.socket_path](const daemon_config& d) {
     return resolve_socket_path(explicit_socket, &d);
   };
@@ -277,17 +291,21 @@ int run_daemon(const daemon_options& opt) {
   }
   std::shared_ptr<http_endpoint> http;  // [daemon] http: MCP over loopback Streamable HTTP
   if (const auto& d = mgr.current_config().daemon; !d.http.empty()) {
+    if (d.http_auth_none)
+      log.warn(
+          "http_auth = \"none\": ANY user or program on this machine can use the HTTP endpoint "
+          "{} — every server behind mcpmux and its credentials",
+          d.http);
     http_endpoint_options ho{
         .address = d.http,
         .allow_remote = d.http_allow_remote,
-        .token_file = d.http_token_file,
+        .token_file = mgr.info().http_token_file,
         .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue},
         .max_connections = d.http_max_connections,
         .max_sessions = d.http_max_sessions,
         .max_requests_per_session = d.http_max_requests_per_session,
-        .tool_param_headers = [&mgr](std::string_view tool) {
-          return mgr.tool_param_headers(tool);
-        },
+        .tool_param_headers =
+            [&mgr](std::string_view tool) { return mgr.tool_param_headers(tool); },
         .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; }};
     auto status = [&] {
       return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));

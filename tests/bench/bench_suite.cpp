@@ -1060,7 +1060,8 @@ void row_endpoint(const bench_env& e) {
   daemon_handle d;
   start_mux(
       d, e, "endpoint",
-      daemon_section(fmt::format("http = \"127.0.0.1:{}\"", port)) + stdio_server("f", e.fake),
+      daemon_section(fmt::format("http = \"127.0.0.1:{}\"\nhttp_auth = \"none\"", port)) +
+          stdio_server("f", e.fake),
       e.tmp / "cache-endpoint");
   wait_ready(d, 1, e.tmp / "endpoint.log");
   auto sock = line_conn::connect_unix(d.socket);

@@ -99,6 +99,7 @@ args = [$(toml "$here/$target")]"
 [daemon]
 socket = $(toml "$socket")
 http = "127.0.0.1:$port"
+http_auth = "none"  # the suite sends no bearer token
 log_level = "debug"
 startup_wait_ms = 10000
 

@@ -3,8 +3,10 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <set>
 
 #include "tests/fixtures/raw_http_client.hpp"
@@ -32,8 +34,12 @@ class http_endpoint_test : public daemon_test {
   // `with_server`); `extra` goes into [daemon].
   void start_http(std::string_view extra = {}, bool with_server = true) {
     port_ = free_port();
+    // Open unless the test is about the token (the default is tested on its own).
+    const bool about_auth = extra.find("http_token_file") != std::string_view::npos ||
+                            extra.find("http_auth") != std::string_view::npos;
     std::string cfg = "[daemon]\nhttp = \"127.0.0.1:" + std::to_string(port_) +
-                      "\"\nmax_message_bytes = 65536\n" + std::string(extra) + "\n" +
+                      "\"\nmax_message_bytes = 65536\n" +
+                      (about_auth ? "" : "http_auth = \"none\"\n") + std::string(extra) + "\n" +
                       (with_server ? fake_server_table("f", {}) : std::string());
     start(cfg);
     ASSERT_TRUE(daemon_->started());
@@ -347,6 +353,54 @@ TEST_F(http_endpoint_test, BearerToken) {
   EXPECT_EQ(exchange("POST", "/mcp", mcp_headers, json::serialize(ping)).status, 401);
   const auto sid = open_session({{"Authorization", "Bearer s3cret-token"}});
   EXPECT_EQ(post(sid, ping, {{"Authorization", "Bearer s3cret-token"}}).status, 200);
+}
+
+// The default: no open door on the loopback port. A token is made next to the socket (256 bits,
+// 0600), every request needs it, status names the file, and a restart keeps it.
+TEST_F(http_endpoint_test, ATokenIsRequiredByDefault) {
+  start_http("http_auth = \"token\"");
+  const std::string token_file = dir_.path() + "/http-token";
+  struct stat st {};
+  ASSERT_EQ(::stat(token_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string token;
+  std::getline(std::ifstream(token_file), token);
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos);
+  const header_list auth = {{"Authorization", "Bearer " + token}};
+  EXPECT_EQ(exchange("GET", "/status", {}).status, 401);
+  EXPECT_EQ(exchange("GET", "/status", auth).status, 200);
+  json::value ping = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}};
+  EXPECT_EQ(exchange("POST", "/mcp", mcp_headers, json::serialize(ping)).status, 401);
+  EXPECT_EQ(post(open_session(auth), ping, auth).status, 200);
+  // The owner finds it through the socket.
+  auto status = json::parse(run_cli(daemon_->socket(), {"status", "--json"}).out);
+  EXPECT_EQ(status.at("http").at("auth"), "token");
+  EXPECT_EQ(status.at("http").at("token_file"), json::value(token_file));
+  // A restart keeps a private token; one others could read is replaced.
+  EXPECT_EQ(daemon_->stop(), 0);
+  daemon_.reset();
+  start_http("http_auth = \"token\"");
+  std::string again;
+  std::getline(std::ifstream(token_file), again);
+  EXPECT_EQ(again, token);
+  EXPECT_EQ(daemon_->stop(), 0);
+  daemon_.reset();
+  ::chmod(token_file.c_str(), 0644);
+  start_http("http_auth = \"token\"");
+  std::getline(std::ifstream(token_file), again);
+  EXPECT_NE(again, token);
+  ASSERT_EQ(::stat(token_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(http_endpoint_test, NoAuthIsAnOptOutWithAWarning) {
+  start_http("http_auth = \"none\"");
+  EXPECT_EQ(exchange("GET", "/status", {}).status, 200);
+  EXPECT_TRUE(daemon_->wait_for_log("ANY user or program on this machine", 5s)) << daemon_->log();
+  auto status = json::parse(run_cli(daemon_->socket(), {"status", "--json"}).out);
+  EXPECT_EQ(status.at("http").at("auth"), "none");
+  EXPECT_TRUE(status.at("http").at("token_file").is_null());
 }
 
 TEST_F(http_endpoint_test, GetStreamGetsListChangedAndResumes) {

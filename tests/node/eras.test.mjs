@@ -422,7 +422,7 @@ describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP clie
     const port = await freePort();
     url = `http://127.0.0.1:${port}/mcp`;
     daemon = await startDaemon({
-      daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}` },
+      daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}`, http_auth: 'none' },
       servers: { fake: fakeServer(), modern: { command: NODE, args: [MODERN_JS] } },
     });
     client = new Client({ name: 'v2-http', version: '1.0.0' }, {
@@ -598,7 +598,7 @@ describe('the era matrix: every client era over every door, against every server
     const port = await freePort();
     url = `http://127.0.0.1:${port}/mcp`;
     daemon = await startDaemon({
-      daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}` },
+      daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}`, http_auth: 'none' },
       servers: {
         everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'] },
         fake: fakeServer(),

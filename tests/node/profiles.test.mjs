@@ -295,9 +295,13 @@ test('/mcp/NAME over HTTP: the profile is served, an unknown one is 404, a sessi
   );
   const closers = [];
   try {
+    // The endpoint wants the token mcpmuxd made next to its socket (status names the file).
+    const tokenFile = (await d.status()).http.token_file;
+    const auth = { Authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` };
+    const opts = { requestInit: { headers: auth } };
     // The 2.x client (2026-07-28) on /mcp/solo.
     const v2 = new V2Client({ name: 'v2-profile', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await within(15000, v2.connect(new V2HTTP(new URL(`${base}/solo`))), 'v2 http connect');
+    await within(15000, v2.connect(new V2HTTP(new URL(`${base}/solo`), opts)), 'v2 http connect');
     closers.push(() => v2.close());
     const v2names = (await v2.listTools()).tools.map((t) => t.name);
     assert.ok(v2names.includes('alpha__echo'), v2names.join(' '));
@@ -307,7 +311,7 @@ test('/mcp/NAME over HTTP: the profile is served, an unknown one is 404, a sessi
 
     // The 2.x client on /mcp/finder: search and call in the stateless era.
     const v2s = new V2Client({ name: 'v2-search', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await within(15000, v2s.connect(new V2HTTP(new URL(`${base}/finder`))), 'v2 http connect (finder)');
+    await within(15000, v2s.connect(new V2HTTP(new URL(`${base}/finder`), opts)), 'v2 http connect (finder)');
     closers.push(() => v2s.close());
     assert.deepEqual((await v2s.listTools()).tools.map((t) => t.name).sort(), [CALL, SEARCH]);
     const v2hits = await search(v2s, { query: 'echo the text back', server: 'beta' });
@@ -316,7 +320,7 @@ test('/mcp/NAME over HTTP: the profile is served, an unknown one is 404, a sessi
     assert.equal(resultText(viaCall), 'v2 found');
 
     // The 1.x client (a session) on /mcp/finder: search mode.
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/finder`));
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/finder`), opts);
     const v1 = new Client({ name: 'v1-profile', version: '1.0.0' });
     await within(15000, v1.connect(transport), 'v1 http connect');
     closers.push(() => v1.close());
@@ -328,7 +332,7 @@ test('/mcp/NAME over HTTP: the profile is served, an unknown one is 404, a sessi
     const post = (path, body, headers = {}) =>
       fetch(`${base}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth, ...headers },
         body: JSON.stringify(body),
       });
     // The session of /mcp/finder is unknown on /mcp/solo and on /mcp.
@@ -356,6 +360,9 @@ test('/mcp/NAME over HTTP: the profile is served, an unknown one is 404, a sessi
     const body = await res.json();
     assert.equal(body.jsonrpc, '2.0');
     assert.match(body.error?.message ?? '', /Not Found: no profile named "nope"/, JSON.stringify(body));
+    // Without the token nothing is served, not even whether a profile exists.
+    const noToken = await post('/finder', init, { Authorization: '' });
+    assert.equal(noToken.status, 401);
 
     const st = await d.status();
     const http = st.sessions.filter((s) => s.transport === 'http');

@@ -1085,6 +1085,14 @@ env = { KEY = "${secret:API_KEY}", BOTH = "k=${secret:API_KEY};u=${USER:-me}" }
               HasSubstr("no secret named"));
 }
 
+TEST_F(ConfigParse, HttpAuthIsATokenUnlessOptedOut) {
+  EXPECT_FALSE(ok("[daemon]\nhttp = \"127.0.0.1:9000\"\n").daemon.http_auth_none);
+  EXPECT_TRUE(ok("[daemon]\nhttp_auth = \"none\"\n").daemon.http_auth_none);
+  EXPECT_FALSE(ok("[daemon]\nhttp_auth = \"token\"\n").daemon.http_auth_none);
+  EXPECT_THAT(one_error("[daemon]\nhttp_auth = \"off\"\n").message,
+              HasSubstr("\"token\" or \"none\""));
+}
+
 TEST(Redact, ReplacesEveryRegisteredValueLongestFirst) {
   add_secret("redact-me-please");
   add_secret("redact-me-please-too");

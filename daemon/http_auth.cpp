@@ -1,0 +1,52 @@
+#include "daemon/http_auth.hpp"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <cerrno>
+#include <cstring>
+
+#include "config/files.hpp"
+
+namespace mcpmux {
+namespace {
+
+constexpr std::size_t token_bytes = 32;  // 256 bits
+
+bool usable(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::getuid() ||
+      (st.st_mode & 077) != 0)
+    return false;
+  std::string error;
+  auto text = read_text_file(path, 1024, error);
+  if (!text) return false;
+  while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) text->pop_back();
+  return text->size() == token_bytes * 2 &&
+         text->find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::string ensure_http_token(const std::string& path) {
+  if (usable(path)) return {};
+  unsigned char raw[token_bytes];
+  std::size_t got = 0;
+  while (got < sizeof raw) {
+    const ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fmt::format("cannot make an HTTP token: {}", std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : raw) hex += fmt::format("{:02x}", b);
+  // A file that is not private (or not ours) is replaced, not trusted: remove it first so that
+  // the new one is created 0600.
+  ::unlink(path.c_str());
+  if (auto error = write_file_atomically(path, hex + "\n"); !error.empty()) return error;
+  return {};
+}
+
+}  // namespace mcpmux
