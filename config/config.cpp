@@ -165,6 +165,14 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto s = get_string(v, key)) d.http = *s;
     } else if (name == "http_allow_remote") {
       if (auto b = get_bool(v, key)) d.http_allow_remote = *b;
+    } else if (name == "audit") {
+      if (auto b = get_bool(v, key)) d.audit = *b;
+    } else if (name == "audit_arguments") {
+      if (auto b = get_bool(v, key)) d.audit_arguments = *b;
+    } else if (name == "audit_retention_days") {
+      if (auto i = get_integer(v, key, 1, 36500)) d.audit_retention_days = *i;
+    } else if (name == "audit_max_rows") {
+      if (auto i = get_integer(v, key, 1000, 1000000000)) d.audit_max_rows = *i;
     } else if (name == "http_auth") {
       if (auto i = get_choice(v, key, {"token", "none"})) d.http_auth_none = *i == 1;
     } else if (name == "http_token_file") {
@@ -184,7 +192,8 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
                            {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
                             "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
                             "reconnect_max_ms", "startup_wait_ms", "page_size", "include", "http",
-                            "http_allow_remote", "http_auth", "http_token_file",
+                            "http_allow_remote", "http_auth", "http_token_file", "audit",
+                            "audit_arguments", "audit_retention_days", "audit_max_rows",
                             "http_max_requests_per_session",
                             "http_max_sessions", "http_max_connections"}));
     }

@@ -235,9 +235,48 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
     return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
   }
   if (method == "mcpmux/reload") return m_.reload();
+  if (method == "mcpmux/history") return history(params);
   if (extension_)
     if (auto out = extension_->handle(method, params)) return std::move(*out);
   return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
+}
+
+// mcpmux/history {server?, tool?, since_ms?, limit?} → {"enabled", "entries": [oldest first]}.
+std::variant<json::value, rpc_error> control_plane::history(const json::object& params) {
+  audit_query q;
+  const auto text = [&](std::string_view key, std::string& out) {
+    const auto* v = params.if_contains(key);
+    if (!v) return true;
+    if (!v->is_string()) return false;
+    out = v->get_string();
+    return true;
+  };
+  if (!text("server", q.server) || !text("tool", q.name))
+    return bad_params("params.server and params.tool must be strings");
+  if (const auto* s = params.if_contains("since_ms")) {
+    if (!s->is_int64() || s->get_int64() < 0)
+      return bad_params("params.since_ms must be a non-negative integer");
+    q.since_ms = s->get_int64();
+  }
+  if (const auto* l = params.if_contains("limit")) {
+    if (!l->is_int64() || l->get_int64() < 1 || l->get_int64() > 100000)
+      return bad_params("params.limit must be an integer from 1 to 100000");
+    q.limit = static_cast<std::size_t>(l->get_int64());
+  }
+  json::array entries;
+  for (auto& e : m_.history(q))
+    entries.push_back(json::object{{"time_ms", e.time_ms},
+                                   {"kind", e.kind},
+                                   {"client", e.client},
+                                   {"profile", e.profile},
+                                   {"server", e.server},
+                                   {"name", e.name},
+                                   {"duration_us", e.duration_us},
+                                   {"outcome", e.outcome},
+                                   {"request_bytes", e.request_bytes},
+                                   {"response_bytes", e.response_bytes},
+                                   {"detail", e.detail}});
+  return json::value(json::object{{"enabled", m_.auditing()}, {"entries", std::move(entries)}});
 }
 
 void control_plane::on_log(const std::string& server, const std::string& line) {

@@ -45,6 +45,8 @@ class control_plane {
   /// and description's first line.
   json::array tool_table(std::string_view profile = {}) const;
 
+  /// mcpmux/history: the audit log's entries.
+  std::variant<json::value, rpc_error> history(const json::object& params);
   /// A profile's entry in status and in mcpmux/tools.
   json::object profile_status(const profile_set::view& v) const;
 

@@ -16,6 +16,7 @@
 #include "core/naming.hpp"
 #include "core/protocol/modern.hpp"
 #include "core/protocol/param_headers.hpp"
+#include "core/protocol/redact.hpp"
 #include "core/reload_plan.hpp"
 #include "core/session.hpp"
 #include "core/tool_cache.hpp"
@@ -26,6 +27,15 @@ namespace {
 namespace asio = boost::asio;
 
 }  // namespace
+
+// Batches the audit buffer into the state store: the first entry arms a short timer.
+struct manager::audit_flusher {
+  explicit audit_flusher(asio::io_context& io) : timer(io) {}
+  asio::steady_timer timer;
+  bool armed = false;
+  std::uint64_t flushes = 0;
+};
+constexpr auto audit_flush_interval = std::chrono::milliseconds(200);
 
 struct manager::startup_gate {
   explicit startup_gate(asio::io_context& io) : timer(io) {}
@@ -48,9 +58,16 @@ manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_fac
                        std::make_shared<upstream>(io_, s, cfg_.daemon, *this, open_, &cached[i]));
   }
   profiles_.configure(cfg_.profiles);
+  if (cfg_.daemon.audit) {
+    std::string error;
+    store_ = state_store::open(state_store_path(), error);
+    if (!store_) log_.warn("no audit log: {}", error);
+    flusher_ = std::make_unique<audit_flusher>(io_);
+  }
 }
 
 manager::~manager() {
+  flush_audit();
   *alive_ = false;
   for (auto& [name, up] : upstreams_) up->stop();
 }
@@ -107,10 +124,65 @@ void manager::release_waiters() {
 
 void manager::stop() {
   stopped_ = true;  // servers not started yet stay unstarted
+  flush_audit();
   mrtr_.clear();
   for (auto& [key, up] : per_client_) up->stop();
   per_client_.clear();
   for (auto& [name, up] : upstreams_) up->stop();
+}
+
+void manager::audit(audit_entry e) {
+  if (!store_) return;
+  audit_buffer_.push_back(std::move(e));
+  if (flusher_->armed) return;
+  flusher_->armed = true;
+  flusher_->timer.expires_after(audit_flush_interval);
+  flusher_->timer.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code) {
+        if (alive.expired()) return;
+        flusher_->armed = false;
+        flush_audit();
+      });
+}
+
+void manager::flush_audit() {
+  if (!store_ || audit_buffer_.empty()) return;
+  if (auto error = store_->append(audit_buffer_); !error.empty())
+    log_.warn("audit log: {} ({} entries not kept)", error, audit_buffer_.size());
+  audit_buffer_.clear();
+  // Retention now and then, not at every batch.
+  if (flusher_->flushes++ % 64 == 0) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    store_->trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows}, now);
+  }
+}
+
+std::vector<audit_entry> manager::history(const audit_query& q) {
+  if (!store_) return {};
+  flush_audit();
+  return store_->history(q);
+}
+
+// Every spawn is audited with its command line (secrets redacted).
+void manager::on_upstream_spawned(const std::string& server, int pid) {
+  if (!store_) return;
+  auto up = find_upstream(server);
+  if (!up) return;
+  std::string line = up->config().command;
+  for (const auto& a : up->config().args) line += " " + a;
+  audit_entry e;
+  e.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  e.kind = "spawn";
+  e.client = "daemon";
+  e.server = server;
+  e.name = std::to_string(pid);
+  e.outcome = "started";
+  e.detail = redact(line);
+  audit(std::move(e));
 }
 
 std::shared_ptr<upstream> manager::find_upstream(std::string_view server) const {

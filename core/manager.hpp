@@ -21,6 +21,7 @@
 #include "core/control.hpp"
 #include "core/mrtr.hpp"
 #include "core/profiles.hpp"
+#include "core/state_store.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/subscriptions.hpp"
@@ -174,6 +175,15 @@ class manager : public upstream_observer {
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
+  /// Records an audited event: kept in memory and written to the state store in batches (a few
+  /// times a second, and at stop). Nothing when the audit log is off.
+  void audit(audit_entry e);
+  bool auditing() const { return store_ != nullptr; }
+  /// Writes what is buffered now (for mcpmux/history, and at stop).
+  void flush_audit();
+  /// The audit log's entries (after a flush); empty when it is off.
+  std::vector<audit_entry> history(const audit_query& q);
+
   /// Control methods and status fields kept outside core (see control_extension).
   void set_control_extension(control_extension* e) { control_.set_extension(e); }
 
@@ -187,6 +197,7 @@ class manager : public upstream_observer {
   void notify_session(std::uint64_t id, const std::string& text);
 
   // upstream_observer
+  void on_upstream_spawned(const std::string& server, int pid) override;
   void on_upstream_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, const message& msg) override;
   void on_upstream_log(const std::string& server, const std::string& line) override;
@@ -233,6 +244,10 @@ class manager : public upstream_observer {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;
+  std::unique_ptr<state_store> store_;  ///< null: no audit log (off, or it cannot be opened)
+  std::vector<audit_entry> audit_buffer_;
+  struct audit_flusher;
+  std::unique_ptr<audit_flusher> flusher_;
 };
 
 }  // namespace mcpmux

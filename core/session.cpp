@@ -82,6 +82,7 @@ void session::end(std::string_view why) {
   auto self = shared_from_this();
   manager_.remove_listener(this);
   for (auto& [id, c] : calls_) {
+    audit_end(c, "cancelled");
     if (c.bridge)
       c.bridge->abandon("client disconnected");
     else if (auto up = c.up.lock())
@@ -111,6 +112,7 @@ void session::reply_error(const json::value& id, int code, std::string_view text
 
 void session::on_message(std::string_view text) {
   if (ended_) return;
+  message_bytes_ = text.size();
   handle(parser_.parse(text), text);
 }
 
@@ -119,6 +121,7 @@ void session::on_message_buffer(std::string&& text) {
   // A long message's text is given back once parsed, before it is handled: a 10 MiB argument is
   // then held as its DOM and its forwarded copy, not three times.
   std::string mine = std::move(text);
+  message_bytes_ = mine.size();
   auto parsed = parser_.parse(mine);
   if (std::holds_alternative<message>(parsed)) std::string().swap(mine);
   handle(std::move(parsed), mine);
@@ -126,6 +129,7 @@ void session::on_message_buffer(std::string&& text) {
 
 void session::on_message_parsed(message&& msg, std::string_view text) {
   if (ended_) return;
+  message_bytes_ = text.size();
   handle(std::move(msg), text);
 }
 
@@ -272,7 +276,10 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
                     fmt::format("Invalid params: {} needs a string \"name\"", method));
     const auto* r = manager_.find(c, name, profile_);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
-    if (!up) return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+    if (!up) {
+      audit_refused(method, name, msg.params());
+      return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+    }
     std::string exposed(name);
     msg.body["params"].as_object()["name"] = r->original;
     forward(msg, up, {}, exposed, meta);
@@ -285,9 +292,11 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
                     "Invalid params: resources/read needs a string \"uri\"");
     auto r = manager_.route_resource(uri->get_string(), profile_);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
-    if (!up)
+    if (!up) {
+      audit_refused(method, uri->get_string(), msg.params());
       return refuse(id, rpc_code::invalid_params,
                     "Unknown resource: " + std::string(uri->get_string()));
+    }
     // Read through an alias: the contents name the URI the client knows.
     std::function<void(json::object&)> rewrite;
     if (r->original != uri->get_string())
@@ -410,13 +419,17 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
   auto done = [weak = weak_from_this(), id, key, rewrite = std::move(rewrite)](rpc_outcome out) {
     auto self = weak.lock();
     if (!self || self->ended_) return;  // the client is gone: the late answer is dropped
-    self->calls_.erase(key);
+    auto call = self->calls_.extract(key);
+    const auto outcome = outcome_of(out);  // (before relay_reply takes the reply's text)
     if (rewrite && out.reply->kind == message_kind::response)
       if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
-    self->send(relay_reply(id, *out.reply));
+    auto text = relay_reply(id, *out.reply);
+    if (call) self->audit_end(call.mapped(), outcome, text.size());
+    self->send(std::move(text));
   };
   // Recorded before the call: a call that fails at once answers (and erases it) inside call().
-  calls_[key] = in_flight{up, 0};
+  auto& entry = calls_[key] = in_flight{up, 0};
+  audit_begin(entry, msg.method(), exposed, up->name(), msg.params());
   const auto token = up->call(msg.method(), std::move(msg.body["params"]), std::move(done),
                               std::weak_ptr<call_owner>(shared_from_this()), form);
   if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
@@ -466,6 +479,7 @@ void session::handle_notification(const message& msg) {
     std::string reason = "cancelled by client";
     if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
       reason = r->get_string();
+    audit_end(it->second, "cancelled");
     if (it->second.bridge)
       it->second.bridge->abandon(reason);
     else if (auto up = it->second.up.lock())

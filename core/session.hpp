@@ -1,6 +1,7 @@
 // A session: one downstream client, served in the MCP server role (plus mcpmux/* control methods).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -134,7 +135,24 @@ class session : public transport_events,
     std::weak_ptr<upstream> up;
     std::uint64_t token;
     std::shared_ptr<bridged_call> bridge = {};  ///< a modern client's call
+    /// Its audit log entry, filled in when it ends (none for an unaudited method).
+    std::shared_ptr<audit_entry> audit = {};
+    std::chrono::steady_clock::time_point started = {};
   };
+  // The audit log (session_audit.cpp).
+  /// Starts the audit entry of a call of `method` to `server` for `exposed`.
+  void audit_begin(in_flight& f, std::string_view method, std::string_view exposed,
+                   const std::string& server, const json::object& params);
+  /// Ends it: `outcome` (ok, tool_error, error, timeout, cancelled, input_required) and the
+  /// size of the answer sent.
+  void audit_end(in_flight& f, std::string_view outcome, std::size_t response_bytes = 0);
+  /// A call refused before it reached a server (an unknown or hidden name): audited as
+  /// `refused`, so that probing for hidden tools shows.
+  void audit_refused(std::string_view method, std::string_view name, const json::object& params);
+  /// The outcome word of an answer.
+  static std::string_view outcome_of(const rpc_outcome& out);
+  std::size_t message_bytes_ = 0;  ///< the size of the client message being handled
+  std::string client_label_;       ///< who, for the audit log
   /// Requests forwarded upstream, keyed by the client's id (serialized).
   std::unordered_map<std::string, in_flight> calls_;
   /// Servers this client has sent requests to (they hear of its roots/list_changed).

@@ -179,7 +179,9 @@ void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
   call->attach(weak_from_this(), id);
   servers_used_.insert(up->name());
   const auto key = json::serialize(id);
-  call_entered(key, in_flight{up, 0, call}, meta.log_level);
+  in_flight f{up, 0, call};
+  audit_begin(f, msg.method(), exposed, up->name(), msg.params());
+  call_entered(key, std::move(f), meta.log_level);
   const auto form = rewrite ? reply_form::parsed : reply_form::raw;
   auto done = [call, rewrite = std::move(rewrite)](rpc_outcome out) {
     if (rewrite && out.reply && out.reply->kind == message_kind::response)
@@ -219,7 +221,9 @@ void session::resume_call(message& msg, const mcp::request_meta& meta) {
 void session::call_answered(const json::value& client_id, std::string_view method,
                             rpc_outcome out) {
   if (ended_) return;
-  call_left(json::serialize(client_id));
+  const auto key = json::serialize(client_id);
+  auto* call = calls_.count(key) ? &calls_.at(key) : nullptr;
+  const auto outcome = outcome_of(out);  // (before relay_reply takes the reply's text)
   auto& reply = *out.reply;
   if (reply.kind == message_kind::error_response) {
     // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
@@ -227,7 +231,10 @@ void session::call_answered(const json::value& client_id, std::string_view metho
       if (auto* code = e->if_contains("code");
           code && code->is_int64() && code->get_int64() == -32002)
         *code = rpc_code::invalid_params;
-    return send(relay_reply(client_id, reply));
+    auto text = relay_reply(client_id, reply);
+    if (call) audit_end(*call, outcome, text.size());
+    call_left(key);
+    return send(std::move(text));
   }
   // A success kept as text gets resultType spliced in; a parsed one on its object.
   const bool raw = !reply.raw.empty();
@@ -236,12 +243,16 @@ void session::call_answered(const json::value& client_id, std::string_view metho
   auto text = relay_reply(client_id, reply);
   if (raw) mcp::mark_complete(text);
   (void)method;
+  if (call) audit_end(*call, outcome, text.size());
+  call_left(key);
   send(std::move(text));
 }
 
 void session::call_needs_input(const json::value& client_id, json::object result) {
   if (ended_) return;
-  call_left(json::serialize(client_id));
+  const auto key = json::serialize(client_id);
+  if (auto it = calls_.find(key); it != calls_.end()) audit_end(it->second, "input_required");
+  call_left(key);
   send(make_result(client_id, result));
 }
 

@@ -235,6 +235,7 @@ std::shared_ptr<transport> upstream::open_channel() {
   if (opened.pid > 0) {
     pid_ = opened.pid;
     note("started pid " + std::to_string(pid_));
+    observer_.on_upstream_spawned(cfg_.name, pid_);
     log_.info("started pid {}: {}", pid_, cfg_.command);
   }
   return opened.channel;

@@ -54,6 +54,11 @@ class upstream_observer {
   virtual void on_upstream_notification(const std::string& server, const message& msg) = 0;
   /// A line was added to the server's log ring (stderr or a lifecycle event).
   virtual void on_upstream_log(const std::string& server, const std::string& line) = 0;
+  /// A process was started for the server (for the audit log).
+  virtual void on_upstream_spawned(const std::string& server, int pid) {
+    (void)server;
+    (void)pid;
+  }
   /// A connection became ready (first or after a reconnect): per-connection state such as
   /// resource subscriptions must be set up again on it.
   virtual void on_upstream_ready(const std::string& server, upstream& up) = 0;

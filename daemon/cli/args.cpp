@@ -128,6 +128,22 @@ const command_spec commands[] = {
        c.add_flag("--json", a.json, "status: print the daemon's answer as JSON");
        c.add_flag("--no-browser", a.no_browser, "login: print the URL only");
      }},
+    {"history", "history [TOOL] [--server NAME] [--since AGE] [-n N] [--json]",
+     "show the audit log: calls, reads and spawns",
+     "Every tools/call, prompts/get and resources/read (who, profile, server, name, outcome,\n"
+     "duration, sizes) and every spawn of a server (its command line), newest last.\n"
+     "Kept in $XDG_STATE_HOME/mcpmux/state.db ([daemon] audit, audit_arguments,\n"
+     "audit_retention_days, audit_max_rows).\n",
+     control_timeout, run_history,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("TOOL", a.target, "only this exposed tool, prompt or URI");
+       c.add_option("--server", a.server, "only this server")->type_name("NAME");
+       c.add_option("--since", a.since, "only the last AGE (90s, 15m, 1h, 2d)")->type_name("AGE");
+       add_count(c, "-n,--lines", a.lines, 1, 100000, "a positive number of entries",
+                 "how many of the newest entries (default 100)")
+           ->type_name("N");
+       c.add_flag("--json", a.json, "print the entries as JSON");
+     }},
     {"secret", "secret set|list|rm [NAME]", "keep the secrets ${secret:NAME} in the config names",
      "set NAME   read the value from the terminal (not echoed) or from stdin, and keep it\n"
      "           in the secrets file (mode 0600; $MCPMUX_SECRETS_FILE, else\n"

@@ -12,11 +12,12 @@
 #include "daemon/cli/table.hpp"
 
 namespace mcpmux::cli {
-namespace {
 
 failure unexpected_answer(std::string_view method) {
   return fail(fmt::format("unexpected answer from the daemon to {}", method));
 }
+
+namespace {
 
 // The status table's last column: a crash loop first (with why), then the notes of a server that
 // works with something missing, then the last error (kept after a recovery).

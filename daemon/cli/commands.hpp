@@ -18,6 +18,7 @@ struct command_args {
   bool spawn = false;                    ///< connect: --spawn
   std::optional<std::string> server;     ///< tools: --server NAME
   std::string profile;                   ///< connect, tools: --profile NAME
+  std::optional<std::string> since;      ///< history: --since AGE
   std::string target;                    ///< call: TOOL; logs, restart: SERVER
   std::optional<std::string> json_args;  ///< call: JSON_ARGS
   std::int64_t lines = 100;              ///< logs: -n N
@@ -32,6 +33,9 @@ struct command_args {
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);
 
+/// The failure of a command whose answer from the daemon is not what `method` gives.
+failure unexpected_answer(std::string_view method);
+
 outcome<exit_status> run_connect(const context& ctx, const command_args& args);
 outcome<exit_status> run_status(const context& ctx, const command_args& args);
 outcome<exit_status> run_tools(const context& ctx, const command_args& args);
@@ -41,6 +45,7 @@ outcome<exit_status> run_restart(const context& ctx, const command_args& args);
 outcome<exit_status> run_reload(const context& ctx, const command_args& args);
 outcome<exit_status> run_auth(const context& ctx, const command_args& args);  // cli/auth.cpp
 outcome<exit_status> run_secret(const context& ctx, const command_args& args);  // cli/secret.cpp
+outcome<exit_status> run_history(const context& ctx, const command_args& args);  // cli/history.cpp
 // cli/adopt.cpp
 outcome<exit_status> run_agents(const context& ctx, const command_args& args);
 outcome<exit_status> run_adopt(const context& ctx, const command_args& args);

@@ -74,7 +74,8 @@ struct bench_env {
   fs::path tmp;
 };
 
-// Writes `config` and starts mcpmuxd on tmp/stem.sock, with $XDG_CACHE_HOME = `cache_home`.
+// Writes `config` and starts mcpmuxd on tmp/stem.sock, with $XDG_CACHE_HOME = `cache_home` (and
+// its state store beside it).
 // Returns the exec time.
 clk::time_point start_mux(daemon_handle& d, const bench_env& e, const std::string& stem,
                           const std::string& config, const fs::path& cache_home) {
@@ -86,6 +87,7 @@ clk::time_point start_mux(daemon_handle& d, const bench_env& e, const std::strin
   }
   fs::create_directories(cache_home);
   ::setenv("XDG_CACHE_HOME", cache_home.c_str(), 1);
+  ::setenv("XDG_STATE_HOME", (cache_home / "state").c_str(), 1);
   d.socket = (e.tmp / (stem + ".sock")).string();
   std::error_code ec;
   fs::remove(d.socket, ec);
@@ -419,6 +421,60 @@ std::tuple<std::size_t, std::size_t, int> list_all(line_conn& c, std::int64_t& i
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// The audit log's cost: the same calls through a daemon that audits each one (the default) and
+// through one with `audit = false`, interleaved; mcpmuxd CPU per call on each.
+void row_audit(const bench_env& e) {
+  const std::size_t n = e.calls;
+  daemon_handle on, off;
+  start_mux(on, e, "audit-on", daemon_section() + stdio_server("f", e.fake), e.tmp / "cache-aon");
+  start_mux(off, e, "audit-off", daemon_section("audit = false") + stdio_server("f", e.fake),
+            e.tmp / "cache-aoff");
+  wait_ready(on, 1, e.tmp / "audit-on.log");
+  wait_ready(off, 1, e.tmp / "audit-off.log");
+  struct side {
+    daemon_handle* d;
+    std::vector<line_conn> conns;
+    std::int64_t id = 1;
+  };
+  side sides[2] = {{&on, {}}, {&off, {}}};
+  for (auto& s : sides) {
+    for (int i = 0; i < 16; ++i) {
+      s.conns.push_back(line_conn::connect_unix(s.d->socket));
+      s.conns.back().mcp_handshake();
+    }
+    std::vector<line_conn*> all;
+    for (auto& c : s.conns) all.push_back(&c);
+    warm_up(all, "f__echo", s.id, std::min<std::size_t>(2000, n / 4));
+  }
+  auto run = [&](side& s, std::size_t clients, std::size_t in_flight) {
+    std::vector<line_conn*> cs;
+    for (std::size_t i = 0; i < clients; ++i) cs.push_back(&s.conns[i]);
+    const double before = cpu_ns_seconds(s.d->proc.pid());
+    figures f = run_calls("audit", cs, in_flight / clients, "f__echo", s.id, n);
+    f.daemon_cpu_us = (cpu_ns_seconds(s.d->proc.pid()) - before) * 1e6 / static_cast<double>(n);
+    return f;
+  };
+  for (const auto& [clients, in_flight, what] :
+       {std::tuple<std::size_t, std::size_t, const char*>{1, 1, "sequential"},
+        {16, 16, "16 in flight, 16 clients"}}) {
+    double best[2] = {1e9, 1e9}, p50[2] = {1e9, 1e9};
+    for (int r = 0; r < std::max(3, e.reps); ++r)
+      for (int i = 0; i < 2; ++i) {
+        const auto f = run(sides[i], clients, in_flight);
+        best[i] = std::min(best[i], *f.daemon_cpu_us);
+        p50[i] = std::min(p50[i], f.p50_us);
+      }
+    row("audit", fmt::format("{}: mcpmuxd CPU µs/call, audit on / off", what),
+        fmt::format("{:.1f}", best[0]), fmt::format("{:.1f}", best[1]),
+        fmt::format("{:+.1f} µs", best[0] - best[1]));
+    row("audit", fmt::format("{}: p50", what), us(p50[0]), us(p50[1]),
+        fmt::format("{:+.1f} µs", p50[0] - p50[1]));
+  }
+  const auto st =
+      sides[0].conns[0].call(sides[0].id++, "mcpmux/history", json::object{{"limit", 1}});
+  if (st.at("entries").as_array().empty()) fail("the audit log is empty after the calls");
 }
 
 void row_scale(const bench_env& e) {
@@ -1058,11 +1114,10 @@ void row_http(const bench_env& e) {
 void row_endpoint(const bench_env& e) {
   const int port = free_port();
   daemon_handle d;
-  start_mux(
-      d, e, "endpoint",
-      daemon_section(fmt::format("http = \"127.0.0.1:{}\"\nhttp_auth = \"none\"", port)) +
-          stdio_server("f", e.fake),
-      e.tmp / "cache-endpoint");
+  start_mux(d, e, "endpoint",
+            daemon_section(fmt::format("http = \"127.0.0.1:{}\"\nhttp_auth = \"none\"", port)) +
+                stdio_server("f", e.fake),
+            e.tmp / "cache-endpoint");
   wait_ready(d, 1, e.tmp / "endpoint.log");
   auto sock = line_conn::connect_unix(d.socket);
   sock.mcp_handshake();
@@ -1127,7 +1182,7 @@ void row_endpoint(const bench_env& e) {
 [[noreturn]] void usage(int code) {
   fmt::print(code ? stderr : stdout,
              "usage: bench_suite --mcpmuxd PATH --fake PATH [--mcpmux PATH --relay PATH] [--row "
-             "floor|calls|node|scale|payload|clients|http|endpoint|all]\n"
+             "floor|calls|audit|node|scale|payload|clients|http|endpoint|all]\n"
              "                   [--calls N (20000)] [--reps N (3)] [--node-entry "
              "server-everything/dist/index.js]\n"
              "Prints one table row per figure (mcpmux, direct, comparison) and 'target:' lines.\n");
@@ -1175,6 +1230,7 @@ int main(int argc, char** argv) {
     e.tmp = tmp.path();
     if (which == "floor" || which == "all") row_floor(e);
     if (which == "calls" || which == "all") row_calls(e);
+    if (which == "audit" || which == "all") row_audit(e);
     if (which == "scale" || which == "all") row_scale(e);
     if (which == "payload" || which == "all") row_payload(e);
     if (which == "clients" || which == "all") row_clients(e);

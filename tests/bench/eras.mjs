@@ -44,7 +44,7 @@ writeFileSync(
 );
 const daemon = spawn(opt.mcpmuxd, ['--config', path.join(dir, 'config.toml'), '--socket', socket], {
   stdio: 'ignore',
-  env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache') },
+  env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_STATE_HOME: path.join(dir, 'state') },
 });
 
 const legacyClient = async (command, args) => {

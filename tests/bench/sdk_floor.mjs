@@ -72,7 +72,7 @@ writeFileSync(
 );
 const daemon = spawn(opt.mcpmuxd, ['--config', path.join(tmp, 'config.toml'), '--socket', socket], {
   stdio: 'ignore',
-  env: { ...process.env, XDG_CACHE_HOME: tmp },
+  env: { ...process.env, XDG_CACHE_HOME: tmp, XDG_STATE_HOME: tmp },
 });
 
 const server = [process.execPath, opt.nodeEntry, 'stdio'];

@@ -573,7 +573,7 @@ def main():
     env = {k: v for k, v in os.environ.items()
            if k not in ("MCPMUX_TIMEOUT_MS", "MCPMUX_SOCKET", "MCPMUX_CONFIG", "JOURNAL_STREAM",
                         "LISTEN_FDS", "LISTEN_PID", "NOTIFY_SOCKET")}
-    for k in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"):
+    for k in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"):
         env[k] = os.path.join(tmp, k.lower())
         os.makedirs(env[k], mode=0o700, exist_ok=True)
     cfg = write_config(tmp, os.environ["FAKE_MCP_SERVER"])

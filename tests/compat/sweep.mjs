@@ -124,7 +124,13 @@ async function startDaemon(dir) {
   const proc = spawn(MCPMUXD, ['--config', config, '--socket', socket, '--log-level', 'info'], {
     stdio: ['ignore', fd, fd],
     // The tool cache and anything else per-user stay in the temp dir: no cached tools at start.
-    env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_RUNTIME_DIR: dir },
+    env: {
+      ...process.env,
+      XDG_CACHE_HOME: path.join(dir, 'cache'),
+      XDG_STATE_HOME: path.join(dir, 'state'),
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      XDG_RUNTIME_DIR: dir,
+    },
   });
   closeSync(fd);
   const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));

@@ -108,7 +108,7 @@ $server_table
 prefix = ""
 EOF
   echo "== conformance [$name]: mcpmuxd with $target behind it, HTTP endpoint on 127.0.0.1:$port"
-  XDG_CACHE_HOME="$work/cache-$name" "$MCPMUXD" --config "$dir/mcpmuxd-config.toml" \
+  XDG_CACHE_HOME="$work/cache-$name" XDG_STATE_HOME="$work/state-$name" "$MCPMUXD" --config "$dir/mcpmuxd-config.toml" \
     >"$dir/mcpmuxd.log" 2>&1 &
   daemon_pid=$!
   local state=""

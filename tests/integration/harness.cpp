@@ -354,6 +354,7 @@ daemon::daemon(const temp_dir& dir, daemon_options opt) : opt_(std::move(opt)) {
   // Caches and defaults private to the test: no tool cache leaks from one test (or user) to
   // another.
   changes["XDG_CACHE_HOME"] = dir.file("xdg/cache");
+  changes["XDG_STATE_HOME"] = dir.file("xdg/state");
   changes["XDG_CONFIG_HOME"] = dir.file("xdg/config");
   changes["XDG_RUNTIME_DIR"] = dir.file("xdg/run");
   for (const auto& [k, v] : opt_.env) changes[k] = v;

@@ -1,0 +1,188 @@
+#include "core/state_store.hpp"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "config/config.hpp"
+#include "config/files.hpp"
+
+namespace mcpmux {
+namespace {
+
+// Statements are prepared once and finalized with the store.
+struct statement {
+  sqlite3_stmt* s = nullptr;
+  ~statement() { sqlite3_finalize(s); }
+};
+
+constexpr const char* schema =
+    "CREATE TABLE IF NOT EXISTS audit ("
+    " id INTEGER PRIMARY KEY,"
+    " time_ms INTEGER NOT NULL, kind TEXT NOT NULL, client TEXT NOT NULL, profile TEXT NOT NULL,"
+    " server TEXT NOT NULL, name TEXT NOT NULL, duration_us INTEGER NOT NULL,"
+    " outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL,"
+    " detail TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS audit_time ON audit(time_ms);"
+    "CREATE INDEX IF NOT EXISTS audit_server ON audit(server, time_ms);";
+
+void bind(sqlite3_stmt* s, int i, const std::string& text) {
+  sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+std::string column(sqlite3_stmt* s, int i) {
+  const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
+  return t ? std::string(t, static_cast<std::size_t>(sqlite3_column_bytes(s, i))) : std::string();
+}
+
+}  // namespace
+
+struct state_store::impl {
+  sqlite3* db = nullptr;
+  statement insert;
+  ~impl() {
+    sqlite3_finalize(insert.s);
+    insert.s = nullptr;
+    sqlite3_close(db);
+  }
+  std::string exec(const char* sql) {
+    char* error = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &error) == SQLITE_OK) return {};
+    std::string text = error ? error : sqlite3_errmsg(db);
+    sqlite3_free(error);
+    return text;
+  }
+};
+
+std::string state_store_path() {
+  return state_dir() + "/state.db";
+}
+
+state_store::state_store(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+state_store::~state_store() = default;
+
+std::unique_ptr<state_store> state_store::open(const std::string& path, std::string& error) {
+  const auto slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), 0700, &error))
+    return nullptr;
+  // Created 0600 before SQLite opens it (its -wal and -shm files take the same mode).
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = fmt::format("{}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  ::fchmod(fd, 0600);
+  ::close(fd);
+  auto i = std::make_unique<impl>();
+  if (sqlite3_open_v2(path.c_str(), &i->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    error = fmt::format("{}: {}", path, i->db ? sqlite3_errmsg(i->db) : "out of memory");
+    return nullptr;
+  }
+  sqlite3_busy_timeout(i->db, 100);  // the loop waits no longer for another process
+  // WAL: a kill leaves the last committed batch; NORMAL: a commit is not an fsync (an audit
+  // batch lost to a power cut is acceptable, a slow loop is not).
+  for (const char* sql : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", schema})
+    if (auto e = i->exec(sql); !e.empty()) {
+      error = fmt::format("{}: {}", path, e);
+      return nullptr;
+    }
+  if (sqlite3_prepare_v3(i->db,
+                         "INSERT INTO audit(time_ms, kind, client, profile, server, name, "
+                         "duration_us, outcome, request_bytes, response_bytes, detail) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                         -1, SQLITE_PREPARE_PERSISTENT, &i->insert.s, nullptr) != SQLITE_OK) {
+    error = fmt::format("{}: {}", path, sqlite3_errmsg(i->db));
+    return nullptr;
+  }
+  return std::unique_ptr<state_store>(new state_store(std::move(i)));
+}
+
+std::string state_store::append(const std::vector<audit_entry>& entries) {
+  if (entries.empty()) return {};
+  auto& d = *impl_;
+  if (auto e = d.exec("BEGIN"); !e.empty()) return e;
+  sqlite3_stmt* s = d.insert.s;
+  for (const auto& a : entries) {
+    sqlite3_bind_int64(s, 1, a.time_ms);
+    bind(s, 2, a.kind);
+    bind(s, 3, a.client);
+    bind(s, 4, a.profile);
+    bind(s, 5, a.server);
+    bind(s, 6, a.name);
+    sqlite3_bind_int64(s, 7, a.duration_us);
+    bind(s, 8, a.outcome);
+    sqlite3_bind_int64(s, 9, a.request_bytes);
+    sqlite3_bind_int64(s, 10, a.response_bytes);
+    bind(s, 11, a.detail);
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) {
+      std::string why = sqlite3_errmsg(d.db);
+      d.exec("ROLLBACK");
+      return why;
+    }
+  }
+  return d.exec("COMMIT");
+}
+
+std::vector<audit_entry> state_store::history(const audit_query& q) const {
+  std::vector<audit_entry> out;
+  sqlite3_stmt* s = nullptr;
+  const char* sql =
+      "SELECT time_ms, kind, client, profile, server, name, duration_us, outcome, request_bytes,"
+      " response_bytes, detail FROM audit"
+      " WHERE (?1 = '' OR server = ?1) AND (?2 = '' OR name = ?2) AND time_ms >= ?3"
+      " ORDER BY id DESC LIMIT ?4";
+  if (sqlite3_prepare_v2(impl_->db, sql, -1, &s, nullptr) != SQLITE_OK) return out;
+  bind(s, 1, q.server);
+  bind(s, 2, q.name);
+  sqlite3_bind_int64(s, 3, q.since_ms);
+  sqlite3_bind_int64(s, 4, static_cast<sqlite3_int64>(q.limit));
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    audit_entry a;
+    a.time_ms = sqlite3_column_int64(s, 0);
+    a.kind = column(s, 1);
+    a.client = column(s, 2);
+    a.profile = column(s, 3);
+    a.server = column(s, 4);
+    a.name = column(s, 5);
+    a.duration_us = sqlite3_column_int64(s, 6);
+    a.outcome = column(s, 7);
+    a.request_bytes = sqlite3_column_int64(s, 8);
+    a.response_bytes = sqlite3_column_int64(s, 9);
+    a.detail = column(s, 10);
+    out.push_back(std::move(a));
+  }
+  sqlite3_finalize(s);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::int64_t state_store::audit_rows() const {
+  sqlite3_stmt* s = nullptr;
+  std::int64_t n = 0;
+  if (sqlite3_prepare_v2(impl_->db, "SELECT count(*) FROM audit", -1, &s, nullptr) == SQLITE_OK &&
+      sqlite3_step(s) == SQLITE_ROW)
+    n = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return n;
+}
+
+std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms) {
+  const auto before = sqlite3_total_changes64(impl_->db);
+  const std::string sql = fmt::format(
+      "DELETE FROM audit WHERE time_ms < {};"
+      "DELETE FROM audit WHERE id <= (SELECT max(id) FROM audit) - {};",
+      now_ms - r.days * 86400000, r.max_rows);
+  impl_->exec(sql.c_str());
+  return sqlite3_total_changes64(impl_->db) - before;
+}
+
+}  // namespace mcpmux

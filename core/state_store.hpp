@@ -1,0 +1,71 @@
+// The state store: one SQLite database under $XDG_STATE_HOME/mcpmux/ (WAL, mode 0600) for what
+// mcpmux keeps between runs and people look back at. Today it holds the audit log: every
+// tools/call, prompts/get and resources/read, and every spawn of a server. Writes come in
+// batches (the daemon flushes the audit buffer a few times a second), never one per call.
+// A kill at any point leaves the last committed batch (WAL); retention bounds its size.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mcpmux {
+
+/// One audited event.
+struct audit_entry {
+  std::int64_t time_ms = 0;  ///< when it started, Unix milliseconds
+  std::string kind;          ///< "tools/call", "prompts/get", "resources/read", "spawn"
+  std::string client;        ///< who: "socket pid 123 /usr/bin/node", "http", "daemon"
+  std::string profile;       ///< "" = everything
+  std::string server;
+  std::string name;                 ///< the exposed tool or prompt, the URI, or the pid (spawn)
+  std::int64_t duration_us = 0;     ///< until the answer (0 for a spawn)
+  std::string outcome;              ///< ok, tool_error, error, timeout, cancelled; spawn: started
+  std::int64_t request_bytes = 0;   ///< the client's message
+  std::int64_t response_bytes = 0;  ///< the answer relayed
+  std::string detail;  ///< spawn: the command line; a call: its arguments (audit_arguments);
+                       ///< secrets redacted
+};
+
+/// What `mcpmux history` asks for.
+struct audit_query {
+  std::string server, name;   ///< "" = any
+  std::int64_t since_ms = 0;  ///< Unix milliseconds; 0 = all
+  std::size_t limit = 100;    ///< the newest this many, returned oldest first
+};
+
+/// How much the audit log keeps: rows younger than `days`, at most `max_rows`.
+struct audit_retention {
+  std::int64_t days = 30;
+  std::int64_t max_rows = 1000000;
+};
+
+class state_store {
+ public:
+  /// Opens (creating) the database at `path`: its directory 0700, the file 0600. Null with
+  /// `error` when it cannot.
+  static std::unique_ptr<state_store> open(const std::string& path, std::string& error);
+  ~state_store();
+  state_store(const state_store&) = delete;
+  state_store& operator=(const state_store&) = delete;
+
+  /// Appends entries in one transaction; "" or why not.
+  std::string append(const std::vector<audit_entry>& entries);
+  /// The matching entries: the newest `limit`, oldest first.
+  std::vector<audit_entry> history(const audit_query& q) const;
+  /// Drops what `r` no longer keeps (older rows first); returns how many rows went.
+  std::int64_t trim(const audit_retention& r, std::int64_t now_ms);
+  std::int64_t audit_rows() const;
+
+ private:
+  struct impl;
+  explicit state_store(std::unique_ptr<impl> i);
+  std::unique_ptr<impl> impl_;
+};
+
+/// $XDG_STATE_HOME/mcpmux/state.db.
+std::string state_store_path();
+
+}  // namespace mcpmux
