@@ -16,15 +16,10 @@ std::string join_path(const std::string& dir, std::string_view rel) {
   return dir + "/" + std::string(rel);
 }
 
-std::string basename(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return std::string(slash == std::string_view::npos ? p : p.substr(slash + 1));
-}
-
 std::string parent_name(std::string_view p) {
   const auto slash = p.rfind('/');
   if (slash == std::string_view::npos || slash == 0) return {};
-  return basename(p.substr(0, slash));
+  return std::string(base_name(p.substr(0, slash)));
 }
 
 std::string list_text(const agent_file& f,
@@ -37,7 +32,7 @@ bool runs_mcpmux(const boost::json::value& entry) {
   const auto* e = entry.if_object();
   if (!e) return false;
   const auto* args = e->if_contains("args");
-  return basename(string_member(*e, "command")) == "mcpmux" && args && args->is_array() &&
+  return base_name(string_member(*e, "command")) == "mcpmux" && args && args->is_array() &&
          !args->get_array().empty() && args->get_array()[0] == "connect";
 }
 
@@ -95,7 +90,7 @@ std::vector<agent_file> known_agent_files(const std::string& home, const std::st
 
 agent_file agent_file_for_path(const std::string& path) {
   agent_file f{"file", "a file", path, {"mcpServers"}};
-  const auto name = basename(path);
+  const auto name = base_name(path);
   const auto dir = parent_name(path);
   if ((dir == ".vscode" && name == "mcp.json") || (dir == "User" && name == "mcp.json")) {
     f = {"vscode", "VS Code", path, {"servers"}, agent_shape::vscode};

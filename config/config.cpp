@@ -189,13 +189,29 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
     } else {
       fail(v, key,
            unknown_message("key", name,
-                           {"timeout_ms", "tool_separator", "max_tool_name", "log_level", "socket",
-                            "max_message_bytes", "max_client_queue_bytes", "max_instructions_bytes",
-                            "reconnect_max_ms", "startup_wait_ms", "page_size", "include", "http",
-                            "http_allow_remote", "http_auth", "http_token_file", "audit",
-                            "audit_arguments", "audit_retention_days", "audit_max_rows",
+                           {"timeout_ms",
+                            "tool_separator",
+                            "max_tool_name",
+                            "log_level",
+                            "socket",
+                            "max_message_bytes",
+                            "max_client_queue_bytes",
+                            "max_instructions_bytes",
+                            "reconnect_max_ms",
+                            "startup_wait_ms",
+                            "page_size",
+                            "include",
+                            "http",
+                            "http_allow_remote",
+                            "http_auth",
+                            "http_token_file",
+                            "audit",
+                            "audit_arguments",
+                            "audit_retention_days",
+                            "audit_max_rows",
                             "http_max_requests_per_session",
-                            "http_max_sessions", "http_max_connections"}));
+                            "http_max_sessions",
+                            "http_max_connections"}));
     }
   }
   if (http_node && !d.http.empty()) {

@@ -110,8 +110,8 @@ struct daemon_config {
   /// (plus /status and /metrics); empty = off.
   std::string http;
   bool http_allow_remote = false;  ///< `http_allow_remote`: permit a non-loopback `http` address
-  bool audit = true;             ///< `audit`: keep the audit log in the state store
-  bool audit_arguments = false;  ///< `audit_arguments`: with each call's arguments (redacted)
+  bool audit = true;               ///< `audit`: keep the audit log in the state store
+  bool audit_arguments = false;    ///< `audit_arguments`: with each call's arguments (redacted)
   std::int64_t audit_retention_days = 30;  ///< `audit_retention_days`
   std::int64_t audit_max_rows = 1000000;   ///< `audit_max_rows`
   /// `http_auth`: "token" (default) — every request needs the bearer token of

@@ -21,9 +21,9 @@
 #include "core/control.hpp"
 #include "core/mrtr.hpp"
 #include "core/profiles.hpp"
-#include "core/state_store.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/state_store.hpp"
 #include "core/subscriptions.hpp"
 #include "core/upstream.hpp"
 

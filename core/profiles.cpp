@@ -14,11 +14,6 @@
 namespace mcpmux {
 namespace {
 
-std::string_view base_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // The first sentence of a server's instructions, for the search tool's description.
 std::string first_sentence(std::string_view text, std::size_t cap) {
   std::string out;

@@ -183,10 +183,6 @@ std::vector<std::string> related_words(const std::vector<std::string>& words) {
   return out;
 }
 
-std::string match_expression(std::string_view query) {
-  return any_of_words(query_words(query));
-}
-
 std::string any_of_words(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& word : words) {

@@ -42,8 +42,6 @@ std::vector<std::string> query_words(std::string_view query);
 std::vector<std::string> related_words(const std::vector<std::string>& words);
 /// The FTS5 query matching any of `words` ("read" OR "file"); empty when there are none.
 std::string any_of_words(const std::vector<std::string>& words);
-/// any_of_words(query_words(query)).
-std::string match_expression(std::string_view query);
 
 class search_index {
  public:

@@ -121,7 +121,7 @@ class session : public transport_events,
   std::shared_ptr<transport> transport_;
   std::uint64_t id_;
   client_identity who_;
-  std::string profile_;  ///< what it sees ("" = everything)
+  std::string profile_;          ///< what it sees ("" = everything)
   std::set<std::string> found_;  ///< tools its searches found (profiles with list_found_tools)
   std::string client_name_;
   logger log_;

@@ -154,7 +154,8 @@ void upstream::list_failed(collection c, std::string why) {
   else
     log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
               ci.key);
-  if (c == collection::tools) last_error_ = redact(why);  // kept after a recovery, like every last error
+  if (c == collection::tools)
+    last_error_ = redact(why);  // kept after a recovery, like every last error
   set_note(ci.method, std::move(why));
 }
 

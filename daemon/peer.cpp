@@ -1,5 +1,7 @@
 #include "daemon/peer.hpp"
 
+#include "core/protocol/text.hpp"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,11 +21,6 @@ struct process {
   std::vector<std::string> args;
   int parent = 0;
 };
-
-std::string_view base_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 std::string read_small(const std::string& path, std::size_t cap) {
   std::ifstream in(path, std::ios::binary);

@@ -86,6 +86,11 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size
   return {line, col};
 }
 
+std::string_view base_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

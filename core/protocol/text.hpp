@@ -16,6 +16,9 @@ std::string clip(std::string_view s, std::size_t n = 200);
 /// `s` in ASCII lowercase (header names, media types, URL schemes and hosts).
 std::string lower(std::string_view s);
 
+/// The last component of a path ("/usr/bin/node" → "node"); the whole of it without a '/'.
+std::string_view base_name(std::string_view path);
+
 /// The lines of `text`, without their '\n' (views into `text`; no empty last line for a final
 /// newline).
 std::vector<std::string_view> split_lines(std::string_view text);

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "core/protocol/text.hpp"
 #include "daemon/cli/bridge.hpp"
 #include "daemon/cli/spawn.hpp"
 #include "daemon/cli/table.hpp"
@@ -197,12 +198,9 @@ void print_clients(const json::array& sessions) {
   for (const json::value& c : sessions) {
     if (member_string(c, "era") == std::string_view("unknown")) continue;
     std::string agent = "-";
-    if (auto program = member_string(c, "agent_program")) {
-      const auto slash = program->rfind('/');
-      agent = fmt::format("{} (pid {})",
-                          program->substr(slash == std::string_view::npos ? 0 : slash + 1),
-                          int_or_dash(c, "agent_pid", plain_int));
-    }
+    if (auto program = member_string(c, "agent_program"))
+      agent =
+          fmt::format("{} (pid {})", base_name(*program), int_or_dash(c, "agent_pid", plain_int));
     rows.push_back({
         {int_or_dash(c, "id", plain_int), {}},
         {text_or_dash(c, "transport", true), {}},

@@ -43,8 +43,8 @@ outcome<exit_status> run_call(const context& ctx, const command_args& args);
 outcome<exit_status> run_logs(const context& ctx, const command_args& args);
 outcome<exit_status> run_restart(const context& ctx, const command_args& args);
 outcome<exit_status> run_reload(const context& ctx, const command_args& args);
-outcome<exit_status> run_auth(const context& ctx, const command_args& args);  // cli/auth.cpp
-outcome<exit_status> run_secret(const context& ctx, const command_args& args);  // cli/secret.cpp
+outcome<exit_status> run_auth(const context& ctx, const command_args& args);     // cli/auth.cpp
+outcome<exit_status> run_secret(const context& ctx, const command_args& args);   // cli/secret.cpp
 outcome<exit_status> run_history(const context& ctx, const command_args& args);  // cli/history.cpp
 // cli/adopt.cpp
 outcome<exit_status> run_agents(const context& ctx, const command_args& args);
