@@ -421,12 +421,7 @@ std::string line_diff(std::string_view before, std::string_view after) {
   if (before == after) return {};
   const auto a = split_lines(before), b = split_lines(after);
   // The changed middle: a common head and a common tail around it (one change per adopt).
-  std::size_t head = 0;
-  while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
-  std::size_t tail = 0;
-  while (tail < a.size() - head && tail < b.size() - head &&
-         a[a.size() - 1 - tail] == b[b.size() - 1 - tail])
-    ++tail;
+  const auto [head, tail] = common_ends(a, b);
   constexpr std::size_t context = 2;
   std::string out;
   const auto from = head > context ? head - context : 0;

@@ -355,6 +355,18 @@ std::string_view to_string(era_setting e) {
   return "unknown";
 }
 
+std::string_view to_string(change_policy p) {
+  switch (p) {
+    case change_policy::quarantine:
+      return "quarantine";
+    case change_policy::warn:
+      return "warn";
+    case change_policy::accept:
+      return "accept";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(retry_mode m) {
   switch (m) {
     case retry_mode::safe:

@@ -33,6 +33,12 @@ std::string_view to_string(retry_mode m);
 enum class era_setting { auto_detect, legacy, modern };
 std::string_view to_string(era_setting e);
 
+/// What becomes of a tool, prompt or resource template whose definition differs from the one
+/// pinned when it was first trusted (core/trust.hpp): held back from clients until approved
+/// (`quarantine`), exposed with a warning and pinned anew (`warn`), or pinned anew quietly.
+enum class change_policy { quarantine, warn, accept };
+std::string_view to_string(change_policy p);
+
 /// `oauth` of an http/sse server: log in with OAuth 2.1 (the MCP authorization spec). The
 /// secret is never written inline: it is read from `client_secret_file` when needed.
 struct oauth_settings {
@@ -72,6 +78,11 @@ struct server_settings {
   /// `tools`, `prompts`, `resources`: which are shown (config/filters.hpp); empty = all. The
   /// resources rules apply to resource URIs and resource template URI templates.
   std::vector<std::string> tools_shown, prompts_shown, resources_shown;
+  /// `on_change`: what a changed, renamed or added definition meets (default quarantine).
+  change_policy on_change = change_policy::quarantine;
+  /// `trust = "ask"`: a server seen for the first time is held back whole until `mcpmux trust`
+  /// approves it; "auto" (default): its first definitions are trusted and pinned.
+  bool trust_ask = false;
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }

@@ -240,6 +240,12 @@ server_config validator::parse_server(const std::string& name, const std::string
       }
     } else if (kn == "roots") {
       s.roots = roots(v, key);
+    } else if (kn == "on_change") {
+      constexpr change_policy policies[] = {change_policy::quarantine, change_policy::warn,
+                                            change_policy::accept};
+      if (auto i = get_choice(v, key, {"quarantine", "warn", "accept"})) s.on_change = policies[*i];
+    } else if (kn == "trust") {
+      if (auto i = get_choice(v, key, {"auto", "ask"})) s.trust_ask = *i == 1;
     } else if (kn == "tools" || kn == "prompts" || kn == "resources") {
       auto rules = patterns(v, key);
       (kn == "tools"     ? s.tools_shown
@@ -271,7 +277,9 @@ server_config validator::parse_server(const std::string& name, const std::string
                             "oauth",
                             "tools",
                             "prompts",
-                            "resources"}));
+                            "resources",
+                            "on_change",
+                            "trust"}));
     }
   }
   if (type_known && s.type == server_type::sse && s.era == era_setting::modern)

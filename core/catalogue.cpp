@@ -108,6 +108,12 @@ bool view_shows(const catalogue_view* view, collection c, std::string_view serve
   return !rules || shown_by(*rules, exposed);
 }
 
+// Whether a source shows one of its items: not hidden by its filters, not held back by trust.
+bool source_shows(const catalogue_source& s, std::size_t ci, std::string_view original) {
+  if (s.shown[ci] && !shown_by(*s.shown[ci], original)) return false;
+  return !s.held[ci] || s.held[ci]->empty() || !s.held[ci]->count(std::string(original));
+}
+
 const std::string* description_for(const catalogue_view* view, collection c,
                                    std::string_view exposed) {
   if (!view || !view->descriptions || c != collection::tools) return nullptr;
@@ -130,7 +136,7 @@ bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>&
   defs.reserve(count);
   for (const auto& s : sources) {
     for (const auto& t : *s.lists[ci]) {
-      if (s.shown[ci] && !shown_by(*s.shown[ci], t.at("name").get_string())) continue;
+      if (!source_shows(s, ci, t.at("name").get_string())) continue;
       inputs.push_back({s.server, s.prefix, std::string(t.at("name").get_string())});
       defs.push_back(&t);
     }
@@ -168,7 +174,7 @@ bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& 
   std::unordered_set<std::string> seen;
   for (const auto& s : sources) {
     for (const auto& r : *s.lists[ci]) {
-      if (s.shown[ci] && !shown_by(*s.shown[ci], r.at(key).get_string())) continue;
+      if (!source_shows(s, ci, r.at(key).get_string())) continue;
       std::string original(r.at(key).get_string());
       std::string exposed = original;
       if (!seen.insert(exposed).second) {

@@ -48,6 +48,9 @@ struct catalogue_source {
   /// Which items are shown (config/filters.hpp rules); null or empty: all. A hidden item gets
   /// no name and no route: calling it is calling an unknown tool.
   std::array<const std::vector<std::string>*, collection_count> shown{};
+  /// Items trust holds back (core/trust.hpp), by the server's own name or URI template: like a
+  /// hidden item, no name and no route.
+  std::array<const std::unordered_set<std::string>*, collection_count> held{};
 };
 
 /// What a profile shows of the whole catalogue. Names are given over every source first (an

@@ -95,6 +95,9 @@ json::object control_plane::status(bool histograms) const {
             ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
             : json::value(nullptr);
     s["tools_from_cache"] = up->tools_from_cache();
+    s["quarantined"] = m_.quarantined(name).size();
+    s["on_change"] = to_string(up->config().on_change);
+    s["trust"] = up->config().trust_ask ? "ask" : "auto";
     auto tail = up->stderr_tail(5);
     s["last_stderr"] = tail.empty() ? json::value(nullptr) : json::value(tail.back());
     s["crash_looping"] = up->crash_looping();
@@ -236,6 +239,8 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
   }
   if (method == "mcpmux/reload") return m_.reload();
   if (method == "mcpmux/history") return history(params);
+  if (method == "mcpmux/quarantine") return quarantine(params);
+  if (method == "mcpmux/trust") return trust(params);
   if (extension_)
     if (auto out = extension_->handle(method, params)) return std::move(*out);
   return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
@@ -277,6 +282,76 @@ std::variant<json::value, rpc_error> control_plane::history(const json::object& 
                                    {"response_bytes", e.response_bytes},
                                    {"detail", e.detail}});
   return json::value(json::object{{"enabled", m_.auditing()}, {"entries", std::move(entries)}});
+}
+
+// mcpmux/quarantine {server?, diff?} → {"servers": [{server, trusted, trust, on_change,
+// items: [{kind, name, why, was?, pinned, offered, diff?}]}]}: what trust holds back.
+std::variant<json::value, rpc_error> control_plane::quarantine(const json::object& params) const {
+  const auto* only = params.if_contains("server");
+  if (only && !only->is_string()) return bad_params("params.server must be a string");
+  if (only && !m_.find_upstream(only->get_string()))
+    return bad_params("no server named \"" + std::string(only->get_string()) + "\"");
+  const auto* d = params.if_contains("diff");
+  const bool with_diff = d && d->is_bool() && d->get_bool();
+  json::array servers;
+  for (const auto& [name, up] : m_.upstreams()) {
+    if (only && only->get_string() != name) continue;
+    json::array items;
+    for (const auto& q : m_.quarantined(name)) {
+      json::object item{{"kind", to_string(q.c)},
+                        {"name", q.name},
+                        {"why", to_string(q.why)},
+                        {"pinned", q.pinned},
+                        {"offered", q.offered}};
+      if (!q.was.empty()) item["was"] = q.was;
+      if (with_diff) {
+        json::array fields;
+        for (const auto& f : diff_definitions(q.pinned.empty() ? "{}" : q.pinned, q.offered)) {
+          json::array runs;
+          for (const auto& r : f.runs)
+            runs.push_back(json::object{{"op", std::string(1, r.op)}, {"text", r.text}});
+          fields.push_back(json::object{{"field", f.field}, {"runs", std::move(runs)}});
+        }
+        item["diff"] = std::move(fields);
+      }
+      items.push_back(std::move(item));
+    }
+    servers.push_back(json::object{{"server", name},
+                                   {"trusted", m_.trusted(name)},
+                                   {"trust", up->config().trust_ask ? "ask" : "auto"},
+                                   {"on_change", to_string(up->config().on_change)},
+                                   {"items", std::move(items)}});
+  }
+  return json::value(json::object{{"servers", std::move(servers)}});
+}
+
+// mcpmux/trust {server, names?: [..], all?: bool, expected?: {name: definition}} → approves.
+std::variant<json::value, rpc_error> control_plane::trust(const json::object& params) {
+  const auto* server = params.if_contains("server");
+  if (!server || !server->is_string()) return bad_params("params.server (string) is required");
+  std::vector<std::string> names;
+  if (const auto* n = params.if_contains("names")) {
+    if (!n->is_array()) return bad_params("params.names must be an array of strings");
+    for (const auto& v : n->get_array()) {
+      if (!v.is_string()) return bad_params("params.names must be an array of strings");
+      names.emplace_back(v.get_string());
+    }
+  }
+  const auto* a = params.if_contains("all");
+  if (a && !a->is_bool()) return bad_params("params.all must be a boolean");
+  const bool all = a && a->get_bool();
+  if (all == !names.empty())
+    return bad_params("give either params.names (non-empty) or params.all = true");
+  std::map<std::string, std::string> expected;
+  if (const auto* e = params.if_contains("expected")) {
+    if (!e->is_object()) return bad_params("params.expected must be an object of strings");
+    for (const auto& kv : e->get_object()) {
+      if (!kv.value().is_string())
+        return bad_params("params.expected must be an object of strings");
+      expected.emplace(kv.key(), kv.value().get_string());
+    }
+  }
+  return m_.approve(std::string(server->get_string()), names, all, expected);
 }
 
 void control_plane::on_log(const std::string& server, const std::string& line) {

@@ -47,6 +47,10 @@ class control_plane {
 
   /// mcpmux/history: the audit log's entries.
   std::variant<json::value, rpc_error> history(const json::object& params);
+  /// mcpmux/quarantine: what trust holds back, with word diffs when asked.
+  std::variant<json::value, rpc_error> quarantine(const json::object& params) const;
+  /// mcpmux/trust: approves held items.
+  std::variant<json::value, rpc_error> trust(const json::object& params);
   /// A profile's entry in status and in mcpmux/tools.
   json::object profile_status(const profile_set::view& v) const;
 

@@ -9,10 +9,11 @@ namespace mcpmux {
 namespace {
 
 constexpr collection_info collections[collection_count] = {
-    {"tools/list", "tools", "name", "tools"},
-    {"resources/list", "resources", "uri", "resources"},
-    {"resources/templates/list", "resourceTemplates", "uriTemplate", "resources"},
-    {"prompts/list", "prompts", "name", "prompts"},
+    {"tools/list", "tools", "name", "tools", "tool"},
+    {"resources/list", "resources", "uri", "resources", "resource"},
+    {"resources/templates/list", "resourceTemplates", "uriTemplate", "resources",
+     "resource template"},
+    {"prompts/list", "prompts", "name", "prompts", "prompt"},
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ struct collection_info {
   std::string_view key;         ///< array in the result ("tools")
   std::string_view identity;    ///< unique field of an item ("name")
   std::string_view capability;  ///< server capability that declares it ("tools")
+  std::string_view noun;        ///< one item, for messages ("tool", "resource template")
 };
 const collection_info& info(collection c);
 /// The result key of a collection ("tools", "resources", "resourceTemplates", "prompts").

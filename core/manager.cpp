@@ -50,20 +50,31 @@ manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_fac
       info_(std::move(info)),
       open_(std::move(open)),
       gate_(std::make_unique<startup_gate>(io)) {
+  open_store();
   // Their cached tools are read side by side: the first client waits for all of them.
-  auto cached = load_cache_entries(cache_dir(), cfg_.servers);
-  for (std::size_t i = 0; i < cfg_.servers.size(); ++i) {
-    const auto& s = cfg_.servers[i];
-    upstreams_.emplace(s.name,
-                       std::make_shared<upstream>(io_, s, cfg_.daemon, *this, open_, &cached[i]));
-  }
+  auto cached = store_ ? load_cache_entries(*store_, cfg_.servers)
+                       : std::vector<cache_entry>(cfg_.servers.size());
+  for (std::size_t i = 0; i < cfg_.servers.size(); ++i)
+    upstreams_.emplace(cfg_.servers[i].name,
+                       make_upstream(cfg_.servers[i], cfg_.daemon, &cached[i]));
   profiles_.configure(cfg_.profiles);
-  if (cfg_.daemon.audit) {
-    std::string error;
-    store_ = state_store::open(state_store_path(), error);
-    if (!store_) log_.warn("no audit log: {}", error);
-    flusher_ = std::make_unique<audit_flusher>(io_);
+  flusher_ = std::make_unique<audit_flusher>(io_);
+}
+
+// The state store; in memory (nothing kept across restarts) when its file cannot be opened. The
+// tool cache files of versions before it move in on first start.
+void manager::open_store() {
+  std::string error;
+  store_ = state_store::open(state_store_path(), error);
+  if (!store_) {
+    log_.warn("state store: {}; the tool cache, pins and audit log last only until exit", error);
+    store_ = state_store::open(":memory:", error);
+    if (!store_) return log_.error("no state store: {}", error);
   }
+  std::vector<std::string> warnings;
+  if (auto moved = migrate_cache_files(cache_dir(), *store_, &warnings))
+    log_.info("moved {} tool cache files into the state store", moved);
+  for (const auto& w : warnings) log_.warn("{}", w);
 }
 
 manager::~manager() {
@@ -132,7 +143,7 @@ void manager::stop() {
 }
 
 void manager::audit(audit_entry e) {
-  if (!store_) return;
+  if (!auditing()) return;
   audit_buffer_.push_back(std::move(e));
   if (flusher_->armed) return;
   flusher_->armed = true;
@@ -152,30 +163,25 @@ void manager::flush_audit() {
   audit_buffer_.clear();
   // Retention now and then, not at every batch.
   if (flusher_->flushes++ % 64 == 0) {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    store_->trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows}, now);
+    store_->trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows}, unix_now_ms());
   }
 }
 
 std::vector<audit_entry> manager::history(const audit_query& q) {
-  if (!store_) return {};
+  if (!auditing()) return {};
   flush_audit();
   return store_->history(q);
 }
 
 // Every spawn is audited with its command line (secrets redacted).
 void manager::on_upstream_spawned(const std::string& server, int pid) {
-  if (!store_) return;
+  if (!auditing()) return;
   auto up = find_upstream(server);
   if (!up) return;
   std::string line = up->config().command;
   for (const auto& a : up->config().args) line += " " + a;
   audit_entry e;
-  e.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count();
+  e.time_ms = unix_now_ms();
   e.kind = "spawn";
   e.client = "daemon";
   e.server = server;
@@ -323,6 +329,7 @@ void manager::rebuild() {
     return;
   }
   catalogue_signature_ = std::move(signature);
+  judge_lists();
   const auto from = sources();
   const naming_rules rules{cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name};
   std::vector<std::string> warnings;
@@ -363,6 +370,8 @@ std::vector<catalogue_source> manager::sources() const {
     s.shown[static_cast<std::size_t>(collection::prompts)] = &cfg.prompts_shown;
     s.shown[static_cast<std::size_t>(collection::resources)] = &cfg.resources_shown;
     s.shown[static_cast<std::size_t>(collection::resource_templates)] = &cfg.resources_shown;
+    if (auto t = trust_.find(name); t != trust_.end())
+      for (std::size_t i = 0; i < collection_count; ++i) s.held[i] = &t->second.held[i];
     out.push_back(std::move(s));
   }
   return out;
@@ -664,6 +673,9 @@ std::variant<json::value, rpc_error> manager::reload() {
     return up;
   };
   for (const auto& name : plan.unchanged) keep(name);
+  // Trust judges again what a refiltered (maybe on_change), changed or removed server offers.
+  for (const auto* names : {&plan.refiltered, &plan.changed, &plan.removed})
+    for (const auto& name : *names) trust_.erase(name);
   for (const auto& name : plan.refiltered)
     if (auto* up = keep(name))
       for (const auto& s : next.servers)
@@ -672,9 +684,11 @@ std::variant<json::value, rpc_error> manager::reload() {
   const auto profiles_touched = profiles_.configure(next.profiles);
   if (!profiles_touched.empty()) catalogue_signature_.clear();
   for (auto& [name, up] : upstreams_) up->stop();  // removed, or changed (started anew below)
-  for (const auto& s : next.servers)
-    if (!kept.count(s.name))
-      kept.emplace(s.name, std::make_shared<upstream>(io_, s, next.daemon, *this, open_));
+  for (const auto& s : next.servers) {
+    if (kept.count(s.name)) continue;
+    auto cached = store_ ? load_cache_entries(*store_, {s}) : std::vector<cache_entry>(1);
+    kept.emplace(s.name, make_upstream(s, next.daemon, &cached[0]));
+  }
   upstreams_ = std::move(kept);
   const auto source = next.source;
   cfg_ = std::move(next);

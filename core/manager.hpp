@@ -25,6 +25,7 @@
 #include "core/protocol/log.hpp"
 #include "core/state_store.hpp"
 #include "core/subscriptions.hpp"
+#include "core/trust.hpp"
 #include "core/upstream.hpp"
 
 namespace boost::asio {
@@ -178,11 +179,25 @@ class manager : public upstream_observer {
   /// Records an audited event: kept in memory and written to the state store in batches (a few
   /// times a second, and at stop). Nothing when the audit log is off.
   void audit(audit_entry e);
-  bool auditing() const { return store_ != nullptr; }
+  bool auditing() const { return store_ && cfg_.daemon.audit; }
   /// Writes what is buffered now (for mcpmux/history, and at stop).
   void flush_audit();
   /// The audit log's entries (after a flush); empty when it is off.
   std::vector<audit_entry> history(const audit_query& q);
+
+  /// What trust holds back of `server` (core/trust.hpp): its quarantined items, none when
+  /// everything it offers is trusted.
+  const std::vector<trust_item>& quarantined(std::string_view server) const;
+  /// Whether `server` is trusted under its current configuration (first seen under trust =
+  /// "auto", or approved whole).
+  bool trusted(std::string_view server) const;
+  /// Approves `server`'s quarantined items named in `names` (the server's own names), or all of
+  /// them with `all` (the server is trusted from then on): what it offers now is pinned and
+  /// shown. An item whose offered definition is not `expected[name]` (when given: what the
+  /// approver saw) changed again and is skipped. Returns {approved, skipped, not_held}.
+  std::variant<json::value, rpc_error> approve(const std::string& server,
+                                               const std::vector<std::string>& names, bool all,
+                                               const std::map<std::string, std::string>& expected);
 
   /// Control methods and status fields kept outside core (see control_extension).
   void set_control_extension(control_extension* e) { control_.set_extension(e); }
@@ -244,7 +259,27 @@ class manager : public upstream_observer {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;
-  std::unique_ptr<state_store> store_;  ///< null: no audit log (off, or it cannot be opened)
+  /// The tool cache, pins and the audit log (in memory when the file cannot be opened).
+  std::unique_ptr<state_store> store_;
+  void open_store();
+  /// Trust's verdict on each server's lists, and what of them the tool cache holds.
+  struct server_trust {
+    std::uint64_t judged = 0;                     ///< the lists_version judged (0: not yet)
+    std::uint64_t cached_tools = 0;               ///< the tools_version the cache holds
+    std::unordered_set<std::string> cached_held;  ///< the tools the cache leaves out
+    std::array<std::unordered_set<std::string>, collection_count> held;
+    std::vector<trust_item> quarantined;
+  };
+  std::map<std::string, server_trust, std::less<>> trust_;
+  std::unordered_set<std::string> trust_warned_;  ///< "server\nkind\nname\ndefinition" warned of
+  /// Judges the lists of servers that listed anew (pins written, quarantine updated) and keeps
+  /// the tool cache of each up to date.
+  void judge_lists();
+  void judge(const std::string& name, upstream& up, server_trust& t);
+  void store_tool_cache(upstream& up, server_trust& t);
+  /// A new upstream for `s`, serving its cached tools (from the state store) until it lists.
+  std::shared_ptr<upstream> make_upstream(const server_config& s, const daemon_config& d,
+                                          cache_entry* cached);
   std::vector<audit_entry> audit_buffer_;
   struct audit_flusher;
   std::unique_ptr<audit_flusher> flusher_;

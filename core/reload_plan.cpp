@@ -5,10 +5,13 @@
 namespace mcpmux {
 
 namespace {
+// Filters and trust settings change what is shown of the same lists: no restart.
 bool same_but_filters(server_settings a, const server_settings& b) {
   a.tools_shown = b.tools_shown;
   a.prompts_shown = b.prompts_shown;
   a.resources_shown = b.resources_shown;
+  a.on_change = b.on_change;
+  a.trust_ask = b.trust_ask;
   return a == b;
 }
 }  // namespace

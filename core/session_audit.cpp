@@ -16,12 +16,6 @@ bool audited(std::string_view method) {
   return method == "tools/call" || method == "prompts/get" || method == "resources/read";
 }
 
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 void session::audit_begin(in_flight& f, std::string_view method, std::string_view exposed,
@@ -33,7 +27,7 @@ void session::audit_begin(in_flight& f, std::string_view method, std::string_vie
     if (!who_.agent_program.empty()) client_label_ += " " + who_.agent_program;
   }
   auto e = std::make_shared<audit_entry>();
-  e->time_ms = unix_ms();
+  e->time_ms = unix_now_ms();
   e->kind = method;
   e->client = client_label_;
   e->profile = profile_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "config/config.hpp"
@@ -30,7 +31,15 @@ constexpr const char* schema =
     " outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL,"
     " detail TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS audit_time ON audit(time_ms);"
-    "CREATE INDEX IF NOT EXISTS audit_server ON audit(server, time_ms);";
+    "CREATE INDEX IF NOT EXISTS audit_server ON audit(server, time_ms);"
+    "CREATE TABLE IF NOT EXISTS tool_cache ("
+    " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS pins ("
+    " server TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, definition TEXT NOT NULL,"
+    " PRIMARY KEY (server, kind, name)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS trusted_servers ("
+    " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, since_ms INTEGER NOT NULL)"
+    " WITHOUT ROWID;";
 
 void bind(sqlite3_stmt* s, int i, const std::string& text) {
   sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -51,6 +60,25 @@ struct state_store::impl {
     insert.s = nullptr;
     sqlite3_close(db);
   }
+  /// Runs `step` for each of `rows` with `sql` prepared, in one transaction.
+  template <class Row, class Bind>
+  std::string write(const char* sql, const std::vector<Row>& rows, Bind bind_row) {
+    if (rows.empty()) return {};
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return sqlite3_errmsg(db);
+    std::string error = exec("BEGIN");
+    for (std::size_t i = 0; error.empty() && i < rows.size(); ++i) {
+      bind_row(s, rows[i]);
+      if (sqlite3_step(s) != SQLITE_DONE) error = sqlite3_errmsg(db);
+      sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    if (!error.empty()) {
+      exec("ROLLBACK");
+      return error;
+    }
+    return exec("COMMIT");
+  }
   std::string exec(const char* sql) {
     char* error = nullptr;
     if (sqlite3_exec(db, sql, nullptr, nullptr, &error) == SQLITE_OK) return {};
@@ -60,6 +88,12 @@ struct state_store::impl {
   }
 };
 
+std::int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string state_store_path() {
   return state_dir() + "/state.db";
 }
@@ -68,20 +102,24 @@ state_store::state_store(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 state_store::~state_store() = default;
 
 std::unique_ptr<state_store> state_store::open(const std::string& path, std::string& error) {
+  const bool in_memory = path == ":memory:";
   const auto slash = path.rfind('/');
   if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), 0700, &error))
     return nullptr;
   // Created 0600 before SQLite opens it (its -wal and -shm files take the same mode).
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  const int fd = in_memory ? -2 : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd == -1) {
     error = fmt::format("{}: {}", path, std::strerror(errno));
     return nullptr;
   }
-  ::fchmod(fd, 0600);
-  ::close(fd);
+  if (fd >= 0) {
+    ::fchmod(fd, 0600);
+    ::close(fd);
+  }
   auto i = std::make_unique<impl>();
-  if (sqlite3_open_v2(path.c_str(), &i->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &i->db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
     error = fmt::format("{}: {}", path, i->db ? sqlite3_errmsg(i->db) : "out of memory");
     return nullptr;
   }
@@ -183,6 +221,84 @@ std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms) {
       now_ms - r.days * 86400000, r.max_rows);
   impl_->exec(sql.c_str());
   return sqlite3_total_changes64(impl_->db) - before;
+}
+
+std::vector<cached_tools_row> state_store::cached_tools() const {
+  std::vector<cached_tools_row> out;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(impl_->db, "SELECT server, config_hash, doc FROM tool_cache", -1, &s,
+                         nullptr) != SQLITE_OK)
+    return out;
+  while (sqlite3_step(s) == SQLITE_ROW) out.push_back({column(s, 0), column(s, 1), column(s, 2)});
+  sqlite3_finalize(s);
+  return out;
+}
+
+std::string state_store::put_cached_tools(const std::vector<cached_tools_row>& rows) {
+  return impl_->write(
+      "INSERT OR REPLACE INTO tool_cache(server, config_hash, doc) VALUES (?1, ?2, ?3)", rows,
+      [](sqlite3_stmt* s, const cached_tools_row& r) {
+        bind(s, 1, r.server);
+        bind(s, 2, r.config_hash);
+        bind(s, 3, r.doc);
+      });
+}
+
+std::string state_store::put_cached_tools(const cached_tools_row& row) {
+  return put_cached_tools(std::vector<cached_tools_row>{row});
+}
+
+std::vector<pin_row> state_store::pins(const std::string& server) const {
+  std::vector<pin_row> out;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(impl_->db, "SELECT kind, name, definition FROM pins WHERE server = ?1", -1,
+                         &s, nullptr) != SQLITE_OK)
+    return out;
+  bind(s, 1, server);
+  while (sqlite3_step(s) == SQLITE_ROW)
+    out.push_back({server, column(s, 0), column(s, 1), column(s, 2)});
+  sqlite3_finalize(s);
+  return out;
+}
+
+std::string state_store::put_pins(const std::vector<pin_row>& pins) {
+  return impl_->write(
+      "INSERT OR REPLACE INTO pins(server, kind, name, definition) VALUES (?1, ?2, ?3, ?4)", pins,
+      [](sqlite3_stmt* s, const pin_row& p) {
+        bind(s, 1, p.server);
+        bind(s, 2, p.kind);
+        bind(s, 3, p.name);
+        bind(s, 4, p.definition);
+      });
+}
+
+bool state_store::trusted(const std::string& server, const std::string& config_hash) const {
+  sqlite3_stmt* s = nullptr;
+  bool found = false;
+  if (sqlite3_prepare_v2(impl_->db,
+                         "SELECT 1 FROM trusted_servers WHERE server = ?1 AND config_hash = ?2", -1,
+                         &s, nullptr) == SQLITE_OK) {
+    bind(s, 1, server);
+    bind(s, 2, config_hash);
+    found = sqlite3_step(s) == SQLITE_ROW;
+  }
+  sqlite3_finalize(s);
+  return found;
+}
+
+std::string state_store::set_trusted(const std::string& server, const std::string& config_hash,
+                                     std::int64_t now_ms) {
+  struct row {
+    std::string server, hash;
+    std::int64_t since;
+  };
+  return impl_->write(
+      "INSERT OR REPLACE INTO trusted_servers(server, config_hash, since_ms) VALUES (?1, ?2, ?3)",
+      std::vector<row>{{server, config_hash, now_ms}}, [](sqlite3_stmt* s, const row& r) {
+        bind(s, 1, r.server);
+        bind(s, 2, r.hash);
+        sqlite3_bind_int64(s, 3, r.since);
+      });
 }
 
 }  // namespace mcpmux

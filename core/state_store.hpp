@@ -1,8 +1,12 @@
 // The state store: one SQLite database under $XDG_STATE_HOME/mcpmux/ (WAL, mode 0600) for what
-// mcpmux keeps between runs and people look back at. Today it holds the audit log: every
-// tools/call, prompts/get and resources/read, and every spawn of a server. Writes come in
-// batches (the daemon flushes the audit buffer a few times a second), never one per call.
-// A kill at any point leaves the last committed batch (WAL); retention bounds its size.
+// mcpmux keeps between runs and people look back at:
+// - the tool cache: each server's last trusted tools, served at the next start before it lists;
+// - pins: the definitions of tools, prompts and resource templates as trusted (core/trust.hpp),
+//   and which servers were trusted;
+// - the audit log: every tools/call, prompts/get and resources/read, and every spawn.
+// Audit writes come in batches (the daemon flushes its buffer a few times a second), never one
+// per call. A kill at any point leaves the last committed transaction (WAL); retention bounds
+// the audit log.
 #pragma once
 
 #include <cstdint>
@@ -42,10 +46,24 @@ struct audit_retention {
   std::int64_t max_rows = 1000000;
 };
 
+/// One server's tool cache entry: the hash of the configuration it was listed under
+/// (core/tool_cache.hpp) and the entry, a JSON document.
+struct cached_tools_row {
+  std::string server, config_hash, doc;
+};
+
+/// One pinned definition (core/trust.hpp).
+struct pin_row {
+  std::string server;
+  std::string kind;  ///< the collection: "tools", "prompts", "resourceTemplates"
+  std::string name;  ///< the server's own name (the URI template of a template)
+  std::string definition;
+};
+
 class state_store {
  public:
   /// Opens (creating) the database at `path`: its directory 0700, the file 0600. Null with
-  /// `error` when it cannot.
+  /// `error` when it cannot. ":memory:" opens one that lasts as long as the object.
   static std::unique_ptr<state_store> open(const std::string& path, std::string& error);
   ~state_store();
   state_store(const state_store&) = delete;
@@ -59,11 +77,31 @@ class state_store {
   std::int64_t trim(const audit_retention& r, std::int64_t now_ms);
   std::int64_t audit_rows() const;
 
+  /// Every server's tool cache entry.
+  std::vector<cached_tools_row> cached_tools() const;
+  /// Replaces a server's entry; "" or why not.
+  std::string put_cached_tools(const cached_tools_row& row);
+  /// Moves entries in (the JSON cache files of old versions) in one transaction.
+  std::string put_cached_tools(const std::vector<cached_tools_row>& rows);
+
+  /// A server's pins.
+  std::vector<pin_row> pins(const std::string& server) const;
+  /// Pins (replacing a name's earlier pin) in one transaction; "" or why not.
+  std::string put_pins(const std::vector<pin_row>& pins);
+  /// Whether the server was trusted under the configuration of `config_hash` (first seen under
+  /// trust = "auto", or approved).
+  bool trusted(const std::string& server, const std::string& config_hash) const;
+  std::string set_trusted(const std::string& server, const std::string& config_hash,
+                          std::int64_t now_ms);
+
  private:
   struct impl;
   explicit state_store(std::unique_ptr<impl> i);
   std::unique_ptr<impl> impl_;
 };
+
+/// Now, in Unix milliseconds.
+std::int64_t unix_now_ms();
 
 /// $XDG_STATE_HOME/mcpmux/state.db.
 std::string state_store_path();

@@ -1,7 +1,8 @@
-// Tool cache files: $XDG_CACHE_HOME/mcpmux/tools-<server>.json, written atomically.
+// The tool cache: one row of the state store per server, a JSON document.
 #include "core/tool_cache.hpp"
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include <boost/json/monotonic_resource.hpp>
@@ -16,10 +17,35 @@ namespace mcpmux {
 namespace {
 
 constexpr int cache_format = 1;
-constexpr std::size_t max_cache_file = 64u << 20;
+constexpr std::size_t max_cache_file = 64u << 20;  ///< of the files of older versions
 
-std::string entry_path(const std::string& dir, const server_config& s) {
-  return dir + "/tools-" + s.name + ".json";
+// Parses one entry: its tools and era, or a warning.
+void parse_entry(const cached_tools_row& row, cache_entry& out) {
+  // The tools live as long as the list (replaced wholesale when the server lists again): one
+  // arena for the whole entry allocates far faster and more compactly than a malloc per node.
+  boost::system::error_code jec;
+  auto v = json::parse(row.doc, jec, json::make_shared_resource<json::monotonic_resource>());
+  auto* obj = v.if_object();
+  const auto* fmt = obj ? obj->if_contains("format") : nullptr;
+  auto* tools = obj ? obj->if_contains("tools") : nullptr;
+  if (jec || !fmt || !fmt->is_int64() || fmt->get_int64() != cache_format || !tools ||
+      !tools->is_array()) {
+    out.warning = "tool cache entry of " + row.server + " is corrupt; ignored";
+    return;
+  }
+  std::vector<json::object> list;
+  list.reserve(tools->get_array().size());
+  for (auto& t : tools->get_array()) {
+    auto* to = t.if_object();
+    const auto* n = to ? to->if_contains("name") : nullptr;
+    if (!n || !n->is_string()) {
+      out.warning = "tool cache entry of " + row.server + " has a tool without a name; ignored";
+      return;
+    }
+    list.push_back(std::move(*to));  // the parsed document is dropped: take its objects
+  }
+  if (const auto* e = obj->if_contains("era"); e && e->is_string()) out.era = e->get_string();
+  out.tools = std::move(list);
 }
 
 }  // namespace
@@ -48,62 +74,24 @@ std::string server_config_hash(const server_config& s) {
   return out;
 }
 
-std::optional<std::vector<json::object>> load_cached_tools(const std::string& dir,
-                                                           const server_config& s,
-                                                           std::string* warning, std::string* era) {
-  const auto path = entry_path(dir, s);
-  std::string error;
-  bool missing = false;
-  auto text = read_text_file(path, max_cache_file, error, &missing);
-  if (!text) {
-    if (!missing) *warning = path + ": " + error + "; ignored";  // no entry: nothing to say
-    return std::nullopt;
-  }
-  // The tools live as long as the list (replaced wholesale when the server lists again): one
-  // arena for the whole entry allocates far faster and more compactly than a malloc per node.
-  boost::system::error_code jec;
-  auto v = json::parse(*text, jec, json::make_shared_resource<json::monotonic_resource>());
-  auto* obj = v.if_object();
-  if (jec || !obj) {
-    *warning = path + ": corrupt tool cache entry; ignored";
-    return std::nullopt;
-  }
-  const auto* fmt = obj->if_contains("format");
-  const auto* hash = obj->if_contains("config_hash");
-  auto* tools = obj->if_contains("tools");
-  if (!fmt || !fmt->is_int64() || fmt->get_int64() != cache_format || !hash || !hash->is_string() ||
-      !tools || !tools->is_array()) {
-    *warning = path + ": tool cache entry of an unknown shape; ignored";
-    return std::nullopt;
-  }
-  if (hash->get_string() != server_config_hash(s)) return std::nullopt;  // config changed: stale
-  if (const auto* e = obj->if_contains("era"); era && e && e->is_string()) *era = e->get_string();
-  std::vector<json::object> out;
-  out.reserve(tools->get_array().size());
-  for (auto& t : tools->get_array()) {
-    auto* to = t.if_object();
-    const auto* n = to ? to->if_contains("name") : nullptr;
-    if (!n || !n->is_string()) {
-      *warning = path + ": tool cache entry has a tool without a name; ignored";
-      return std::nullopt;
-    }
-    out.push_back(std::move(*to));  // the parsed document is dropped: take its objects
-  }
-  return out;
-}
-
-std::vector<cache_entry> load_cache_entries(const std::string& dir,
+std::vector<cache_entry> load_cache_entries(const state_store& store,
                                             const std::vector<server_config>& servers) {
   std::vector<cache_entry> out(servers.size());
+  // One query reads every entry; those of another configuration are stale and skipped.
+  auto rows = store.cached_tools();
+  std::vector<const cached_tools_row*> mine(servers.size());
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < servers.size(); ++i)
+      if (servers[i].enabled && servers[i].name == row.server &&
+          row.config_hash == server_config_hash(servers[i]))
+        mine[i] = &row;
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < servers.size();) {
-      if (!servers[i].enabled) continue;
-      out[i].tools = load_cached_tools(dir, servers[i], &out[i].warning, &out[i].era);
-    }
+    for (std::size_t i; (i = next.fetch_add(1)) < servers.size();)
+      if (mine[i]) parse_entry(*mine[i], out[i]);
   };
-  // Each entry is a file read and a JSON parse into its own arena: nothing is shared but the
-  // index. A few servers are not worth a thread.
+  // Each entry is a JSON parse into its own arena: nothing is shared but the index. A few
+  // servers are not worth a thread.
   const std::size_t helpers =
       servers.size() < 8 ? 0 : std::min<std::size_t>(3, std::thread::hardware_concurrency() - 1);
   std::vector<std::thread> threads;
@@ -113,23 +101,55 @@ std::vector<cache_entry> load_cache_entries(const std::string& dir,
   return out;
 }
 
-bool store_cached_tools(const std::string& dir, const server_config& s,
+bool store_cached_tools(state_store& store, const server_config& s,
                         const std::vector<json::object>& tools, std::string* error,
-                        std::string_view era) {
+                        std::string_view era, const std::unordered_set<std::string>* skip) {
   json::object doc;
   doc["format"] = cache_format;
-  doc["server"] = s.name;
-  doc["config_hash"] = server_config_hash(s);
   if (!era.empty()) doc["era"] = era;
   json::array arr;
   arr.reserve(tools.size());
-  for (const auto& t : tools) arr.push_back(t);
+  for (const auto& t : tools)
+    if (!skip || skip->empty() || !skip->count(std::string(t.at("name").get_string())))
+      arr.push_back(t);
   doc["tools"] = std::move(arr);
-  // Atomic (a crash leaves the old entry or the new one, never a torn file) but not synced: a
-  // hundred servers starting would otherwise wait on a hundred fsyncs on the loop, for a cache
-  // the next start rebuilds anyway. The directory is created private.
-  *error = write_file_atomically(entry_path(dir, s), json::serialize(doc), durability::cache);
+  // One row replaced in one transaction: a kill leaves the old entry or the new one. A commit
+  // is not an fsync (WAL, synchronous NORMAL): a cache lost to a power cut is rebuilt.
+  *error = store.put_cached_tools({s.name, server_config_hash(s), json::serialize(doc)});
   return error->empty();
+}
+
+std::size_t migrate_cache_files(const std::string& dir, state_store& store,
+                                std::vector<std::string>* warnings) {
+  std::vector<cached_tools_row> rows;
+  std::vector<std::string> moved;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+    const auto name = f.path().filename().string();
+    if (!name.starts_with("tools-") || !name.ends_with(".json")) continue;
+    const auto path = f.path().string();
+    moved.push_back(path);
+    std::string error;
+    auto text = read_text_file(path, max_cache_file, error);
+    boost::system::error_code jec;
+    auto v = text ? json::parse(*text, jec) : json::value();
+    const auto* obj = v.if_object();
+    const auto* server = obj ? obj->if_contains("server") : nullptr;
+    const auto* hash = obj ? obj->if_contains("config_hash") : nullptr;
+    if (!server || !server->is_string() || !hash || !hash->is_string()) {
+      warnings->push_back(path + ": " + (text ? "not a tool cache entry" : error) + "; removed");
+      continue;
+    }
+    rows.push_back(
+        {std::string(server->get_string()), std::string(hash->get_string()), std::move(*text)});
+  }
+  if (auto error = store.put_cached_tools(rows); !error.empty()) {
+    warnings->push_back("tool cache files not moved into the state store: " + error);
+    return 0;
+  }
+  for (const auto& path : moved) std::filesystem::remove(path, ec);
+  std::filesystem::remove(dir, ec);  // only when nothing else is left in it
+  return rows.size();
 }
 
 }  // namespace mcpmux

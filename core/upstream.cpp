@@ -95,12 +95,7 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
       lc_(policy_for(daemon_), random01),
       timers_(std::make_unique<timer_holder>(io)),
       lists_version_(new_lists_version()) {
-  if (!cfg_.enabled) return;
-  cache_entry own;
-  if (!cached) {
-    own.tools = load_cached_tools(cache_dir(), cfg_, &own.warning, &own.era);
-    cached = &own;
-  }
+  if (!cfg_.enabled || !cached) return;
   if (cached->tools) {
     lists_[0] = std::move(*cached->tools);
     if (cached->era == "modern") era_ = mcp::era::modern;

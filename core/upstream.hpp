@@ -104,8 +104,7 @@ class call_owner {
 
 class upstream : public std::enable_shared_from_this<upstream> {
  public:
-  /// `cached`: its tool cache entry when the caller read it already (load_cache_entries);
-  /// null: the upstream reads it.
+  /// `cached`: its tool cache entry (load_cache_entries), served until it lists; null: none.
   upstream(boost::asio::io_context& io, server_config cfg, const daemon_config& daemon,
            upstream_observer& observer, channel_factory open, cache_entry* cached = nullptr);
   ~upstream();
@@ -118,11 +117,14 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void restart();
   /// Takes new daemon-wide settings (reload): timeouts now, limits at the next connection.
   void set_daemon_config(const daemon_config& d);
-  /// New `tools`, `prompts`, `resources` filters (a reload that changed only those).
+  /// New `tools`, `prompts`, `resources` filters and trust settings (a reload that changed only
+  /// those).
   void set_filters(const server_settings& s) {
     cfg_.tools_shown = s.tools_shown;
     cfg_.prompts_shown = s.prompts_shown;
     cfg_.resources_shown = s.resources_shown;
+    cfg_.on_change = s.on_change;
+    cfg_.trust_ask = s.trust_ask;
   }
 
   const std::string& name() const { return cfg_.name; }
@@ -163,8 +165,12 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// an early tools/list need not wait for it any longer.
   bool settled() const;
   bool tools_from_cache() const { return tools_from_cache_; }
+  /// True once it was ready: its lists are the server's own, not (only) the cache's.
+  bool ever_ready() const { return ever_ready_; }
   /// Bumped whenever one of its lists changes (the manager skips rebuilds when nothing did).
   std::uint64_t lists_version() const { return lists_version_; }
+  /// Bumped whenever its tools list changes (the manager rewrites the tool cache then).
+  std::uint64_t tools_version() const { return tools_version_; }
   /// True when its lists belong in the combined catalogue: running, reconnecting, or enabled and
   /// about to start (cached tools are served before the start); not stopped or disabled.
   bool listed() const {
@@ -214,7 +220,6 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::shared_ptr<transport> open_channel();
   void connect();
   void schedule_ping();
-  void store_cache();
   void step_handshake(handshake_action a);
   void finish_handshake();
   void request_page(std::shared_ptr<list_pager> pager);
@@ -323,6 +328,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   struct timer_holder;
   std::unique_ptr<timer_holder> timers_;
   std::uint64_t lists_version_;
+  std::uint64_t tools_version_ = 0;
 };
 
 }  // namespace mcpmux

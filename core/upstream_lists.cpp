@@ -10,7 +10,6 @@
 #include "core/protocol/redact.hpp"
 #include "core/protocol/text.hpp"
 #include "core/rpc_peer.hpp"
-#include "core/tool_cache.hpp"
 #include "core/upstream_detail.hpp"
 
 namespace mcpmux {
@@ -160,12 +159,8 @@ void upstream::list_failed(collection c, std::string why) {
 }
 
 void upstream::store_list(collection c, std::vector<json::object> items) {
-  const bool changed = set_list(c, std::move(items));
-  if (c != collection::tools) return;
-  // The entry on disk already holds an unchanged list that came from it: rewriting it (a rename
-  // over the old file, which the filesystem flushes) would cost each of a hundred starting servers.
-  if (changed) store_cache();
-  tools_from_cache_ = false;
+  set_list(c, std::move(items));
+  if (c == collection::tools) tools_from_cache_ = false;
 }
 
 bool upstream::set_list(collection c, std::vector<json::object> items) {
@@ -173,6 +168,7 @@ bool upstream::set_list(collection c, std::vector<json::object> items) {
   if (list == items) return false;
   list = std::move(items);
   lists_version_ = new_lists_version();
+  if (c == collection::tools) tools_version_ = lists_version_;
   return true;
 }
 
@@ -240,15 +236,6 @@ std::vector<std::string> upstream::notes() const {
   std::vector<std::string> out;
   for (const auto& n : notes_) out.push_back(n.second);
   return out;
-}
-
-void upstream::store_cache() {
-  std::string error;
-  const std::string_view era = era_ == mcp::era::modern   ? "modern"
-                               : era_ == mcp::era::legacy ? "legacy"
-                                                          : "";
-  if (!store_cached_tools(cache_dir(), cfg_, tools(), &error, era))
-    log_.warn("tool cache: {}", error);
 }
 
 void upstream::notify(std::string_view method, const json::value& params) {

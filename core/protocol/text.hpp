@@ -23,6 +23,19 @@ std::string_view base_name(std::string_view path);
 /// newline).
 std::vector<std::string_view> split_lines(std::string_view text);
 
+/// How many leading and trailing elements `a` and `b` share: (head, tail), the tail not
+/// overlapping the head. What is between is where they differ.
+template <class T>
+std::pair<std::size_t, std::size_t> common_ends(const std::vector<T>& a, const std::vector<T>& b) {
+  std::size_t head = 0;
+  while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
+  std::size_t tail = 0;
+  while (tail < a.size() - head && tail < b.size() - head &&
+         a[a.size() - 1 - tail] == b[b.size() - 1 - tail])
+    ++tail;
+  return {head, tail};
+}
+
 /// Line and column (1-based) of byte `offset` in `text`, for syntax errors.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset);
 

@@ -144,6 +144,23 @@ const command_spec commands[] = {
            ->type_name("N");
        c.add_flag("--json", a.json, "print the entries as JSON");
      }},
+    {"trust", "trust [SERVER] [--diff] [--all | NAME...] [--json]",
+     "show what trust holds back, and approve it",
+     "The first time a server is seen (or its command, args, env, URL or headers change),\n"
+     "its tools, prompts and resource templates are pinned. A definition that changes after,\n"
+     "one pinned under another name, and a new item are held back from clients as the\n"
+     "server's on_change says (default quarantine); a server with trust = \"ask\" is held\n"
+     "back whole until approved. Without NAMEs or --all this lists what is held back;\n"
+     "with them it shows the word diff of what it approves and approves it: it is pinned as\n"
+     "offered now and shown to clients at once.\n",
+     control_timeout, run_trust,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("SERVER", a.target, "the server's name (listing: optional)");
+       c.add_option("NAME", a.names, "the server's own names of the items to approve");
+       c.add_flag("--all", a.all, "approve everything the server has held back, and trust it");
+       c.add_flag("--diff", a.diff, "show the word diff of each held item");
+       c.add_flag("--json", a.json, "print the daemon's answer as JSON");
+     }},
     {"secret", "secret set|list|rm [NAME]", "keep the secrets ${secret:NAME} in the config names",
      "set NAME   read the value from the terminal (not echoed) or from stdin, and keep it\n"
      "           in the secrets file (mode 0600; $MCPMUX_SECRETS_FILE, else\n"

@@ -20,10 +20,14 @@ failure unexpected_answer(std::string_view method) {
 
 namespace {
 
-// The status table's last column: a crash loop first (with why), then the notes of a server that
-// works with something missing, then the last error (kept after a recovery).
+// The status table's last column: what trust holds back first, then a crash loop (with why), then
+// the notes of a server that works with something missing, then the last error (kept after a
+// recovery).
 std::string problem_text(const json::value& server) {
   std::string out;
+  if (auto held = member_int(server, "quarantined"); held && *held > 0)
+    return fmt::format("{} held back: mcpmux trust {}", *held,
+                       member_string(server, "name").value_or(""));
   if (const auto* loop = member(server, "crash_looping");
       loop && loop->is_bool() && loop->get_bool())
     out = "crash-looping: ";

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/cli/client.hpp"
 
@@ -29,6 +30,9 @@ struct command_args {
   bool dry_run = false;                  ///< adopt, unadopt: --dry-run
   bool remove = false;                   ///< unadopt: --remove
   std::optional<std::string> config;     ///< adopt, unadopt: --config PATH
+  std::vector<std::string> names;        ///< trust: NAME...
+  bool all = false;                      ///< trust: --all
+  bool diff = false;                     ///< trust: --diff
 };
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);
@@ -46,6 +50,7 @@ outcome<exit_status> run_reload(const context& ctx, const command_args& args);
 outcome<exit_status> run_auth(const context& ctx, const command_args& args);     // cli/auth.cpp
 outcome<exit_status> run_secret(const context& ctx, const command_args& args);   // cli/secret.cpp
 outcome<exit_status> run_history(const context& ctx, const command_args& args);  // cli/history.cpp
+outcome<exit_status> run_trust(const context& ctx, const command_args& args);    // cli/trust.cpp
 // cli/adopt.cpp
 outcome<exit_status> run_agents(const context& ctx, const command_args& args);
 outcome<exit_status> run_adopt(const context& ctx, const command_args& args);

@@ -620,7 +620,7 @@ void row_scale(const bench_env& e) {
       ms(direct_ready_ms), "direct: 100 fakes listed");
   row("scale", "start to all ready (warm cache)", ms(warm_ready_ms), "-");
   row("scale", "start to first tools/list with all 10,000", ms(first_list_ms), "-",
-      fmt::format("{} cache files", cache_files));
+      fmt::format("{} files in the cache and state dirs", cache_files));
   row("scale", "start to socket connected (warm cache)", ms(connect_ms), "-");
   row("scale", "start to initialize answered (warm cache)", ms(init_ms), "-");
   row("scale", "start to first tools/list answer (any)", ms(first_any_ms), "-",

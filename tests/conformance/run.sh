@@ -106,6 +106,9 @@ startup_wait_ms = 10000
 [servers.target]
 $server_table
 prefix = ""
+# The scenarios add tools and prompts at run time to test list changes; under the default
+# on_change (quarantine) mcpmux would hold them back until approved.
+on_change = "accept"
 EOF
   echo "== conformance [$name]: mcpmuxd with $target behind it, HTTP endpoint on 127.0.0.1:$port"
   XDG_CACHE_HOME="$work/cache-$name" XDG_STATE_HOME="$work/state-$name" "$MCPMUXD" --config "$dir/mcpmuxd-config.toml" \

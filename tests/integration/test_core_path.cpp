@@ -511,7 +511,8 @@ TEST_F(core_path, crashing_server_gives_a_clear_error_and_leaves_no_zombie) {
 // 9. list_changed
 
 TEST_F(core_path, upstream_list_changed_reaches_every_client) {
-  start(fake_server_table("a", {}));
+  // (The tool it adds is accepted: under the default on_change it would be quarantined.)
+  start(fake_server_table("a", {}, "on_change = \"accept\"\n"));
   client c1 = connect_initialized();
   client c2 = connect_initialized();
   auto r = c1.call("a__list_changed");

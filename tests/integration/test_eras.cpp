@@ -201,7 +201,9 @@ TEST_F(eras, elicitation_is_not_asked_of_a_client_that_did_not_declare_it) {
 }
 
 TEST_F(eras, listen_acknowledges_then_streams_list_changes_until_cancelled) {
-  start(fake_server_table("alpha", {"--resources", "1", "--subscribe"}));
+  // (The tools it adds are accepted: under the default on_change they would be quarantined.)
+  start(
+      fake_server_table("alpha", {"--resources", "1", "--subscribe"}, "on_change = \"accept\"\n"));
   client c = connect();
   // Task ids need the tasks extension declared: without it, -32021 naming it.
   auto refused =
@@ -286,7 +288,7 @@ TEST_F(eras, log_messages_reach_a_modern_client_only_for_calls_that_ask) {
 }
 
 TEST_F(eras, a_modern_client_never_hears_legacy_broadcasts) {
-  start(fake_server_table("alpha", {}));
+  start(fake_server_table("alpha", {}, "on_change = \"accept\"\n"));
   client c = connect();
   ASSERT_TRUE(result_of(c.request("tools/list", with_meta())).is_object());
   client legacy = connect_initialized();

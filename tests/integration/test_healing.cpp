@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/state_store.hpp"
 #include "tests/integration/harness.hpp"
 
 namespace mcpmux::test {
@@ -468,7 +469,17 @@ TEST_F(healing, missed_pings_with_a_call_in_flight_keep_the_daemon_up_and_answer
 TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_changes) {
   const std::vector<std::string> args{"--init-delay-ms", "2000", "--tools", "2"};
   const auto config = fake_server_table("lazy", args);
-  const auto cache_file = dir_.file("xdg/cache/mcpmux/tools-lazy.json");
+  // The daemon's state store, where the tool cache lives (read beside the daemon, as SQLite
+  // allows).
+  const auto store_path = dir_.file("xdg/state/mcpmux/state.db");
+  auto cached_entry = [&]() -> std::string {
+    std::string error;
+    auto store = state_store::open(store_path, error);
+    if (!store) return {};
+    for (auto& row : store->cached_tools())
+      if (row.server == "lazy") return row.doc;
+    return {};
+  };
 
   // First run: no cache yet; written once the server is ready.
   start(config, {}, false);
@@ -480,8 +491,8 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
     names0 = tool_names(*r);
   }
   ASSERT_FALSE(names0.empty());
-  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(cache_file); }, 2s))
-      << "no cache entry at " << cache_file;
+  ASSERT_TRUE(wait_until([&] { return !cached_entry().empty(); }, 2s))
+      << "no cache entry in " << store_path;
   daemon_->stop();
   daemon_.reset();
 
@@ -545,7 +556,17 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
 
   // A corrupt entry is ignored with a warning.
   {
-    dir_.write("xdg/cache/mcpmux/tools-lazy.json", "{\"format\":1,\"tools\":[garbage\x01\x02");
+    {
+      std::string error;
+      auto store = state_store::open(store_path, error);
+      ASSERT_TRUE(store) << error;
+      // The entry of the first run's configuration, its document torn.
+      for (auto row : store->cached_tools())
+        if (row.server == "lazy") {
+          row.doc = "{\"format\":1,\"tools\":[garbage\x01\x02";
+          ASSERT_EQ(store->put_cached_tools(row), "");
+        }
+    }
     const auto log_before = read_file(dir_.file("daemon.log")).size();
     start(config + "[daemon]\nstartup_wait_ms = 250\n", {}, false);
     client c = connect_initialized();
@@ -560,13 +581,13 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
     bool warned = false;
     std::istringstream in(log);
     for (std::string line; std::getline(in, line);)
-      warned |=
-          contains(line, "warn") && contains(line, "tools-lazy.json") && contains(line, "corrupt");
+      warned |= contains(line, "warn") && contains(line, "tool cache entry of lazy") &&
+                contains(line, "corrupt");
     EXPECT_TRUE(warned) << "no warning about the corrupt cache entry in:\n" << log;
     // The server still comes up and rewrites a good entry.
     EXPECT_TRUE(daemon_->wait_ready({}, 8s));
-    EXPECT_TRUE(wait_until([&] { return parse_or_null(read_file(cache_file)).is_object(); }, 2s))
-        << read_file(cache_file);
+    EXPECT_TRUE(wait_until([&] { return parse_or_null(cached_entry()).is_object(); }, 2s))
+        << cached_entry();
   }
 }
 

@@ -625,6 +625,7 @@ TEST_F(operations, SocketActivation) {
   const std::string config = dir_.write("config.toml", fake_server_table("alpha", {}));
   child_process d({mcpmuxd_path(), "--config", config, "--socket", path, "--log-level", "debug"},
                   {{"XDG_CACHE_HOME", dir_.file("xdg/cache")},
+                   {"XDG_STATE_HOME", dir_.file("xdg/state")},
                    {"XDG_CONFIG_HOME", dir_.file("xdg/config")},
                    {"XDG_RUNTIME_DIR", dir_.file("xdg/run")}},
                   dir_.file("daemon.log"), fd);

@@ -54,8 +54,8 @@ describe('2026-07-28 client through mcpmux connect, legacy servers behind', () =
     daemon = await startDaemon((dir) => ({
       daemon: { timeout_ms: 20000 },
       servers: {
-        fake: fakeServer({ log: `${dir}/fake-received.jsonl` }),
-        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'] },
+        fake: fakeServer({ log: `${dir}/fake-received.jsonl`, on_change: 'accept' }),
+        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'], on_change: 'accept' },
       },
     }));
     client = await connectV2(daemon, {
@@ -188,9 +188,10 @@ describe('a 2026-07-28 server (v2 SDK, modern only) behind mcpmux', () => {
       daemon: { timeout_ms: 20000 },
       servers: {
         // Through tap_bridge: `.sent` holds what mcpmux sent the server.
-        modern: { command: NODE, args: [TAP_BRIDGE, path.join(dir, 'modern-upstream.jsonl'), '--', NODE, MODERN_JS] },
-        pinned: { command: NODE, args: [MODERN_JS], era: 'modern' },
-        fake: fakeServer(),
+        // (Their list changes are accepted: under the default on_change, added tools are held.)
+        modern: { command: NODE, args: [TAP_BRIDGE, path.join(dir, 'modern-upstream.jsonl'), '--', NODE, MODERN_JS], on_change: 'accept' },
+        pinned: { command: NODE, args: [MODERN_JS], era: 'modern', on_change: 'accept' },
+        fake: fakeServer({ on_change: 'accept' }),
       },
     }));
     ({ legacy, modern } = await legacyAndModernClients(daemon, legacyElicited, legacyChanged, 'legacy.jsonl'));
@@ -306,7 +307,7 @@ describe('a 2026-07-28 server over Streamable HTTP (v2 SDK, modern only) behind 
     webUrl = `http://127.0.0.1:${port}/mcp`;
     daemon = await startDaemon(() => ({
       daemon: { timeout_ms: 20000 },
-      servers: { web: { type: 'http', url: webUrl } },
+      servers: { web: { type: 'http', url: webUrl, on_change: 'accept' } },
     }));
     ({ legacy, modern } = await legacyAndModernClients(daemon, elicited, changed));
   });
@@ -368,7 +369,7 @@ describe('a 2026-07-28 server over Streamable HTTP (v2 SDK, modern only) behind 
     assert.equal(resultText(r), 'region eu west');
     // A second daemon on the same tool cache: its tools are the cached ones, not listed afresh.
     const again = await startDaemon(() => ({ daemon: { timeout_ms: 20000 }, servers: { web: { type: 'http', url: webUrl } } }),
-      { cacheDir: path.join(daemon.dir, 'cache') });
+      { stateDir: path.join(daemon.dir, 'state') });
     try {
       assert.match(again.log(), /serving \d+ cached tools/);
       const c = await again.connect();
@@ -423,7 +424,7 @@ describe('2026-07-28 on /mcp: the v2 client over HTTP, beside a legacy HTTP clie
     url = `http://127.0.0.1:${port}/mcp`;
     daemon = await startDaemon({
       daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}`, http_auth: 'none' },
-      servers: { fake: fakeServer(), modern: { command: NODE, args: [MODERN_JS] } },
+      servers: { fake: fakeServer({ on_change: 'accept' }), modern: { command: NODE, args: [MODERN_JS], on_change: 'accept' } },
     });
     client = new Client({ name: 'v2-http', version: '1.0.0' }, {
       versionNegotiation: { mode: { pin: MODERN } },
@@ -600,9 +601,9 @@ describe('the era matrix: every client era over every door, against every server
     daemon = await startDaemon({
       daemon: { timeout_ms: 20000, http: `127.0.0.1:${port}`, http_auth: 'none' },
       servers: {
-        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'] },
-        fake: fakeServer(),
-        modern: { command: NODE, args: [MODERN_JS] },
+        everything: { command: NODE, args: [EVERYTHING_JS, 'stdio'], on_change: 'accept' },
+        fake: fakeServer({ on_change: 'accept' }),
+        modern: { command: NODE, args: [MODERN_JS], on_change: 'accept' },
       },
     });
   });

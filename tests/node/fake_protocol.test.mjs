@@ -144,9 +144,10 @@ describe('resources, prompts, completion, logging, sampling and more through mcp
           log: `${dir}/a.jsonl`,
           args: [...FULL, '--name', 'a', '--tools', '12', '--tool-name-prefix', 'gen_', '--client-timeout-ms', '1500'],
           roots: ['file:///tmp/root-a'],
+          on_change: 'accept', // the tests change its lists
         }),
-        b: fakeServer({ log: `${dir}/b.jsonl`, args: [...FULL, '--name', 'b'] }),
-        t: fakeServer({ log: `${dir}/t.jsonl`, args: ['--name', 't'], timeout_ms: 500 }),
+        b: fakeServer({ log: `${dir}/b.jsonl`, args: [...FULL, '--name', 'b'], on_change: 'accept' }),
+        t: fakeServer({ log: `${dir}/t.jsonl`, args: ['--name', 't'], timeout_ms: 500, on_change: 'accept' }),
         u: fakeServer({ log: `${dir}/u.jsonl`, args: ['--name', 'u'], timeout_ms: 500, max_timeout_ms: 800 }),
       },
     }));

@@ -19,7 +19,7 @@ describe('handshake and tools through mcpmux (fake server, schema-checked)', () 
     daemon = await startDaemon((dir) => ({
       daemon: { timeout_ms: 20000 },
       servers: {
-        fake: fakeServer({ log: `${dir}/fake-received.jsonl`, args: ['--instructions', 'fake instructions'], cwd: dir }),
+        fake: fakeServer({ log: `${dir}/fake-received.jsonl`, args: ['--instructions', 'fake instructions'], cwd: dir, on_change: 'accept' }),
       },
     }));
     upstreamLog = daemon.path('fake-received.jsonl');

@@ -211,9 +211,10 @@ export class Daemon {
 /**
  * Starts mcpmuxd on a fresh temp dir. `config` is {daemon, servers} (see configToml) or a
  * function dir => {daemon, servers}, so server tables can name files in the temp dir.
- * `cacheDir` makes it use another daemon's tool cache (kept with stop({keep: true})).
+ * `stateDir` makes it use another daemon's state store (its tool cache, pins, audit log and
+ * OAuth logins; kept with stop({keep: true})).
  */
-export async function startDaemon(config, { waitReady = true, cacheDir, stateDir, env = {} } = {}) {
+export async function startDaemon(config, { waitReady = true, stateDir, env = {} } = {}) {
   for (const bin of [MCPMUXD, MCPMUX]) assert.ok(existsSync(bin), `binary not found: ${bin} (build first or set env)`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mcpmux-node-'));
   const cfg = typeof config === 'function' ? config(dir) : config;
@@ -224,12 +225,10 @@ export async function startDaemon(config, { waitReady = true, cacheDir, stateDir
   const socket = path.join(dir, 'mcpmux.sock');
   const proc = spawn(MCPMUXD, ['--config', configFile, '--socket', socket, '--log-level', 'debug'], {
     stdio: ['ignore', logFd, logFd],
-    // Keep the tool cache and anything else per-user inside the temp dir.
-    // (`cacheDir`: another daemon's, to start from its tool cache.)
-    // (`stateDir`: another daemon's, to start from its OAuth logins.)
+    // Keep the state store and anything else per-user inside the temp dir.
     env: {
       ...process.env,
-      XDG_CACHE_HOME: cacheDir ?? path.join(dir, 'cache'),
+      XDG_CACHE_HOME: path.join(dir, 'cache'),
       XDG_STATE_HOME: stateDir ?? path.join(dir, 'state'),
       XDG_CONFIG_HOME: path.join(dir, 'config'),
       XDG_RUNTIME_DIR: dir,

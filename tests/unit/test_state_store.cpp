@@ -1,5 +1,5 @@
 // Unit tests of core/state_store: the audit log's table — private file, batches, queries,
-// retention, and a database that survives being reopened.
+// retention, and a database that survives being reopened — pins and trust, and a store in memory.
 #include "core/state_store.hpp"
 
 #include <gmock/gmock.h>
@@ -93,6 +93,43 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 10 + 500);
   EXPECT_EQ(store->audit_rows(), 1500);
   EXPECT_EQ(store->history({.limit = 1}).front().time_ms, now + 999);  // the newest stay
+}
+
+TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
+  temp_db t;
+  std::string error;
+  auto store = state_store::open(t.path(), error);
+  ASSERT_TRUE(store) << error;
+  EXPECT_FALSE(store->trusted("fs", "h1"));
+  ASSERT_EQ(store->put_pins({{"fs", "tools", "read", "{\"description\":\"a\"}"},
+                             {"fs", "prompts", "read", "{}"},
+                             {"web", "tools", "get", "{}"}}),
+            "");
+  ASSERT_EQ(store->set_trusted("fs", "h1", 1000), "");
+  // A pin is replaced by name; the server's pins are its own.
+  ASSERT_EQ(store->put_pins({{"fs", "tools", "read", "{\"description\":\"b\"}"}}), "");
+  store.reset();
+  store = state_store::open(t.path(), error);
+  ASSERT_TRUE(store) << error;
+  const auto pins = store->pins("fs");
+  ASSERT_EQ(pins.size(), 2u);
+  for (const auto& p : pins)
+    if (p.kind == "tools") EXPECT_EQ(p.definition, "{\"description\":\"b\"}");
+  EXPECT_TRUE(store->trusted("fs", "h1"));
+  EXPECT_FALSE(store->trusted("fs", "h2"));  // another configuration of it is not
+  EXPECT_FALSE(store->trusted("web", "h1"));
+  ASSERT_EQ(store->set_trusted("fs", "h2", 2000), "");
+  EXPECT_TRUE(store->trusted("fs", "h2"));
+  EXPECT_FALSE(store->trusted("fs", "h1"));
+}
+
+TEST(StateStore, InMemoryWhenAsked) {
+  std::string error;
+  auto store = state_store::open(":memory:", error);
+  ASSERT_TRUE(store) << error;
+  ASSERT_EQ(store->put_cached_tools({"s", "h", "{}"}), "");
+  EXPECT_EQ(store->cached_tools().size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(":memory:"));
 }
 
 TEST(StateStore, AnUnusablePathIsAnError) {

@@ -1,5 +1,5 @@
-// Unit tests of core/tool_cache: round trip, invalidation by config hash, bad entries, atomic
-// writes.
+// Unit tests of core/tool_cache: round trip in the state store, invalidation by config hash,
+// bad entries, tools left out, and the move of older versions' cache files into the store.
 #include "core/tool_cache.hpp"
 
 #include <sys/stat.h>
@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,7 +21,6 @@ namespace mcpmux {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 server_config stdio_server() {
@@ -57,48 +55,48 @@ std::vector<json::object> sample_tools() {
   return {tool("read_file", "Reads a file"), tool("write_file", "Writes a file \u00e9\n\"q\"")};
 }
 
-// A fresh directory under the system temp dir, removed at the end of each test.
+// A state store in a fresh directory under the system temp dir, removed at the end of each test.
 class ToolCache : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string templ = (fs::temp_directory_path() / "mcpmux-tool-cache-XXXXXX").string();
     ASSERT_NE(::mkdtemp(templ.data()), nullptr);
     root_ = templ;
-    dir_ = root_ + "/cache";
+    std::string error;
+    store_ = state_store::open(root_ + "/state/state.db", error);
+    ASSERT_TRUE(store_) << error;
   }
   void TearDown() override {
+    store_.reset();
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
 
-  std::string entry(const server_config& s) const { return dir_ + "/tools-" + s.name + ".json"; }
-
-  void write_entry(const server_config& s, const std::string& text) const {
-    fs::create_directories(dir_);
-    std::ofstream out(entry(s), std::ios::binary | std::ios::trunc);
-    out << text;
+  // A raw entry, as a crash or an older version might have left it.
+  void write_entry(const server_config& s, const std::string& doc) const {
+    ASSERT_EQ(store_->put_cached_tools({s.name, server_config_hash(s), doc}), "");
   }
 
-  // An entry text with a valid header for `s` and the given tools array (as JSON text).
-  std::string entry_text(const server_config& s, const std::string& tools) const {
-    return R"({"format":1,"server":")" + s.name + R"(","config_hash":")" + server_config_hash(s) +
-           R"(","tools":)" + tools + "}";
-  }
-
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
-    return out;
+  // An entry text with a valid header and the given tools array (as JSON text).
+  static std::string entry_text(const std::string& tools) {
+    return R"({"format":1,"tools":)" + tools + "}";
   }
 
   void store(const server_config& s, const std::vector<json::object>& tools) const {
     std::string error;
-    ASSERT_TRUE(store_cached_tools(dir_, s, tools, &error)) << error;
+    ASSERT_TRUE(store_cached_tools(*store_, s, tools, &error)) << error;
     EXPECT_EQ(error, "");
   }
 
+  std::optional<std::vector<json::object>> load_one(const server_config& s,
+                                                    std::string* warning) const {
+    auto got = load_cache_entries(*store_, {s});
+    *warning = got[0].warning;
+    return std::move(got[0].tools);
+  }
+
   std::string root_;
-  std::string dir_;
+  std::unique_ptr<state_store> store_;
 };
 
 TEST_F(ToolCache, ManyEntriesAreReadSideBySideInTheServersOrder) {
@@ -115,7 +113,7 @@ TEST_F(ToolCache, ManyEntriesAreReadSideBySideInTheServersOrder) {
   write_entry(servers[11], "{ not json");  // a corrupt entry: a warning
   store(servers[12], sample_tools());
   servers[12].args.push_back("--changed");  // a stale entry (config changed): nothing
-  const auto got = load_cache_entries(dir_, servers);
+  const auto got = load_cache_entries(*store_, servers);
   ASSERT_EQ(got.size(), servers.size());
   for (std::size_t i = 0; i < servers.size(); ++i) {
     SCOPED_TRACE(servers[i].name);
@@ -138,7 +136,7 @@ TEST_F(ToolCache, StoreThenLoadReturnsTheSameTools) {
   const auto s = stdio_server();
   store(s, sample_tools());
   std::string warning;
-  auto got = load_cached_tools(dir_, s, &warning);
+  auto got = load_one(s, &warning);
   ASSERT_TRUE(got.has_value()) << warning;
   EXPECT_EQ(warning, "");
   EXPECT_EQ(*got, sample_tools());
@@ -148,7 +146,7 @@ TEST_F(ToolCache, EmptyToolListRoundTrips) {
   const auto s = http_server();
   store(s, {});
   std::string warning;
-  auto got = load_cached_tools(dir_, s, &warning);
+  auto got = load_one(s, &warning);
   ASSERT_TRUE(got.has_value()) << warning;
   EXPECT_TRUE(got->empty());
   EXPECT_EQ(warning, "");
@@ -159,18 +157,18 @@ TEST_F(ToolCache, StoreOverwritesThePreviousEntry) {
   store(s, sample_tools());
   store(s, {tool("only", "the new one")});
   std::string warning;
-  auto got = load_cached_tools(dir_, s, &warning);
+  auto got = load_one(s, &warning);
   ASSERT_TRUE(got.has_value()) << warning;
   EXPECT_EQ(*got, std::vector<json::object>{tool("only", "the new one")});
-  EXPECT_THAT(files(), ElementsAre("tools-files.json"));
+  EXPECT_EQ(store_->cached_tools().size(), 1u);
 }
 
 TEST_F(ToolCache, ServersHaveSeparateEntries) {
   store(stdio_server(), sample_tools());
   store(http_server(), {tool("fetch", "Fetches")});
   std::string warning;
-  auto a = load_cached_tools(dir_, stdio_server(), &warning);
-  auto b = load_cached_tools(dir_, http_server(), &warning);
+  auto a = load_one(stdio_server(), &warning);
+  auto b = load_one(http_server(), &warning);
   ASSERT_TRUE(a && b);
   EXPECT_EQ(*a, sample_tools());
   EXPECT_EQ(*b, std::vector<json::object>{tool("fetch", "Fetches")});
@@ -194,12 +192,12 @@ TEST_F(ToolCache, ChangedConfigInvalidatesWithoutWarning) {
     auto s = base;
     change(s);
     std::string warning;
-    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value()) << what;
+    EXPECT_FALSE(load_one(s, &warning).has_value()) << what;
     EXPECT_EQ(warning, "") << what;
   }
   // The entry itself is untouched: the unchanged config still finds it.
   std::string warning;
-  EXPECT_TRUE(load_cached_tools(dir_, base, &warning).has_value());
+  EXPECT_TRUE(load_one(base, &warning).has_value());
 }
 
 TEST_F(ToolCache, HttpUrlAndTypeChangesInvalidate) {
@@ -212,7 +210,7 @@ TEST_F(ToolCache, HttpUrlAndTypeChangesInvalidate) {
     auto s = base;
     change(s);
     std::string warning;
-    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value());
+    EXPECT_FALSE(load_one(s, &warning).has_value());
     EXPECT_EQ(warning, "");
   }
 }
@@ -235,7 +233,7 @@ TEST_F(ToolCache, FieldsOutsideTheHashDoNotInvalidate) {
     changes[i](s);
     EXPECT_EQ(server_config_hash(s), server_config_hash(base)) << "change " << i;
     std::string warning;
-    auto got = load_cached_tools(dir_, s, &warning);
+    auto got = load_one(s, &warning);
     ASSERT_TRUE(got.has_value()) << "change " << i << ": " << warning;
     EXPECT_EQ(*got, sample_tools());
   }
@@ -243,121 +241,118 @@ TEST_F(ToolCache, FieldsOutsideTheHashDoNotInvalidate) {
 
 TEST_F(ToolCache, MissingFileIsSilent) {
   std::string warning;
-  EXPECT_FALSE(load_cached_tools(dir_, stdio_server(), &warning).has_value());  // no dir at all
+  EXPECT_FALSE(load_one(stdio_server(), &warning).has_value());  // no dir at all
   EXPECT_EQ(warning, "");
   store(http_server(), sample_tools());
-  EXPECT_FALSE(load_cached_tools(dir_, stdio_server(), &warning).has_value());  // other server only
+  EXPECT_FALSE(load_one(stdio_server(), &warning).has_value());  // other server only
   EXPECT_EQ(warning, "");
 }
 
-TEST_F(ToolCache, CorruptJsonWarns) {
-  const auto s = stdio_server();
-  const auto full = entry_text(s, R"([{"name":"a"}])");
-  for (const std::string& text :
-       {std::string("{not json"), full.substr(0, full.size() - 3), std::string(""),
-        std::string("\x00\xff\xfe", 3), full + "garbage"}) {
-    write_entry(s, text);
-    std::string warning;
-    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value()) << text;
-    EXPECT_THAT(warning, HasSubstr(entry(s))) << text;
-  }
+TEST_F(ToolCache, MissingEntryIsSilent) {
+  std::string warning;
+  EXPECT_FALSE(load_one(stdio_server(), &warning).has_value());
+  EXPECT_EQ(warning, "");
+  store(http_server(), sample_tools());
+  EXPECT_FALSE(load_one(stdio_server(), &warning).has_value());  // the other server's only
+  EXPECT_EQ(warning, "");
 }
 
-TEST_F(ToolCache, WrongShapeWarns) {
+TEST_F(ToolCache, CorruptOrMisshapenEntriesWarn) {
   const auto s = stdio_server();
-  const auto h = server_config_hash(s);
+  const auto full = entry_text(R"([{"name":"a"}])");
   const std::vector<std::string> bad = {
+      "{not json",
+      full.substr(0, full.size() - 3),
+      "",
+      full + "garbage",
       R"([1,2,3])",
       R"("tools")",
-      R"({"format":1,"server":"files","config_hash":")" + h + R"("})",
-      R"({"format":1,"server":"files","config_hash":")" + h + R"(","tools":{}})",
-      R"({"format":1,"server":"files","config_hash":")" + h + R"(","tools":null})",
-      R"({"format":2,"server":"files","config_hash":")" + h + R"(","tools":[]})",
-      R"({"format":0,"server":"files","config_hash":")" + h + R"(","tools":[]})",
-      R"({"format":"1","server":"files","config_hash":")" + h + R"(","tools":[]})",
-      R"({"format":1.5,"server":"files","config_hash":")" + h + R"(","tools":[]})",
-      R"({"server":"files","config_hash":")" + h + R"(","tools":[]})",
-      R"({"format":1,"server":"files","tools":[]})",
-      R"({"format":1,"server":"files","config_hash":7,"tools":[]})",
-      entry_text(s, R"([{"description":"no name"}])"),
-      entry_text(s, R"([{"name":"ok"},{"description":"no name"}])"),
-      entry_text(s, R"([{"name":42}])"),
-      entry_text(s, R"([{"name":null}])"),
-      entry_text(s, R"(["read_file"])"),
-      entry_text(s, R"([null])"),
+      R"({"format":1})",
+      R"({"format":1,"tools":{}})",
+      R"({"format":1,"tools":null})",
+      R"({"format":2,"tools":[]})",
+      R"({"format":"1","tools":[]})",
+      R"({"format":1.5,"tools":[]})",
+      R"({"tools":[]})",
+      entry_text(R"([{"description":"no name"}])"),
+      entry_text(R"([{"name":"ok"},{"description":"no name"}])"),
+      entry_text(R"([{"name":42}])"),
+      entry_text(R"([{"name":null}])"),
+      entry_text(R"(["read_file"])"),
+      entry_text(R"([null])"),
   };
   for (const auto& text : bad) {
     write_entry(s, text);
     std::string warning;
-    EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value()) << text;
-    EXPECT_THAT(warning, HasSubstr(entry(s))) << text;
+    EXPECT_FALSE(load_one(s, &warning).has_value()) << text;
+    EXPECT_THAT(warning, HasSubstr("tool cache entry of files")) << text;
   }
-  // The same shape with a valid tool list loads.
-  write_entry(s, entry_text(s, R"([{"name":"ok","extra":[1,{"x":null}]}])"));
-  std::string warning;
-  auto got = load_cached_tools(dir_, s, &warning);
-  ASSERT_TRUE(got.has_value()) << warning;
-  ASSERT_EQ(got->size(), 1u);
-  EXPECT_EQ((*got)[0].at("name").as_string(), "ok");
+  // The same shape with a valid tool list loads, with its era.
+  write_entry(s, R"({"format":1,"era":"modern","tools":[{"name":"ok","extra":[1,{"x":null}]}]})");
+  auto got = load_cache_entries(*store_, {s});
+  ASSERT_TRUE(got[0].tools.has_value()) << got[0].warning;
+  ASSERT_EQ(got[0].tools->size(), 1u);
+  EXPECT_EQ((*got[0].tools)[0].at("name").as_string(), "ok");
+  EXPECT_EQ(got[0].era, "modern");
 }
 
-TEST_F(ToolCache, OversizedEntryWarns) {
+TEST_F(ToolCache, ToolsTrustHoldsBackAreNotCached) {
   const auto s = stdio_server();
-  write_entry(s, entry_text(s, "[]"));
-  // Sparse: the size check runs before any read.
-  fs::resize_file(entry(s), (64u << 20) + 1);
-  std::string warning;
-  EXPECT_FALSE(load_cached_tools(dir_, s, &warning).has_value());
-  EXPECT_THAT(warning, HasSubstr(entry(s)));
-}
-
-TEST_F(ToolCache, StoreIsAtomicAndLeavesNoTempFiles) {
-  const auto s = stdio_server();
-  // A reader's view of an older entry that store replaces by rename.
-  store(s, {tool("old", "")});
-  std::ifstream old_reader(entry(s), std::ios::binary);
-  store(s, sample_tools());
-  EXPECT_THAT(files(), ElementsAre("tools-files.json"));
-
-  std::stringstream buf;
-  buf << std::ifstream(entry(s), std::ios::binary).rdbuf();
-  boost::system::error_code ec;
-  auto v = json::parse(buf.str(), ec);
-  ASSERT_FALSE(ec) << buf.str();
-  ASSERT_TRUE(v.is_object());
-  const auto& o = v.get_object();
-  EXPECT_EQ(o.at("format").as_int64(), 1);
-  EXPECT_EQ(o.at("server").as_string(), "files");
-  EXPECT_EQ(o.at("config_hash").as_string(), server_config_hash(s));
-  ASSERT_TRUE(o.at("tools").is_array());
-  EXPECT_EQ(o.at("tools").get_array().size(), 2u);
-
-  // The open reader still sees the complete old entry (a new inode was renamed into place).
-  std::stringstream old;
-  old << old_reader.rdbuf();
-  auto ov = json::parse(old.str(), ec);
-  ASSERT_FALSE(ec) << old.str();
-  EXPECT_EQ(ov.at("tools").at(0).at("name").as_string(), "old");
-}
-
-TEST_F(ToolCache, StoreCreatesPrivateDirectoryAndFile) {
-  const auto s = stdio_server();
-  dir_ = root_ + "/a/b/mcpmux";
-  store(s, sample_tools());
-  struct stat st {};
-  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
-  ASSERT_EQ(::stat(entry(s).c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 077, 0u);
-}
-
-TEST_F(ToolCache, StoreFailureIsAValue) {
-  // The cache dir path runs through a regular file: nothing can be created there.
-  std::ofstream(root_ + "/plain") << "x";
-  dir_ = root_ + "/plain/cache";
+  const std::unordered_set<std::string> held = {"write_file"};
   std::string error;
-  EXPECT_FALSE(store_cached_tools(dir_, stdio_server(), sample_tools(), &error));
-  EXPECT_THAT(error, HasSubstr(dir_));
+  ASSERT_TRUE(store_cached_tools(*store_, s, sample_tools(), &error, "legacy", &held)) << error;
+  auto got = load_cache_entries(*store_, {s});
+  ASSERT_TRUE(got[0].tools);
+  EXPECT_EQ(*got[0].tools, std::vector<json::object>{sample_tools()[0]});
+  EXPECT_EQ(got[0].era, "legacy");
+}
+
+TEST_F(ToolCache, TheEntriesLastAcrossReopening) {
+  store(stdio_server(), sample_tools());
+  std::string error;
+  store_.reset();
+  store_ = state_store::open(root_ + "/state/state.db", error);
+  ASSERT_TRUE(store_) << error;
+  std::string warning;
+  auto got = load_one(stdio_server(), &warning);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, sample_tools());
+}
+
+TEST_F(ToolCache, OlderVersionsCacheFilesMoveIntoTheStore) {
+  const auto dir = root_ + "/cache/mcpmux";
+  fs::create_directories(dir);
+  const auto a = stdio_server(), b = http_server();
+  auto file_text = [](const server_config& s, const std::string& tools) {
+    return R"({"format":1,"server":")" + s.name + R"(","config_hash":")" + server_config_hash(s) +
+           R"(","era":"legacy","tools":)" + tools + "}";
+  };
+  std::ofstream(dir + "/tools-files.json") << file_text(a, R"([{"name":"read_file"}])");
+  std::ofstream(dir + "/tools-web.json") << file_text(b, R"([{"name":"fetch"},{"name":"get"}])");
+  std::ofstream(dir + "/tools-broken.json") << "{ not json";
+  std::vector<std::string> warnings;
+  EXPECT_EQ(migrate_cache_files(dir, *store_, &warnings), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("tools-broken.json"));
+  EXPECT_FALSE(fs::exists(dir));  // every file moved or dropped, the directory with them
+  auto got = load_cache_entries(*store_, {a, b});
+  ASSERT_TRUE(got[0].tools && got[1].tools);
+  EXPECT_EQ(got[0].tools->size(), 1u);
+  EXPECT_EQ(got[1].tools->size(), 2u);
+  EXPECT_EQ(got[0].era, "legacy");
+  // Nothing to move the second time; a directory that does not exist is no error.
+  EXPECT_EQ(migrate_cache_files(dir, *store_, &warnings), 0u);
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+TEST_F(ToolCache, AnotherFileInTheOldDirectoryStays) {
+  const auto dir = root_ + "/cache/mcpmux";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/notes.txt") << "mine";
+  std::vector<std::string> warnings;
+  EXPECT_EQ(migrate_cache_files(dir, *store_, &warnings), 0u);
+  EXPECT_TRUE(fs::exists(dir + "/notes.txt"));
+  EXPECT_TRUE(warnings.empty());
 }
 
 TEST_F(ToolCache, HashIsStableAndHex) {
@@ -368,7 +363,7 @@ TEST_F(ToolCache, HashIsStableAndHex) {
   EXPECT_EQ(server_config_hash(s), h);
   auto copy = s;
   EXPECT_EQ(server_config_hash(copy), h);
-  // Name is the file key, not part of the hash.
+  // Name is the entry's key, not part of the hash.
   copy.name = "other";
   EXPECT_EQ(server_config_hash(copy), h);
   // The same env built in another order hashes the same (std::map is ordered).
