@@ -177,6 +177,8 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto i = get_choice(v, key, {"token", "none"})) d.http_auth_none = *i == 1;
     } else if (name == "http_token_file") {
       if (auto s = absolute_path(v, key, false)) d.http_token_file = *s;
+    } else if (name == "http_tokens") {
+      d.http_tokens = string_table(v, key, table_kind::tokens);
     } else if (name == "http_max_requests_per_session") {
       if (auto i = get_integer(v, key, 1, 100000))
         d.http_max_requests_per_session = static_cast<std::size_t>(*i);
@@ -205,6 +207,7 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
                             "http_allow_remote",
                             "http_auth",
                             "http_token_file",
+                            "http_tokens",
                             "audit",
                             "audit_arguments",
                             "audit_retention_days",

@@ -130,6 +130,9 @@ struct daemon_config {
   /// anyone on the machine may use the endpoint (warned of at every start).
   bool http_auth_none = false;
   std::string http_token_file;  ///< `http_token_file`: the token, read from this file
+  /// `http_tokens`: more bearer tokens by name (each client its own; the audit log and status
+  /// name the one a session came with). Values are expanded (`${secret:NAME}`) and redacted.
+  std::map<std::string, std::string> http_tokens;
   /// `http_max_requests_per_session`: requests of one session awaiting their answer; beyond: 429.
   std::size_t http_max_requests_per_session = 64;
   std::size_t http_max_sessions = 128;     ///< `http_max_sessions`: live MCP sessions; beyond: 503

@@ -84,7 +84,7 @@ class validator {
   oauth_settings oauth(const toml::node& n, const std::string& key);
   void parse_servers(const toml::node& node, std::vector<server_config>& out);
   std::vector<std::string> string_array(const toml::node& n, const std::string& key);
-  enum class table_kind { env, headers };
+  enum class table_kind { env, headers, tokens };
   std::map<std::string, std::string> string_table(const toml::node& n, const std::string& key,
                                                   table_kind kind);
   std::vector<std::string> roots(const toml::node& n, const std::string& key);
@@ -102,6 +102,7 @@ class validator {
   env_lookup lookup_;
   /// ${secret:NAME}: the secrets file, read once per load when a value names a secret.
   std::optional<secrets_file> secrets_file_;
+  bool service_unavailable_ = false;  ///< the Secret Service did not answer during this load
   secret_resolver secrets_ = [this](std::string_view name, std::string& error) {
     return resolve_secret(name, error);
   };

@@ -1,6 +1,7 @@
 // Validation of the `[servers.NAME]` tables: type, command or url and every other server key.
 #include "config/config_detail.hpp"
 #include "config/names.hpp"
+#include "core/protocol/redact.hpp"
 #include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
@@ -60,8 +61,24 @@ std::map<std::string, std::string> validator::string_table(const toml::node& n,
       fail(v, sub, "not a valid HTTP header name");
       continue;
     }
+    if (kind == table_kind::tokens && !is_name(name)) {
+      fail(v, sub, "a token's name must be [A-Za-z0-9_-]");
+      continue;
+    }
     auto s = expanded_string(v, sub);
     if (!s) continue;
+    if (kind == table_kind::tokens) {
+      // Long, one word, and each its own: a token guessed or shared is no identity.
+      if (s->size() < 32 || s->find_first_of(std::string_view(" \t\r\n\0", 5)) != s->npos) {
+        fail(v, sub, "a token must be at least 32 characters, without spaces");
+        continue;
+      }
+      if (std::any_of(out.begin(), out.end(), [&](const auto& kv) { return kv.second == *s; })) {
+        fail(v, sub, "the same token as another name");
+        continue;
+      }
+      add_secret(*s);  // never printed, like every secret
+    }
     // A CR/LF in a header value would let a config value inject extra headers.
     if (kind == table_kind::headers && s->find_first_of(std::string_view("\r\n\0", 3)) != s->npos) {
       fail(v, sub, "header value must not contain CR, LF or NUL");

@@ -3,6 +3,7 @@
 #include "config/config_detail.hpp"
 #include "config/expand.hpp"
 #include "config/names.hpp"
+#include "config/secret_service.hpp"
 
 #include <fmt/format.h>
 
@@ -161,7 +162,17 @@ std::optional<bool> validator::get_bool(const toml::node& n, const std::string& 
   return std::nullopt;
 }
 
+// The Secret Service first (when a session bus is there), then the secrets file.
 std::optional<std::string> validator::resolve_secret(std::string_view name, std::string& error) {
+  if (!service_unavailable_ && secret_service_wanted()) {
+    secret_service_result status;
+    if (auto value = secret_service_lookup(name, status)) return value;
+    if (!status.available) {
+      // Asked once per load: a missing service is not asked again for each secret.
+      service_unavailable_ = true;
+      warnings_.push_back(status.error + "; ${secret:NAME} is read from " + secrets_path());
+    }
+  }
   if (!secrets_file_) secrets_file_ = read_secrets(secrets_path());
   if (!secrets_file_->error.empty()) {
     error = secrets_file_->error;
@@ -169,7 +180,10 @@ std::optional<std::string> validator::resolve_secret(std::string_view name, std:
   }
   auto it = secrets_file_->values.find(std::string(name));
   if (it == secrets_file_->values.end()) {
-    error = fmt::format("no secret named \"{}\" (set it with: mcpmux secret set {})", name, name);
+    error = fmt::format(
+        "no secret named \"{}\" in {}{} (set it with: mcpmux secret set {})", name,
+        secret_service_wanted() && !service_unavailable_ ? "the Secret Service or " : "",
+        secrets_path(), name);
     return std::nullopt;
   }
   return it->second;

@@ -137,6 +137,7 @@ json::object control_plane::status(bool histograms) const {
                                                : "unknown"}};
     if (!s->client_name().empty()) c["client"] = s->client_name();
     if (who.pid) c["pid"] = who.pid;
+    if (!who.token.empty()) c["token"] = who.token;
     if (!who.program.empty()) c["program"] = who.program;
     if (who.agent_pid && who.agent_pid != who.pid) c["agent_pid"] = who.agent_pid;
     if (!who.agent_program.empty() && who.agent_pid != who.pid)

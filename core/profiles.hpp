@@ -30,6 +30,7 @@ struct client_identity {
   /// The agent's command line: matched by `match` rules, never shown (it may hold secrets).
   std::vector<std::string> agent_args;
   std::string requested_profile;  ///< named by the client (connect --profile, /mcp/NAME)
+  std::string token;              ///< HTTP: the name of the bearer token it came with
 };
 
 /// The name the client's own words match `pattern` by: its program name, executable path or

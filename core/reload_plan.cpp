@@ -25,6 +25,8 @@ reload_plan plan_reload(const config& old, const config& next, bool socket_moves
     p.restart_required.push_back("daemon.http_allow_remote");
   if (next.daemon.http_token_file != old.daemon.http_token_file)
     p.restart_required.push_back("daemon.http_token_file");
+  if (next.daemon.http_tokens != old.daemon.http_tokens)
+    p.restart_required.push_back("daemon.http_tokens");
   if (next.daemon.http_auth_none != old.daemon.http_auth_none)
     p.restart_required.push_back("daemon.http_auth");
 

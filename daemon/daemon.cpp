@@ -300,6 +300,7 @@ int run_daemon(const daemon_options& opt) {
         .address = d.http,
         .allow_remote = d.http_allow_remote,
         .token_file = mgr.info().http_token_file,
+        .named_tokens = d.http_tokens,
         .limits = {.max_message_bytes = max_message, .max_queue_bytes = max_queue},
         .max_connections = d.http_max_connections,
         .max_sessions = d.http_max_sessions,
@@ -316,10 +317,11 @@ int run_daemon(const daemon_options& opt) {
     };
     http = start_http_endpoint(
         io, std::move(ho),
-        [&](std::shared_ptr<transport> t, std::string_view profile) {
+        [&](std::shared_ptr<transport> t, std::string_view profile, std::string_view token) {
           client_identity who;
           who.transport = "http";
           who.requested_profile = profile;
+          who.token = token;
           session::start(mgr, std::move(t), next_session++, std::move(who));
         },
         status, metrics, &error);

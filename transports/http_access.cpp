@@ -21,10 +21,11 @@ std::string http_access::read_token_file(const std::string& path) {
   std::string error;
   auto text = read_text_file(path, max_token_bytes, error);
   if (!text) return "cannot read http_token_file \"" + path + "\": " + error;
-  token_ = trim(*text);
-  if (token_.empty()) return "http_token_file \"" + path + "\" is empty";
-  if (token_.find_first_of("\r\n") != std::string::npos || token_.find('\0') != std::string::npos)
+  std::string token(trim(*text));
+  if (token.empty()) return "http_token_file \"" + path + "\" is empty";
+  if (token.find_first_of("\r\n") != std::string::npos || token.find('\0') != std::string::npos)
     return "http_token_file \"" + path + "\" must hold one line";
+  add_token("default", std::move(token));
   return {};
 }
 
@@ -48,7 +49,7 @@ std::optional<access_refusal> http_access::check(std::string_view host,
                                    std::to_string(port_)};
   if (origin && !loopback_origin(*origin))
     return access_refusal{403, "Forbidden: Origin is not a loopback origin"};
-  if (!token_.empty() && !token_ok(authorization))
+  if (token_required() && token_name(authorization).empty())
     return access_refusal{401, "Unauthorized: a valid bearer token is required", true};
   return std::nullopt;
 }
@@ -73,16 +74,25 @@ bool http_access::loopback_origin(std::string_view origin) {
   return false;
 }
 
-bool http_access::token_ok(std::string_view header) const {
-  const auto v = trim(header);
-  if (v.size() < 7 || lower(v.substr(0, 7)) != "bearer ") return false;
+void http_access::add_token(std::string name, std::string token) {
+  tokens_.emplace_back(std::move(name), std::move(token));
+}
+
+std::string_view http_access::token_name(std::string_view authorization) const {
+  const auto v = trim(authorization);
+  if (v.size() < 7 || lower(v.substr(0, 7)) != "bearer ") return {};
   const auto given = trim(std::string_view(v).substr(7));
-  // Constant time in the token's content; its length is not a secret worth hiding.
-  if (given.size() != token_.size()) return false;
-  unsigned char diff = 0;  // no early exit: no timing hint about where they differ
-  for (std::size_t i = 0; i < token_.size(); ++i)
-    diff |= static_cast<unsigned char>(given[i] ^ token_[i]);
-  return diff == 0;
+  // Every token is compared, each in constant time in its content (their lengths are not
+  // secrets worth hiding): no timing hint about which one matched or where one differs.
+  std::string_view found;
+  for (const auto& [name, token] : tokens_) {
+    if (given.size() != token.size()) continue;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < token.size(); ++i)
+      diff |= static_cast<unsigned char>(given[i] ^ token[i]);
+    if (diff == 0 && found.empty()) found = name;
+  }
+  return found;
 }
 
 }  // namespace mcpmux

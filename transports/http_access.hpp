@@ -1,5 +1,6 @@
-// Who may use the HTTP endpoint: DNS-rebinding protection (Host, Origin) and the optional bearer
-// token. No I/O but reading the token file: header values in, a refusal out.
+// Who may use the HTTP endpoint: DNS-rebinding protection (Host, Origin) and the bearer tokens
+// (the token file's, and named ones). No I/O but reading the token file: header values in, a
+// refusal or a token's name out.
 #pragma once
 
 #include <optional>
@@ -34,17 +35,20 @@ class http_access {
   /// nullopt when it may pass.
   std::optional<access_refusal> check(std::string_view host, std::optional<std::string_view> origin,
                                       std::string_view authorization) const;
-  bool token_required() const { return !token_.empty(); }
+  /// Accepts another token, known by `name` (`[daemon] http_tokens`): requests carrying it pass
+  /// and their sessions are named after it. The token file's is named "default".
+  void add_token(std::string name, std::string token);
+  /// The name of the token `authorization` carries; "" when it carries none of them.
+  std::string_view token_name(std::string_view authorization) const;
+  bool token_required() const { return !tokens_.empty(); }
 
   /// True for an http(s) origin on localhost, 127.0.0.1 or [::1], any port.
   static bool loopback_origin(std::string_view origin);
 
  private:
-  bool token_ok(std::string_view header) const;
-
   bool check_host_;
   unsigned short port_ = 0;
-  std::string token_;
+  std::vector<std::pair<std::string, std::string>> tokens_;  ///< (name, token)
   std::vector<std::string> allowed_hosts_;
 };
 

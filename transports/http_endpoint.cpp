@@ -69,6 +69,7 @@ std::string endpoint_impl::open() {
   }
   if (!opt_.token_file.empty()) {
     if (auto err = access_.read_token_file(opt_.token_file); !err.empty()) return err;
+    for (const auto& [name, token] : opt_.named_tokens) access_.add_token(name, token);
   }
   const tcp::endpoint ep(addr, static_cast<unsigned short>(port));
   acceptor_.open(ep.protocol(), ec);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,8 @@ struct http_endpoint_options {
   bool allow_remote = false;
   /// File whose trimmed content must come as `Authorization: Bearer …`; empty = no token.
   std::string token_file;
+  /// `http_tokens`: more tokens by name (the token file's is "default").
+  std::map<std::string, std::string> named_tokens;
   /// Request body cap (413) and unsent bytes per open stream before the session is dropped.
   transport_limits limits;
   std::size_t max_header_bytes = 16 * 1024;  ///< request header cap (431)
@@ -70,10 +73,11 @@ class http_endpoint {
   virtual unsigned short port() const = 0;
 };
 
-/// Called with the transport of each new MCP session (the daemon starts a core session on it)
-/// and the profile its path named (/mcp/NAME; "" for /mcp).
-using http_session_handler =
-    std::function<void(std::shared_ptr<transport>, std::string_view profile)>;
+/// Called with the transport of each new MCP session (the daemon starts a core session on it),
+/// the profile its path named (/mcp/NAME; "" for /mcp) and the name of the bearer token its
+/// request carried ("" when none).
+using http_session_handler = std::function<void(std::shared_ptr<transport>,
+                                                std::string_view profile, std::string_view token)>;
 /// Returns a document the endpoint serves: the serialized status JSON (the result of
 /// `mcpmux/status`), the Prometheus text.
 using http_text_source = std::function<std::string()>;

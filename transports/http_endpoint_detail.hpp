@@ -229,7 +229,7 @@ class endpoint_impl final : public http_endpoint,
   awaitable<bool> handle_post(conn_ptr c, request& req);
   awaitable<bool> handle_get(conn_ptr c, request& req);
   awaitable<bool> handle_delete(conn_ptr c, request& req);
-  std::shared_ptr<http_session> create_session(std::string_view profile);
+  std::shared_ptr<http_session> create_session(std::string_view profile, std::string_view token);
   /// The profile a request's path names: /mcp/NAME → NAME, /mcp → "".
   static std::string_view profile_of(const request& req);
   // ---- /mcp in the 2026-07-28 era (http_endpoint_modern.cpp) ---------------------------------

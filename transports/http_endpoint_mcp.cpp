@@ -136,7 +136,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
       co_return co_await reply(
           *c, error_response(http::status::service_unavailable, ka, http_error_code,
                              "Service Unavailable: too many sessions"));
-    s = create_session(profile_of(req));
+    s = create_session(profile_of(req), access_.token_name(sv(req[http::field::authorization])));
     if (!s)
       co_return co_await reply(
           *c, error_response(http::status::service_unavailable, ka, http_error_code,
@@ -216,7 +216,8 @@ awaitable<bool> endpoint_impl::handle_delete(conn_ptr c, request& req) {
   co_return co_await reply(*c, make_response(http::status::ok, req.keep_alive()));
 }
 
-std::shared_ptr<http_session> endpoint_impl::create_session(std::string_view profile) {
+std::shared_ptr<http_session> endpoint_impl::create_session(std::string_view profile,
+                                                            std::string_view token) {
   auto id = random_id();
   auto s = std::make_shared<http_session>(io_, id, opt_,
                                           [weak = weak_from_this()](const std::string& sid) {
@@ -224,7 +225,7 @@ std::shared_ptr<http_session> endpoint_impl::create_session(std::string_view pro
                                           });
   s->set_profile(profile);
   sessions_.emplace(id, s);
-  on_session_(s, profile);
+  on_session_(s, profile, token);
   if (!s->started()) {
     s->terminate("not started");
     return nullptr;

@@ -124,7 +124,7 @@ awaitable<bool> endpoint_impl::handle_modern_post(conn_ptr c, request& req, mess
   // A session for this request alone (no Mcp-Session-Id: the era is stateless).
   auto s = std::make_shared<http_session>(io_, "modern", opt_, [](const std::string&) {});
   s->set_profile(profile_of(req));
-  on_session_(s, s->profile());
+  on_session_(s, s->profile(), access_.token_name(sv(req[http::field::authorization])));
   if (!s->started())
     co_return co_await reply(*c,
                              error_response(http::status::service_unavailable, ka, http_error_code,

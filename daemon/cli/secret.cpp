@@ -1,13 +1,16 @@
-// `mcpmux secret set|list|rm NAME`: the secrets file behind ${secret:NAME} (config/secrets.hpp).
-// No daemon is needed; a value is never printed.
+// `mcpmux secret set|list|rm NAME`: the secrets behind ${secret:NAME} — in the desktop's Secret
+// Service when one answers (config/secret_service.hpp), else in the secrets file
+// (config/secrets.hpp). No daemon is needed; a value is never printed.
 #include <termios.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <string>
 
+#include "config/secret_service.hpp"
 #include "config/secrets.hpp"
 #include "daemon/cli/commands.hpp"
 
@@ -48,26 +51,66 @@ outcome<exit_status> run_secret(const context&, const command_args& args) {
                    args.target.empty()
                        ? "secret " + args.action + " needs a NAME"
                        : "a secret's name is 1 to 128 characters of [A-Za-z0-9_.-]"};
+  // The Secret Service when one answers; the file besides (and alone when there is none).
+  const bool service = secret_service_wanted();
+  auto note_unavailable = [&](const secret_service_result& r) {
+    if (!r.available) fmt::print(stderr, "{}; using {}\n", r.error, path);
+    return r.available;
+  };
   auto file = read_secrets(path);
-  if (!file.error.empty()) return failure{exit_status::failure, file.error};
-  if (args.action == "list") {
-    for (const auto& [name, value] : file.values) fmt::print("{}\n", name);
-    return exit_status::ok;
-  }
-  if (args.action == "rm") {
-    if (file.values.erase(args.target) == 0)
-      return failure{exit_status::failure, "no secret named \"" + args.target + "\""};
-  } else {
+  if (args.action == "set") {
     auto value = read_value(args.target);
     if (!value || value->empty())
       return failure{exit_status::failure, "no value given; nothing changed"};
+    if (service) {
+      const auto r = secret_service_store(args.target, *value);
+      if (r.available && !r.error.empty()) return failure{exit_status::failure, r.error};
+      if (note_unavailable(r)) {
+        fmt::print(stderr,
+                   "kept {} in the Secret Service; `mcpmux reload` makes the daemon use it\n",
+                   args.target);
+        return exit_status::ok;
+      }
+    }
+    if (!file.error.empty()) return failure{exit_status::failure, file.error};
     file.values[args.target] = std::move(*value);
+    if (auto error = write_secrets(path, file.values); !error.empty())
+      return failure{exit_status::failure, error};
+    fmt::print(stderr, "kept {} in {}; `mcpmux reload` makes the daemon use it\n", args.target,
+               path);
+    return exit_status::ok;
   }
-  if (auto error = write_secrets(path, file.values); !error.empty())
-    return failure{exit_status::failure, error};
-  fmt::print(stderr, "{} {} {} {}; `mcpmux reload` makes the daemon use it\n",
-             args.action == "rm" ? "removed" : "kept", args.target,
-             args.action == "rm" ? "from" : "in", path);
+  if (args.action == "list") {
+    std::set<std::string> names;
+    if (service) {
+      secret_service_result r;
+      for (auto& n : secret_service_names(r)) names.insert(std::move(n));
+      if (r.available && !r.error.empty()) return failure{exit_status::failure, r.error};
+      note_unavailable(r);
+    }
+    if (!file.error.empty()) return failure{exit_status::failure, file.error};
+    for (const auto& [name, value] : file.values) names.insert(name);
+    for (const auto& name : names) fmt::print("{}\n", name);
+    return exit_status::ok;
+  }
+  // rm: from wherever it is kept.
+  bool removed = false;
+  if (service) {
+    const auto r = secret_service_clear(args.target, removed);
+    if (r.available && !r.error.empty()) return failure{exit_status::failure, r.error};
+    note_unavailable(r);
+    if (removed) fmt::print(stderr, "removed {} from the Secret Service\n", args.target);
+  }
+  if (file.error.empty() && file.values.erase(args.target) > 0) {
+    if (auto error = write_secrets(path, file.values); !error.empty())
+      return failure{exit_status::failure, error};
+    fmt::print(stderr, "removed {} from {}\n", args.target, path);
+    removed = true;
+  }
+  if (!removed)
+    return failure{exit_status::failure,
+                   file.error.empty() ? "no secret named \"" + args.target + "\"" : file.error};
+  fmt::print(stderr, "`mcpmux reload` makes the daemon forget it\n");
   return exit_status::ok;
 }
 

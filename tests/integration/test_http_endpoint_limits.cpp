@@ -98,7 +98,7 @@ class endpoint_test : public ::testing::Test {
     std::string err;
     ep_ = start_http_endpoint(
         io_, std::move(o),
-        [this](std::shared_ptr<transport> t, std::string_view) {
+        [this](std::shared_ptr<transport> t, std::string_view, std::string_view) {
           auto s = std::make_shared<core_session>();
           s->t = t;
           t->start(*s);

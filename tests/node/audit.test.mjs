@@ -4,13 +4,14 @@
 // secrets redacted; `mcpmux history` filters; a daemon killed with -9 while it writes leaves
 // a store the next one reads.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { fakeServer, MCPMUX, mcpmux, startDaemon, waitFor, within } from './harness.mjs';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { fakeServer, freePort, MCPMUX, mcpmux, startDaemon, waitFor, within } from './harness.mjs';
 
 const SECRET = 'sk-audit-5e1f0a9c3d77';
 
@@ -133,5 +134,38 @@ test('a daemon killed with -9 while it writes the audit log leaves a store the n
     }
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test('an HTTP client is audited and listed under the name of its token', async () => {
+  const port = await freePort();
+  const editor = 'ed-7d0c4b1e9a2f4c68b35e0a1d2c3b4a59';
+  const d = await startDaemon({
+    daemon: { http: `127.0.0.1:${port}`, http_tokens: { editor } },
+    servers: { f: fakeServer() },
+  });
+  try {
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`),
+      { requestInit: { headers: { Authorization: `Bearer ${editor}` } } });
+    const client = new Client({ name: 'token-test', version: '1.0.0' });
+    await within(10000, client.connect(transport), 'connect over HTTP');
+    d.clients.push(client);
+    await client.callTool({ name: 'f__echo', arguments: { text: 'hi' } });
+    const session = (await d.status()).sessions.find((s) => s.transport === 'http');
+    assert.equal(session?.token, 'editor', JSON.stringify((await d.status()).sessions));
+    assert.ok(await waitFor(async () => (await history(d, ['f__echo']))[0]?.client === 'http token editor'),
+      JSON.stringify(await history(d)));
+    // The default token still passes and is named so; a wrong one is refused.
+    const token = readFileSync((await d.status()).http.token_file, 'utf8').trim();
+    const post = (bearer) => fetch(`http://127.0.0.1:${port}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${bearer}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    assert.equal((await post(`${editor}x`)).status, 401);
+    assert.notEqual((await post(token)).status, 401);
+    assert.ok(!d.log().includes(editor), 'the token is in the daemon log');
+  } finally {
+    await d.stop();
   }
 });

@@ -23,6 +23,7 @@ function secret(file, args, input = '') {
       { env: { ...process.env, MCPMUX_SECRETS_FILE: file } },
       (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }),
     );
+    child.stdin.on('error', () => {}); // a command that reads no input may be gone already
     child.stdin.end(input);
   });
 }

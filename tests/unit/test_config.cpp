@@ -1046,6 +1046,30 @@ namespace {
 
 // ${secret:NAME}: resolved from the secrets file, registered for redaction; every way it can go
 // wrong is an error naming the key.
+TEST_F(ConfigParse, NamedHttpTokensAreLongDistinctAndRedacted) {
+  temp_dir dir;
+  const std::string file = dir.path() + "/secrets.json";
+  env_guard where("MCPMUX_SECRETS_FILE", file.c_str());
+  ASSERT_EQ(write_secrets(file, {{"CI", "ci-token-0123456789abcdef0123456789"}}), "");
+  config c = ok(R"([daemon]
+http_tokens = { editor = "ed-token-0123456789abcdef0123456789", ci = "${secret:CI}" }
+)");
+  EXPECT_EQ(c.daemon.http_tokens.at("ci"), "ci-token-0123456789abcdef0123456789");
+  EXPECT_EQ(c.daemon.http_tokens.at("editor"), "ed-token-0123456789abcdef0123456789");
+  EXPECT_EQ(redact("Bearer ed-token-0123456789abcdef0123456789"), "Bearer [redacted]");
+  EXPECT_THAT(one_error("[daemon]\nhttp_tokens = { a = \"short\" }\n").message,
+              HasSubstr("at least 32 characters"));
+  EXPECT_THAT(
+      one_error("[daemon]\nhttp_tokens = { \"a b\" = \"0123456789abcdef0123456789abcdef\" }\n")
+          .message,
+      HasSubstr("[A-Za-z0-9_-]"));
+  EXPECT_THAT(one_error("[daemon]\nhttp_tokens = { a = \"0123456789abcdef0123456789abcdef\", "
+                        "b = \"0123456789abcdef0123456789abcdef\" }\n")
+                  .message,
+              HasSubstr("the same token"));
+  EXPECT_EQ(one_error("[daemon]\nhttp_tokens = \"x\"\n").key, "daemon.http_tokens");
+}
+
 TEST_F(ConfigParse, SecretsComeFromThePrivateSecretsFile) {
   temp_dir dir;
   const std::string file = dir.path() + "/secrets.json";
@@ -1067,7 +1091,7 @@ env = { KEY = "${secret:API_KEY}", BOTH = "k=${secret:API_KEY};u=${USER:-me}" }
   EXPECT_EQ(redact("abc"), "abc");
 
   EXPECT_THAT(one_error("[servers.a]\ncommand = \"x\"\nargs = [\"${secret:NOPE}\"]\n").message,
-              HasSubstr("no secret named \"NOPE\" (set it with: mcpmux secret set NOPE)"));
+              HasSubstr("(set it with: mcpmux secret set NOPE)"));
   EXPECT_EQ(one_error("[servers.a]\ncommand = \"x\"\nargs = [\"${secret:NOPE}\"]\n").key,
             "servers.a.args[0]");
   EXPECT_THAT(one_error("[servers.a]\ncommand = \"${secret:a b}\"\n").message,

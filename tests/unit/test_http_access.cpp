@@ -61,10 +61,32 @@ TEST(HttpAccess, TheTokenFileGuardsEveryRequest) {
     EXPECT_TRUE(r->bearer_challenge) << bad;
     EXPECT_THAT(r->text, ::testing::Not(HasSubstr("s3cret"))) << bad;
   }
+  EXPECT_EQ(a.token_name("Bearer s3cret"), "default");
+  EXPECT_EQ(a.token_name("Bearer wrong"), "");
   std::ofstream(path) << "";
   EXPECT_THAT(http_access(true).read_token_file(path), HasSubstr("empty"));
   std::remove(path);
   EXPECT_THAT(http_access(true).read_token_file(path), HasSubstr("cannot read"));
+}
+
+TEST(HttpAccess, NamedTokensPassAndSayWhoCame) {
+  http_access a(true);
+  a.allow_hosts(8931);
+  EXPECT_FALSE(a.token_required());
+  a.add_token("editor", "e-0123456789abcdef0123456789abcdef");
+  a.add_token("ci", "c-0123456789abcdef0123456789abcdef");  // the same length as the editor's
+  EXPECT_TRUE(a.token_required());
+  EXPECT_EQ(a.token_name("Bearer e-0123456789abcdef0123456789abcdef"), "editor");
+  EXPECT_EQ(a.token_name("bearer   c-0123456789abcdef0123456789abcdef "), "ci");
+  EXPECT_FALSE(
+      a.check("127.0.0.1:8931", std::nullopt, "Bearer c-0123456789abcdef0123456789abcdef"));
+  for (std::string_view bad : {"", "Bearer", "Bearer e-0123456789abcdef0123456789abcdeX",
+                               "Bearer e-0123456789abcdef0123456789abcde", "Basic ci"}) {
+    EXPECT_EQ(a.token_name(bad), "") << bad;
+    auto r = a.check("127.0.0.1:8931", std::nullopt, bad);
+    ASSERT_TRUE(r) << bad;
+    EXPECT_EQ(r->status, 401u) << bad;
+  }
 }
 
 }  // namespace
