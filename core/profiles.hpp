@@ -23,6 +23,7 @@ namespace mcpmux {
 /// (SO_PEERCRED) and, when that is `mcpmux connect`, the agent that launched it.
 struct client_identity {
   std::string transport = "socket";  ///< "socket" or "http"
+  long uid = -1;                     ///< the peer's user (socket: SO_PEERCRED; -1: unknown)
   int pid = 0;                       ///< the peer process (0: unknown)
   std::string program;               ///< its executable
   int agent_pid = 0;                 ///< the agent behind `mcpmux connect` (0: none)

@@ -24,6 +24,7 @@ void session::audit_begin(in_flight& f, std::string_view method, std::string_vie
   if (client_label_.empty()) {
     client_label_ = who_.transport;
     if (!who_.token.empty()) client_label_ += " token " + who_.token;
+    if (who_.uid >= 0) client_label_ += " uid " + std::to_string(who_.uid);
     if (who_.pid) client_label_ += " pid " + std::to_string(who_.pid);
     if (!who_.agent_program.empty()) client_label_ += " " + who_.agent_program;
   }

@@ -99,7 +99,9 @@ client_identity identify_peer(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return {};
-  return identify_process(cred.pid);
+  auto who = identify_process(cred.pid);
+  who.uid = static_cast<long>(cred.uid);
+  return who;
 }
 
 }  // namespace mcpmux

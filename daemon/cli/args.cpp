@@ -128,7 +128,7 @@ const command_spec commands[] = {
        c.add_flag("--json", a.json, "status: print the daemon's answer as JSON");
        c.add_flag("--no-browser", a.no_browser, "login: print the URL only");
      }},
-    {"history", "history [TOOL] [--server NAME] [--since AGE] [-n N] [--json]",
+    {"history", "history [TOOL] [--tool TOOL] [--server NAME] [--since AGE] [-n N] [--json]",
      "show the audit log: calls, reads and spawns",
      "Every tools/call, prompts/get and resources/read (who, profile, server, name, outcome,\n"
      "duration, sizes) and every spawn of a server (its command line), newest last.\n"
@@ -136,7 +136,7 @@ const command_spec commands[] = {
      "audit_retention_days, audit_max_rows).\n",
      control_timeout, run_history,
      [](CLI::App& c, command_args& a) {
-       c.add_option("TOOL", a.target, "only this exposed tool, prompt or URI");
+       c.add_option("TOOL,--tool", a.target, "only this exposed tool, prompt or URI")->type_name("TOOL");
        c.add_option("--server", a.server, "only this server")->type_name("NAME");
        c.add_option("--since", a.since, "only the last AGE (90s, 15m, 1h, 2d)")->type_name("AGE");
        add_count(c, "-n,--lines", a.lines, 1, 100000, "a positive number of entries",

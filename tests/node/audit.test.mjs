@@ -67,7 +67,7 @@ test('every call, refusal and spawn is in the audit log, with arguments redacted
     const ok = by('f__echo', 'ok');
     assert.ok(ok, JSON.stringify(calls));
     assert.equal(ok.server, 'f');
-    assert.match(ok.client, /^socket pid \d+ .*node/);  // the agent behind mcpmux connect
+    assert.match(ok.client, new RegExp(`^socket uid ${process.getuid()} pid \\d+ .*node`));  // the agent behind mcpmux connect
     assert.ok(ok.request_bytes > 0 && ok.response_bytes > 0, JSON.stringify(ok));
     assert.ok(ok.duration_us > 0);
     assert.equal(ok.detail, JSON.stringify({ text: 'key [redacted]' }));
