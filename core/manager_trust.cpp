@@ -24,7 +24,7 @@ std::shared_ptr<upstream> manager::make_upstream(const server_config& s, const d
   // Cached tools were trusted when they were cached: a trusted server's are not judged again
   // until it lists something new. (Those of a server with no trust recorded, such as the cache
   // files of older versions, are judged with its first live lists, its first sight.)
-  if (up->tools_from_cache() && trusted(s.name)) {
+  if (up->tools_from_cache() && store_ && store_->trusted(s.name, server_config_hash(s))) {
     auto& t = trust_[s.name];
     t.judged = up->lists_version();
     t.cached_tools = up->tools_version();
