@@ -106,7 +106,7 @@ json::object control_plane::status(bool histograms) const {
     s["stderr_tail"] = std::move(stderr_lines);
     for (auto& n : up->notes()) notes.push_back(json::string(n));
     s["notes"] = std::move(notes);
-    if (extension_) extension_->describe(name, s);
+    for (auto* e : extensions_) e->describe(name, s);
     if (histograms) {
       s["latency_histogram"] = histogram_json(up->stats().latency);
       json::object by_tool;
@@ -242,8 +242,8 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
   if (method == "mcpmux/history") return history(params);
   if (method == "mcpmux/quarantine") return quarantine(params);
   if (method == "mcpmux/trust") return trust(params);
-  if (extension_)
-    if (auto out = extension_->handle(method, params)) return std::move(*out);
+  for (auto* e : extensions_)
+    if (auto out = e->handle(method, params)) return std::move(*out);
   return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
 }
 

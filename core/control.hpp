@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 #include <variant>
+#include <vector>
 
 #include "core/profiles.hpp"
 #include "core/protocol/json_rpc.hpp"
@@ -58,12 +59,12 @@ class control_plane {
   void on_log(const std::string& server, const std::string& line);
   /// A session left.
   void forget(std::uint64_t session);
-  /// Adds methods and status fields (null: none). It must outlive the control plane's use.
-  void set_extension(control_extension* e) { extension_ = e; }
+  /// Adds methods and status fields. It must outlive the control plane's use.
+  void add_extension(control_extension* e) { extensions_.push_back(e); }
 
  private:
   manager& m_;
-  control_extension* extension_ = nullptr;
+  std::vector<control_extension*> extensions_;
   /// Sessions following a server's log (`mcpmux logs -f`), by server name.
   std::map<std::string, std::unordered_set<std::uint64_t>, std::less<>> followers_;
 };

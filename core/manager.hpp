@@ -200,7 +200,7 @@ class manager : public upstream_observer {
                                                const std::map<std::string, std::string>& expected);
 
   /// Control methods and status fields kept outside core (see control_extension).
-  void set_control_extension(control_extension* e) { control_.set_extension(e); }
+  void add_control_extension(control_extension* e) { control_.add_extension(e); }
 
   // For the control plane.
   const daemon_info& info() const { return info_; }

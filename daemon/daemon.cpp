@@ -26,6 +26,7 @@
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
+#include "daemon/dashboard.hpp"
 #include "daemon/http_auth.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/oauth_accounts.hpp"
@@ -206,6 +207,7 @@ int run_daemon(const daemon_options& opt) {
   bool startup_trimmed = false;
   std::string last_status;
   manager* mgr_ptr = nullptr;
+  dashboard* board_ptr = nullptr;
   daemon_info info;
   info.socket_path = socket_path;
   info.config_path = cfg.source;
@@ -233,6 +235,7 @@ int run_daemon(const daemon_options& opt) {
   // systemd's status line follows the servers; READY=1 closes a reload.
   info.on_change = [&] {
     if (!mgr_ptr) return;
+    if (board_ptr) board_ptr->changed();
     auto [ready, total] = mgr_ptr->ready_count();
     auto line = fmt::format("STATUS={}/{} servers ready", ready, total);
     if (std::exchange(reloading, false)) line = "READY=1\n" + line;
@@ -262,7 +265,9 @@ int run_daemon(const daemon_options& opt) {
     });
   });
   manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
-  mgr.set_control_extension(&logins);
+  mgr.add_control_extension(&logins);
+  dashboard board(mgr);  // the page on the HTTP endpoint, when there is one
+  mgr.add_control_extension(&board);
   logins.set_configured([&](const std::string& server) {
     auto up = mgr.find_upstream(server);
     return up && up->config().oauth.enabled;
@@ -307,7 +312,8 @@ int run_daemon(const daemon_options& opt) {
         .max_requests_per_session = d.http_max_requests_per_session,
         .tool_param_headers =
             [&mgr](std::string_view tool) { return mgr.tool_param_headers(tool); },
-        .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; }};
+        .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; },
+        .web = [&board](const web_request& r) { return board.handle(r); }};
     auto status = [&] {
       return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
     };
@@ -330,6 +336,10 @@ int run_daemon(const daemon_options& opt) {
       listener->close();
       return 1;
     }
+    // The page's address: the configured host, the bound port.
+    const auto host = d.http.substr(0, d.http.rfind(':'));
+    board.set_base_url(fmt::format("http://{}:{}", host, http->port()));
+    board_ptr = &board;
   }
   log.info("mcpmuxd {} listening on {}{} ({} servers from {})", MCPMUX_VERSION, socket_path,
            inherited ? " (socket activation)" : "", mgr.current_config().servers.size(),

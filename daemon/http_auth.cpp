@@ -1,8 +1,10 @@
 #include "daemon/http_auth.hpp"
 
 #include <sys/random.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include <fmt/format.h>
 #include <cerrno>
@@ -30,18 +32,25 @@ bool usable(const std::string& path) {
 
 }  // namespace
 
-std::string ensure_http_token(const std::string& path) {
-  if (usable(path)) return {};
-  unsigned char raw[token_bytes];
+std::optional<std::string> random_hex(std::size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
   std::size_t got = 0;
-  while (got < sizeof raw) {
-    const ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+  while (got < raw.size()) {
+    const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fmt::format("cannot make an HTTP token: {}", std::strerror(errno));
+    if (n <= 0) return std::nullopt;
     got += static_cast<std::size_t>(n);
   }
   std::string hex;
   for (unsigned char b : raw) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
+std::string ensure_http_token(const std::string& path) {
+  if (usable(path)) return {};
+  const auto token = random_hex(token_bytes);
+  if (!token) return fmt::format("cannot make an HTTP token: {}", std::strerror(errno));
+  const std::string& hex = *token;
   // A file that is not private (or not ours) is replaced, not trusted: remove it first so that
   // the new one is created 0600.
   ::unlink(path.c_str());

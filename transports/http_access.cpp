@@ -42,14 +42,15 @@ void http_access::allow_hosts(unsigned short port, const std::string& bound) {
 
 std::optional<access_refusal> http_access::check(std::string_view host,
                                                  std::optional<std::string_view> origin,
-                                                 std::string_view authorization) const {
+                                                 std::string_view authorization,
+                                                 bool token_needed) const {
   if (check_host_ &&
       std::find(allowed_hosts_.begin(), allowed_hosts_.end(), lower(host)) == allowed_hosts_.end())
     return access_refusal{403, "Forbidden: Host must be localhost, 127.0.0.1 or [::1] with port " +
                                    std::to_string(port_)};
   if (origin && !loopback_origin(*origin))
     return access_refusal{403, "Forbidden: Origin is not a loopback origin"};
-  if (token_required() && token_name(authorization).empty())
+  if (token_needed && token_required() && token_name(authorization).empty())
     return access_refusal{401, "Unauthorized: a valid bearer token is required", true};
   return std::nullopt;
 }

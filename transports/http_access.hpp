@@ -33,8 +33,10 @@ class http_access {
 
   /// The refusal of a request with these headers (`origin` when the header is present), or
   /// nullopt when it may pass.
+  /// `token_needed` false: Host and Origin only (the web side checks who comes itself).
   std::optional<access_refusal> check(std::string_view host, std::optional<std::string_view> origin,
-                                      std::string_view authorization) const;
+                                      std::string_view authorization,
+                                      bool token_needed = true) const;
   /// Accepts another token, known by `name` (`[daemon] http_tokens`): requests carrying it pass
   /// and their sessions are named after it. The token file's is named "default".
   void add_token(std::string name, std::string token);

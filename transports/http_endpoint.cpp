@@ -196,7 +196,7 @@ awaitable<void> endpoint_impl::serve(conn_ptr c) {
       break;
     }
     c->stream.expires_after(opt_.request_timeout);
-    if (auto refusal = check_access(p.get())) {
+    if (auto refusal = check_access(p.get(), own_path(sv(p.get().target())))) {
       co_await reply(*c, std::move(*refusal));
       linger = true;
       break;
@@ -259,10 +259,18 @@ awaitable<bool> endpoint_impl::reply(connection& c, response res) {
 }
 
 // DNS-rebinding protection (Host, Origin) and the optional bearer token (http_access).
-std::optional<response> endpoint_impl::check_access(const http::request_header<>& h) const {
+bool endpoint_impl::own_path(std::string_view target) const {
+  const auto path = target.substr(0, target.find('?'));
+  return !opt_.web || path == "/mcp" || path.starts_with("/mcp/") || path == "/status" ||
+         path == "/metrics";
+}
+
+std::optional<response> endpoint_impl::check_access(const http::request_header<>& h,
+                                                    bool token_needed) const {
   std::optional<std::string_view> origin;
   if (auto it = h.find(http::field::origin); it != h.end()) origin = sv(it->value());
-  auto refusal = access_.check(sv(h[http::field::host]), origin, sv(h[http::field::authorization]));
+  auto refusal = access_.check(sv(h[http::field::host]), origin, sv(h[http::field::authorization]),
+                               token_needed);
   if (!refusal) return std::nullopt;
   auto res = error_response(static_cast<http::status>(refusal->status), false, http_error_code,
                             refusal->text);
@@ -311,6 +319,7 @@ awaitable<bool> endpoint_impl::dispatch(conn_ptr c, request& req) {
     co_return co_await reply(*c, make_response(http::status::ok, ka, metrics_(),
                                                "text/plain; version=0.0.4; charset=utf-8"));
   }
+  if (!own_path(target)) co_return co_await handle_web(c, req);
   co_return co_await reply(
       *c, error_response(http::status::not_found, ka, http_error_code, "Not Found"));
 }

@@ -22,6 +22,27 @@ namespace mcp {
 struct param_header;
 }
 
+/// A request to the endpoint's web side (the dashboard): any path but /mcp, /status and
+/// /metrics. Host and Origin were checked as for every request; the bearer token was not (a
+/// browser comes with a cookie): `token` names the endpoint token it carried ("" when none).
+struct web_request {
+  std::string_view method, path, query, cookie, csrf, content_type, token, body;
+};
+
+/// The answer to a web request.
+struct web_response {
+  unsigned status = 200;
+  std::string content_type = "text/html; charset=utf-8";
+  std::vector<std::pair<std::string, std::string>> headers;  ///< Set-Cookie, Location, ...
+  std::string body;
+  /// Set: the answer is an event stream (text/event-stream) instead of `body`. The endpoint
+  /// asks it about every `event_interval` for what to send ("" = nothing yet) until the client
+  /// goes or the endpoint closes; a quiet stream gets a comment every keepalive_interval.
+  std::function<std::string()> events;
+};
+
+using web_handler = std::function<web_response(const web_request&)>;
+
 /// Settings of the HTTP endpoint (`[daemon] http`, `http_allow_remote`, `http_token_file`).
 struct http_endpoint_options {
   /// "127.0.0.1:PORT", "[::1]:PORT" or "localhost:PORT"; port 0 picks a free port.
@@ -56,6 +77,10 @@ struct http_endpoint_options {
       tool_param_headers;
   /// Whether /mcp/NAME names a profile; unset: only /mcp is served.
   std::function<bool(std::string_view name)> profile_known;
+  /// The web side (every other path); unset: 404.
+  web_handler web;
+  /// How often an event stream of the web side is asked for news.
+  std::chrono::milliseconds event_interval{250};
 };
 
 /// A running endpoint.

@@ -220,8 +220,15 @@ class endpoint_impl final : public http_endpoint,
   awaitable<void> drain(connection& c);
   response too_large() const;
   awaitable<bool> reply(connection& c, response res);
-  std::optional<response> check_access(const http::request_header<>& h) const;
+  std::optional<response> check_access(const http::request_header<>& h, bool token_needed) const;
   awaitable<bool> dispatch(conn_ptr c, request& req);
+  /// True for the paths the endpoint serves itself (the others go to the web side).
+  bool own_path(std::string_view target) const;
+
+  // ---- the web side: pages and event streams (http_endpoint_web.cpp) -------------------------
+  awaitable<bool> handle_web(conn_ptr c, request& req);
+  awaitable<bool> run_events(conn_ptr c, std::function<std::string()> events,
+                             std::vector<std::pair<std::string, std::string>> headers, bool ka);
 
   // ---- /mcp (http_endpoint_mcp.cpp) ---------------------------------------------------------
   std::variant<std::shared_ptr<http_session>, response> find_session(const request& req) const;

@@ -136,7 +136,8 @@ const command_spec commands[] = {
      "audit_retention_days, audit_max_rows).\n",
      control_timeout, run_history,
      [](CLI::App& c, command_args& a) {
-       c.add_option("TOOL,--tool", a.target, "only this exposed tool, prompt or URI")->type_name("TOOL");
+       c.add_option("TOOL,--tool", a.target, "only this exposed tool, prompt or URI")
+           ->type_name("TOOL");
        c.add_option("--server", a.server, "only this server")->type_name("NAME");
        c.add_option("--since", a.since, "only the last AGE (90s, 15m, 1h, 2d)")->type_name("AGE");
        add_count(c, "-n,--lines", a.lines, 1, 100000, "a positive number of entries",
@@ -159,6 +160,15 @@ const command_spec commands[] = {
        c.add_option("NAME", a.names, "the server's own names of the items to approve");
        c.add_flag("--all", a.all, "approve everything the server has held back, and trust it");
        c.add_flag("--diff", a.diff, "show the word diff of each held item");
+       c.add_flag("--json", a.json, "print the daemon's answer as JSON");
+     }},
+    {"dashboard", "dashboard [--no-browser] [--json]", "open the dashboard in the browser",
+     "Prints a one-time login link to the page mcpmuxd serves on its HTTP endpoint ([daemon]\n"
+     "http must be set) and opens it with $BROWSER (else xdg-open when there is a display).\n"
+     "The link works once, within 2 minutes; it leaves the browser a session cookie.\n",
+     control_timeout, run_dashboard,
+     [](CLI::App& c, command_args& a) {
+       c.add_flag("--no-browser", a.no_browser, "print the link only");
        c.add_flag("--json", a.json, "print the daemon's answer as JSON");
      }},
     {"secret", "secret set|list|rm [NAME]", "keep the secrets ${secret:NAME} in the config names",

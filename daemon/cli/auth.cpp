@@ -2,8 +2,6 @@
 // login runs in the daemon (its loopback listener takes the redirect, the tokens go straight to
 // the server that needs them); this command starts it, shows the person the URL, opens the
 // desktop's browser when there is one, and waits until the daemon says how it ended.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,10 +9,9 @@
 #include <ctime>
 #include <thread>
 
+#include "daemon/cli/browser.hpp"
 #include "daemon/cli/commands.hpp"
 #include "daemon/cli/table.hpp"
-
-extern char** environ;
 
 namespace mcpmux::cli {
 namespace {
@@ -22,29 +19,6 @@ namespace {
 // How long `auth login` waits for the person, past the daemon's own limit (5 minutes).
 constexpr auto login_wait = std::chrono::minutes(6);
 constexpr auto poll_every = std::chrono::milliseconds(100);
-
-// The desktop's way to open a URL: $BROWSER (the convention xdg-utils honours too), else
-// xdg-open when there is a display. nullopt: print the URL only.
-std::optional<std::string> opener() {
-  if (auto b = env("BROWSER")) return b;
-  if (env("DISPLAY") || env("WAYLAND_DISPLAY")) return std::string("xdg-open");
-  return std::nullopt;
-}
-
-// Starts the opener on the URL without waiting for it (a browser may run for hours). -1 when
-// it could not be started.
-pid_t open_url(const std::string& program, const std::string& url) {
-  pid_t pid = -1;
-  std::string prog = program, arg = url;
-  char* argv[] = {prog.data(), arg.data(), nullptr};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  const int rc = posix_spawnp(&pid, prog.c_str(), &fa, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
-}
 
 const json::value* server_auth(const json::value& answer, const std::string& server) {
   const auto* servers = member(answer, "servers");

@@ -25,7 +25,7 @@ struct command_args {
   std::int64_t lines = 100;              ///< logs: -n N
   bool follow = false;                   ///< logs: -f
   std::string action;                    ///< auth: login, status or logout
-  bool no_browser = false;               ///< auth login: --no-browser
+  bool no_browser = false;               ///< auth login, dashboard: --no-browser
   bool yes = false;                      ///< adopt, unadopt: --yes
   bool dry_run = false;                  ///< adopt, unadopt: --dry-run
   bool remove = false;                   ///< unadopt: --remove
@@ -51,6 +51,7 @@ outcome<exit_status> run_auth(const context& ctx, const command_args& args);    
 outcome<exit_status> run_secret(const context& ctx, const command_args& args);   // cli/secret.cpp
 outcome<exit_status> run_history(const context& ctx, const command_args& args);  // cli/history.cpp
 outcome<exit_status> run_trust(const context& ctx, const command_args& args);    // cli/trust.cpp
+outcome<exit_status> run_dashboard(const context& ctx, const command_args& args);
 // cli/adopt.cpp
 outcome<exit_status> run_agents(const context& ctx, const command_args& args);
 outcome<exit_status> run_adopt(const context& ctx, const command_args& args);

@@ -1,0 +1,231 @@
+#include "daemon/dashboard.hpp"
+
+#include <algorithm>
+#include <array>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "core/manager.hpp"
+#include "daemon/http_auth.hpp"
+
+namespace mcpmux {
+namespace {
+
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+constexpr std::string_view cookie_name = "mcpmux_dashboard";
+constexpr auto code_life = 2min;
+constexpr auto session_life = 12h;
+constexpr std::size_t max_codes = 16, max_browsers = 32;
+
+// The control methods the page may call: what it shows and what a person may do there.
+constexpr std::array<std::string_view, 7> page_methods = {
+    "mcpmux/restart", "mcpmux/reload",     "mcpmux/quarantine", "mcpmux/trust",
+    "mcpmux/logs",    "mcpmux/auth/login", "mcpmux/auth/logout"};
+
+// Every answer of the web side: nothing from elsewhere, no framing, no sniffing, no caching.
+void harden(web_response& r) {
+  r.headers.emplace_back("Content-Security-Policy",
+                         "default-src 'none'; script-src 'self'; style-src 'self'; "
+                         "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+                         "form-action 'none'; frame-ancestors 'none'");
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Referrer-Policy", "no-referrer");
+  r.headers.emplace_back("Cache-Control", "no-store");
+}
+
+web_response text(unsigned status, std::string body,
+                  std::string content_type = "text/plain; charset=utf-8") {
+  web_response r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+web_response json_answer(unsigned status, const json::value& v) {
+  return text(status, json::serialize(v), "application/json");
+}
+
+// The value of `name` in "a=1; b=2" (a Cookie header, sep ';') or "a=1&b=2" (a query, sep
+// '&'; the values here are hex, so nothing needs decoding).
+std::string_view value_of(std::string_view text, char sep, std::string_view name) {
+  while (!text.empty()) {
+    const auto end = text.find(sep);
+    auto pair = text.substr(0, end);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
+        pair[name.size()] == '=')
+      return pair.substr(name.size() + 1);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return {};
+}
+
+// Equal in time independent of where they differ.
+bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+template <class Map>
+void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
+  std::erase_if(m, [&](const auto& kv) {
+    if constexpr (requires { kv.second.expires; })
+      return kv.second.expires <= now;
+    else
+      return kv.second <= now;
+  });
+  while (m.size() > keep) m.erase(m.begin());
+}
+
+}  // namespace
+
+std::optional<std::variant<json::value, rpc_error>> dashboard::handle(std::string_view method,
+                                                                      const json::object&) {
+  if (method != "mcpmux/dashboard/login") return std::nullopt;
+  if (base_url_.empty())
+    return rpc_error{rpc_code::invalid_params,
+                     "the dashboard needs the HTTP endpoint: set [daemon] http = "
+                     "\"127.0.0.1:PORT\" and reload or restart mcpmuxd",
+                     nullptr};
+  auto code = random_hex(32);
+  if (!code) return rpc_error{rpc_code::internal_error, "no random bytes for a login", nullptr};
+  const auto now = clock::now();
+  drop_expired(codes_, now, max_codes - 1);
+  codes_[*code] = now + code_life;
+  return json::value(json::object{{"url", base_url_ + "/login?code=" + *code},
+                                  {"base_url", base_url_},
+                                  {"expires_in_s", std::chrono::seconds(code_life).count()}});
+}
+
+const dashboard::browser* dashboard::session_of(const web_request& r) {
+  const auto value = value_of(r.cookie, ';', cookie_name);
+  if (value.empty()) return nullptr;
+  const auto now = clock::now();
+  drop_expired(browsers_, now, max_browsers);
+  for (const auto& [cookie, b] : browsers_)
+    if (same_secret(cookie, value)) return &b;
+  return nullptr;
+}
+
+web_response dashboard::handle(const web_request& r) {
+  web_response out;
+  const auto* b = session_of(r);
+  if (r.path == "/dashboard.css" || r.path == "/dashboard.js") {
+    // No secret in them: served to anyone who passed Host and Origin.
+    out = text(
+        200, std::string(r.path == "/dashboard.css" ? dashboard_css : dashboard_js),
+        r.path == "/dashboard.css" ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8");
+  } else if (r.path == "/login") {
+    out = login(r);
+  } else if (r.path == "/" && r.method == "GET") {
+    if (b) {
+      out = page(*b);
+    } else if (!r.token.empty()) {
+      out = login(r);  // a bearer token is as good as a login link
+    } else {
+      out = text(401,
+                 "This is mcpmux's dashboard. Open it with `mcpmux dashboard`, which prints a "
+                 "one-time login link.\n");
+    }
+  } else if (r.path == "/dashboard/events" && r.method == "GET") {
+    out = b || !r.token.empty() ? events() : text(401, "not logged in\n");
+  } else if (r.path == "/dashboard/action") {
+    out = action(r, b);
+  } else {
+    out = text(404, "Not Found\n");
+  }
+  harden(out);
+  return out;
+}
+
+// A one-time code (or a bearer token) becomes a browser session: the cookie, then the page.
+web_response dashboard::login(const web_request& r) {
+  const auto now = clock::now();
+  drop_expired(codes_, now, max_codes);
+  bool ok = !r.token.empty();
+  const auto given = value_of(r.query, '&', "code");
+  for (auto it = codes_.begin(); !ok && it != codes_.end(); ++it)
+    if (same_secret(it->first, given)) {
+      codes_.erase(it);  // once
+      ok = true;
+      break;
+    }
+  if (!ok)
+    return text(403,
+                "This login link is not valid (each works once, for two minutes). Run `mcpmux "
+                "dashboard` for a new one.\n");
+  auto cookie = random_hex(32);
+  auto csrf = random_hex(32);
+  if (!cookie || !csrf) return text(500, "no random bytes for a session\n");
+  drop_expired(browsers_, now, max_browsers - 1);
+  browsers_[*cookie] = {*csrf, now + session_life};
+  web_response out = text(303, "");
+  out.headers.emplace_back("Location", "/");
+  out.headers.emplace_back("Set-Cookie",
+                           std::string(cookie_name) + "=" + *cookie +
+                               "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
+                               std::to_string(std::chrono::seconds(session_life).count()));
+  return out;
+}
+
+web_response dashboard::page(const browser& b) const {
+  std::string html(dashboard_html);
+  if (auto at = html.find("{{CSRF}}"); at != std::string::npos) html.replace(at, 8, b.csrf);
+  return text(200, std::move(html), "text/html; charset=utf-8");
+}
+
+std::string dashboard::status_json() const {
+  return json::serialize(std::get<json::value>(m_.control("mcpmux/status", {}, 0)));
+}
+
+// The status at once, then whenever the daemon's state changes, and every two seconds for the
+// counts and times.
+web_response dashboard::events() const {
+  web_response out;
+  out.events = [this, seen = std::uint64_t(0), sent = clock::time_point()]() mutable {
+    const auto now = clock::now();
+    if (version_ == seen && now - sent < 2s) return std::string();
+    seen = version_;
+    sent = now;
+    return "event: status\ndata: " + status_json() + "\n\n";
+  };
+  return out;
+}
+
+// POST {"method", "params"} with the session's CSRF token (or a bearer token): a control method
+// the page may call, answered as {"result"} or {"error"}.
+web_response dashboard::action(const web_request& r, const browser* b) {
+  if (r.method != "POST") return text(405, "POST only\n");
+  const bool by_token = !r.token.empty();
+  if (!by_token && !b) return json_answer(401, json::object{{"error", "not logged in"}});
+  if (!by_token && !same_secret(r.csrf, b->csrf))
+    return json_answer(403, json::object{{"error", "missing or wrong CSRF token"}});
+  if (r.content_type.substr(0, 16) != "application/json")
+    return json_answer(415, json::object{{"error", "the body must be application/json"}});
+  boost::system::error_code ec;
+  auto body = json::parse(r.body, ec);
+  const auto* o = body.if_object();
+  const auto* method = o ? o->if_contains("method") : nullptr;
+  if (ec || !method || !method->is_string())
+    return json_answer(400, json::object{{"error", "expected {\"method\", \"params\"}"}});
+  const std::string_view name = method->get_string();
+  if (std::find(page_methods.begin(), page_methods.end(), name) == page_methods.end())
+    return json_answer(403, json::object{{"error", "not a method the page may call"}});
+  json::object params;
+  if (const auto* p = o->if_contains("params"); p && p->is_object()) params = p->get_object();
+  params.erase("follow");  // a page request gets lines, not a stream on a session it lacks
+  auto answer = m_.control(name, params, 0);
+  if (auto* e = std::get_if<rpc_error>(&answer))
+    return json_answer(200, json::object{{"error", json::object{{"code", static_cast<int>(e->code)},
+                                                                {"message", e->message},
+                                                                {"data", e->data}}}});
+  return json_answer(200, json::object{{"result", std::get<json::value>(answer)}});
+}
+
+}  // namespace mcpmux

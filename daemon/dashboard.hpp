@@ -1,0 +1,65 @@
+// The dashboard: the page the loopback HTTP endpoint serves at /, for a person to see and steer
+// the gateway. Who may see it: a browser session made from a one-time login link (`mcpmux
+// dashboard` asks for one with mcpmux/dashboard/login), kept in an HttpOnly, SameSite=Strict
+// cookie; or a request with one of the endpoint's bearer tokens. Every state-changing action is
+// a POST carrying the session's CSRF token, and is a control method: the page does nothing the
+// CLI cannot. The page, its style and script come from the binary, under a strict
+// Content-Security-Policy, and load nothing from anywhere else. Live state comes as server-sent
+// events: the status whenever the daemon's state changes, and every two seconds for the counts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/control.hpp"
+#include "transports/http_endpoint.hpp"
+
+namespace mcpmux {
+
+class manager;
+
+class dashboard final : public control_extension {
+ public:
+  explicit dashboard(manager& m) : m_(m) {}
+
+  /// The endpoint's address once it is bound ("http://127.0.0.1:PORT").
+  void set_base_url(std::string url) { base_url_ = std::move(url); }
+  /// The daemon's state changed: open pages hear of it.
+  void changed() { ++version_; }
+  /// Answers a request of the endpoint's web side.
+  web_response handle(const web_request& r);
+
+  // control_extension: mcpmux/dashboard/login → {"url"}: a one-time link, good for 2 minutes.
+  std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
+                                                             const json::object& params) override;
+  void describe(const std::string&, json::object&) const override {}
+
+ private:
+  struct browser {
+    std::string csrf;
+    std::chrono::steady_clock::time_point expires;
+  };
+  /// The browser session the request's cookie names (null: none, or expired).
+  const browser* session_of(const web_request& r);
+  web_response page(const browser& b) const;
+  web_response login(const web_request& r);
+  web_response events() const;
+  web_response action(const web_request& r, const browser* b);
+  std::string status_json() const;
+
+  manager& m_;
+  std::string base_url_;
+  std::uint64_t version_ = 1;
+  std::map<std::string, std::chrono::steady_clock::time_point> codes_;  ///< one-time login codes
+  std::map<std::string, browser> browsers_;                             ///< by cookie value
+};
+
+/// The page's three parts, served from the binary (daemon/dashboard_page.cpp).
+extern const std::string_view dashboard_html;  ///< with "{{CSRF}}" where the CSRF token goes
+extern const std::string_view dashboard_css;
+extern const std::string_view dashboard_js;
+
+}  // namespace mcpmux

@@ -1,0 +1,236 @@
+// The dashboard's page, style and script, served from the binary (daemon/dashboard.hpp). Plain
+// HTML that works with the keyboard and at 200 % zoom, light and dark; the script builds the
+// DOM from the status events without innerHTML, so nothing a server says can become markup.
+#include "daemon/dashboard.hpp"
+
+namespace mcpmux {
+
+const std::string_view dashboard_html = R"page(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="{{CSRF}}">
+<link rel="icon" href="data:,">
+<title>mcpmux</title>
+<link rel="stylesheet" href="/dashboard.css">
+<script src="/dashboard.js" defer></script>
+</head>
+<body>
+<header>
+  <h1>mcpmux</h1>
+  <p id="summary" aria-live="polite">Connecting to the daemon…</p>
+  <button id="reload" type="button">Reload config</button>
+</header>
+<p id="message" role="status" aria-live="polite"></p>
+<main>
+  <section aria-labelledby="servers-h">
+    <h2 id="servers-h">Servers</h2>
+    <div class="scroll"><table id="servers">
+      <thead><tr><th scope="col">Server</th><th scope="col">State</th><th scope="col">Actions</th>
+        <th scope="col">Era</th><th scope="col">PID</th><th scope="col">Up</th>
+        <th scope="col">Restarts</th><th scope="col">Tools</th><th scope="col">Calls</th>
+        <th scope="col">p50 / p99</th><th scope="col">Last error</th></tr></thead>
+      <tbody></tbody>
+    </table></div>
+  </section>
+  <section id="held-section" hidden aria-labelledby="held-h">
+    <h2 id="held-h">Held back by trust: <span id="held-server"></span></h2>
+    <div id="held"></div>
+  </section>
+  <section id="log-section" hidden aria-labelledby="log-h">
+    <h2 id="log-h">Log of <span id="log-server"></span></h2>
+    <pre id="log" tabindex="0"></pre>
+  </section>
+  <section aria-labelledby="clients-h">
+    <h2 id="clients-h">Clients</h2>
+    <div class="scroll"><table id="clients">
+      <thead><tr><th scope="col">Id</th><th scope="col">Transport</th><th scope="col">Era</th>
+        <th scope="col">Profile</th><th scope="col">Client</th><th scope="col">Program</th></tr></thead>
+      <tbody></tbody>
+    </table></div>
+  </section>
+</main>
+</body>
+</html>
+)page";
+
+const std::string_view dashboard_css =
+    R"css(:root { color-scheme: light dark; --bg: #fff; --fg: #1b1b1f; --muted: #5c5c66;
+  --line: #d8d8de; --up: #1a7f37; --down: #c62828; --wait: #9a6700; --off: #6e7781; --focus: #0a58ca; }
+@media (prefers-color-scheme: dark) { :root { --bg: #16161a; --fg: #e8e8ee; --muted: #a0a0ab;
+  --line: #34343c; --up: #4ac26b; --down: #ff6b6b; --wait: #e3b341; --off: #8b949e; --focus: #6ea8fe; } }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 90rem; padding: 1rem; background: var(--bg); color: var(--fg);
+  font: 1rem/1.45 system-ui, sans-serif; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: baseline; }
+h1 { font-size: 1.5rem; margin: 0; } h2 { font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
+#summary, #message { color: var(--muted); margin: .25rem 0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.state { font-weight: 600; white-space: nowrap; }
+.state::before { content: "●"; margin-right: .3rem; }
+.up { color: var(--up); } .down { color: var(--down); } .wait { color: var(--wait); } .off { color: var(--off); }
+.error { min-width: 14rem; max-width: 28rem; overflow-wrap: anywhere; }
+.actions { white-space: nowrap; }
+details { margin-top: .25rem; } pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;
+  padding: .5rem; border: 1px solid var(--line); max-height: 24rem; overflow: auto; }
+button { font: inherit; padding: .2rem .7rem; margin: 0 .3rem .3rem 0; border: 1px solid var(--line);
+  border-radius: .3rem; background: transparent; color: inherit; cursor: pointer; }
+button:focus-visible, pre:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+del { color: var(--down); } ins { color: var(--up); text-decoration: none; font-weight: 600; }
+)css";
+
+const std::string_view dashboard_js = R"js('use strict';
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const $ = (id) => document.getElementById(id);
+
+// An element with text children only: nothing a server says can become markup.
+function el(tag, props = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'on') for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function say(text) { $('message').textContent = text; }
+
+async function act(method, params = {}) {
+  const r = await fetch('/dashboard/action', {
+    method: 'POST', credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+    body: JSON.stringify({ method, params }),
+  });
+  const answer = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+  if (answer.error) {
+    const e = new Error(answer.error.message ?? answer.error);
+    e.data = answer.error.data;
+    throw e;
+  }
+  return answer.result;
+}
+
+const stateClass = (s) => s === 'ready' ? 'up' : s === 'disabled' || s === 'stopped' ? 'off'
+  : s === 'needs_login' ? 'wait' : 'down';
+const ms = (v) => v === null || v === undefined ? '–' : v < 1000 ? `${v} ms` : v < 60000
+  ? `${(v / 1000).toFixed(1)} s` : v < 3600000 ? `${Math.floor(v / 60000)} min` : `${(v / 3600000).toFixed(1)} h`;
+const us = (v) => v === null || v === undefined ? '–' : v < 1000 ? `${v} µs` : `${(v / 1000).toFixed(1)} ms`;
+
+const rows = new Map(); // server name → its row's cells, kept so that focus stays on its buttons
+
+function serverRow(s) {
+  const cells = {};
+  const td = (key, cls) => (cells[key] = el('td', cls ? { class: cls } : {}));
+  const row = el('tr', {}, el('th', { scope: 'row' }, s.name), td('state'), td('actions', 'actions'),
+    td('era'), td('pid', 'num'), td('up', 'num'), td('restarts', 'num'), td('tools', 'num'),
+    td('calls', 'num'), td('lat', 'num'), td('error', 'error'));
+  cells.actions.append(
+    el('button', { type: 'button', 'aria-label': `Restart ${s.name}`, on: { click: () => restart(s.name) } }, 'Restart'),
+    el('button', { type: 'button', 'aria-label': `Log of ${s.name}`, on: { click: () => showLog(s.name) } }, 'Log'));
+  cells.approve = el('button', { type: 'button', 'aria-label': `Review what ${s.name} holds back`, on: { click: () => showHeld(s.name) } }, 'Review');
+  cells.login = el('button', { type: 'button', 'aria-label': `Log in to ${s.name}`, on: { click: () => login(s.name) } }, 'Log in');
+  cells.actions.append(cells.approve, cells.login);
+  row.dataset.server = s.name;
+  cells.row = row;
+  return cells;
+}
+
+function render(st) {
+  const ready = st.servers.filter((s) => s.state === 'ready').length;
+  $('summary').textContent = `${ready} of ${st.servers.length} servers ready · ${st.tools} tools · ` +
+    `${st.sessions.filter((c) => c.era !== 'unknown').length} clients · pid ${st.pid} · up ${ms(st.uptime_ms)}`;
+  const body = $('servers').tBodies[0];
+  const seen = new Set();
+  for (const s of st.servers) {
+    seen.add(s.name);
+    let c = rows.get(s.name);
+    if (!c) rows.set(s.name, (c = serverRow(s)));
+    body.append(c.row); // in status order
+    c.row.dataset.state = s.state;
+    c.state.className = `state ${stateClass(s.state)}`;
+    c.state.textContent = s.crash_looping ? `${s.state} (crash loop)` : s.state;
+    c.era.textContent = s.era ?? '–';
+    c.pid.textContent = s.pid ?? '–';
+    c.up.textContent = ms(s.uptime_ms);
+    c.restarts.textContent = s.restarts;
+    c.tools.textContent = s.quarantined ? `${s.tools} (${s.quarantined} held)` : s.tools;
+    c.calls.textContent = `${s.calls}${s.errors ? ` (${s.errors} failed)` : ''}`;
+    c.lat.textContent = `${us(s.latency_p50_us)} / ${us(s.latency_p99_us)}`;
+    c.error.replaceChildren(s.last_error ?? '');
+    if (s.stderr_tail?.length) c.error.append(el('details', {}, el('summary', {}, 'stderr'), el('pre', {}, s.stderr_tail.join('\n'))));
+    c.approve.hidden = !s.quarantined;
+    c.login.hidden = !(s.auth && s.state === 'needs_login');
+  }
+  for (const [name, c] of rows) if (!seen.has(name)) { c.row.remove(); rows.delete(name); }
+  const clients = $('clients').tBodies[0];
+  clients.replaceChildren(...st.sessions.filter((c) => c.era !== 'unknown').map((c) => el('tr', {},
+    el('td', { class: 'num' }, c.id), el('td', {}, c.transport + (c.token ? ` (token ${c.token})` : '')), el('td', {}, c.era),
+    el('td', {}, c.profile ?? 'everything'), el('td', {}, c.client ?? '–'),
+    el('td', {}, c.agent_program ?? c.program ?? '–'))));
+}
+
+async function restart(server) {
+  try { await act('mcpmux/restart', { server }); say(`${server}: restarting`); } catch (e) { say(`${server}: ${e.message}`); }
+}
+
+async function showLog(server) {
+  try {
+    const r = await act('mcpmux/logs', { server, lines: 200 });
+    $('log-server').textContent = server;
+    $('log').textContent = r.lines.join('\n');
+    $('log-section').hidden = false;
+    $('log').focus();
+  } catch (e) { say(`${server}: ${e.message}`); }
+}
+
+async function login(server) {
+  try {
+    const r = await act('mcpmux/auth/login', { server });
+    say(r.url ? `${server}: log in at ${r.url}` : `${server}: login started`);
+    if (r.url) window.open(r.url, '_blank', 'noopener');
+  } catch (e) { say(`${server}: ${e.message}`); }
+}
+
+async function showHeld(server) {
+  try {
+    const r = await act('mcpmux/quarantine', { server, diff: true });
+    const items = r.servers[0]?.items ?? [];
+    const expected = Object.fromEntries(items.map((i) => [i.name, i.offered]));
+    $('held-server').textContent = server;
+    $('held').replaceChildren(...items.map((i) => el('div', {},
+      el('h3', {}, `${i.kind} ${i.name}: ${i.why}${i.was ? ` (from ${i.was})` : ''}`),
+      ...(i.diff ?? []).map((f) => el('p', {}, el('code', {}, f.field), ': ',
+        ...f.runs.map((run) => run.op === '=' ? run.text : el(run.op === '-' ? 'del' : 'ins', {}, run.text)))))),
+    el('button', { type: 'button', on: { click: async () => {
+      try {
+        const a = await act('mcpmux/trust', { server, all: true, expected });
+        say(`${server}: approved ${a.approved.join(', ') || 'nothing'}${a.skipped.length ? `; changed again: ${a.skipped.join(', ')}` : ''}`);
+        $('held-section').hidden = true;
+      } catch (e) { say(`${server}: ${e.message}`); }
+    } } }, `Approve all of ${server}`));
+    $('held-section').hidden = false;
+  } catch (e) { say(`${server}: ${e.message}`); }
+}
+
+$('reload').addEventListener('click', async () => {
+  try {
+    const r = await act('mcpmux/reload');
+    say(`Reloaded: ${r.added.length} added, ${r.removed.length} removed, ${r.changed.length} changed`);
+  } catch (e) {
+    say(`The config was not loaded: ${(e.data?.errors ?? [e.message]).join('; ')}`);
+  }
+});
+
+const events = new EventSource('/dashboard/events');
+events.addEventListener('status', (e) => render(JSON.parse(e.data)));
+events.addEventListener('error', () => { $('summary').textContent = 'The daemon is not answering; trying again…'; });
+)js";
+
+}  // namespace mcpmux

@@ -1,0 +1,128 @@
+// The dashboard in a real browser: Debian's chromium, headless, driven by puppeteer-core. The
+// page opens from the one-time link `mcpmux dashboard` prints, loads with no console error,
+// turns a killed server red and back to green within seconds, restarts a server from its
+// button, and refuses a POST without the CSRF token and one from another origin. Screenshots
+// go to build/test-output/dashboard/.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import puppeteer from 'puppeteer-core';
+import { HERE, fakeServer, freePort, mcpmux, startDaemon, waitFor } from './harness.mjs';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = path.resolve(HERE, '../../build/test-output/dashboard');
+
+describe('the dashboard in a real browser', () => {
+  let d, browser, page, base, cookie;
+  const errors = [];
+  const pidOf = async (name) => (await d.status()).servers.find((s) => s.name === name)?.pid;
+  const rowState = (name) => page.$eval(`#servers tr[data-server="${name}"] .state`, (e) => e.className);
+
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (scripts/install-deps installs chromium)`);
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    d = await startDaemon({
+      daemon: { http: `127.0.0.1:${port}` },
+      // slow: 1.5 s to come back after a kill, long enough to be seen down.
+      servers: { slow: fakeServer({ args: ['--init-delay-ms', '1500'] }), quick: fakeServer() },
+    });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
+    page = await browser.newPage();
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    page.on('pageerror', (e) => errors.push(String(e)));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await d?.stop();
+  });
+
+  it('opens from the one-time link and shows every server, with nothing from elsewhere', async () => {
+    const link = await mcpmux(d.socket, ['dashboard', '--no-browser']);
+    assert.equal(link.code, 0, link.stderr);
+    const url = link.stdout.trim();
+    assert.match(url, new RegExp(`^${base}/login\\?code=[0-9a-f]{64}$`));
+    const res = await page.goto(url, { waitUntil: 'load' });
+    assert.equal(new URL(page.url()).pathname, '/');
+    assert.match(res.headers()['content-security-policy'], /default-src 'none'; script-src 'self'/);
+    await page.waitForSelector('#servers tr[data-server="quick"][data-state="ready"]');
+    await page.waitForSelector('#servers tr[data-server="slow"][data-state="ready"]');
+    await page.screenshot({ path: path.join(SHOTS, 'ready.png'), fullPage: true });
+    assert.match(await page.$eval('#summary', (e) => e.textContent), /2 of 2 servers ready/);
+    // The session cookie is HttpOnly (the page's script cannot read it) and the link is spent.
+    assert.equal(await page.evaluate(() => document.cookie), '');
+    [cookie] = await browser.cookies();
+    assert.equal(cookie.name, 'mcpmux_dashboard');
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.equal((await fetch(url, { redirect: 'manual' })).status, 403);
+    assert.equal((await fetch(`${base}/`)).status, 401);
+    // The whole page is small.
+    const sizes = await Promise.all(['/', '/dashboard.css', '/dashboard.js'].map(async (p) =>
+      (await (await fetch(`${base}${p}`, { headers: { cookie: `${cookie.name}=${cookie.value}` } })).text()).length));
+    assert.ok(sizes.reduce((a, b) => a + b) < 100 * 1024, `${sizes}`);
+  });
+
+  it('a killed server turns red, then green again, without a reload of the page', async () => {
+    const pid = await pidOf('slow');
+    process.kill(pid, 'SIGKILL');
+    await page.waitForFunction(() => document.querySelector('#servers tr[data-server="slow"] .state')?.classList.contains('down'), { timeout: 5000 });
+    await page.screenshot({ path: path.join(SHOTS, 'down.png'), fullPage: true });
+    await page.waitForFunction(() => document.querySelector('#servers tr[data-server="slow"] .state')?.classList.contains('up'), { timeout: 10000 });
+    assert.notEqual(await pidOf('slow'), pid);
+    assert.match(await rowState('quick'), /up/);
+  });
+
+  it('the restart button restarts its server', async () => {
+    const pid = await pidOf('quick');
+    await page.click('button[aria-label="Restart quick"]');
+    assert.ok(await waitFor(async () => { const now = await pidOf('quick'); return now && now !== pid; }, 5000));
+    await page.waitForFunction(() => /quick: restarting/.test(document.querySelector('#message').textContent));
+    // Everything so far went without a console error (the refusals below log their 403s).
+    assert.deepEqual(errors, [], `console errors: ${errors.join('\n')}`);
+  });
+
+  it('refuses an action without the CSRF token or from another origin', async () => {
+    const body = JSON.stringify({ method: 'mcpmux/restart', params: { server: 'quick' } });
+    // From the page itself, without the token: 403.
+    const fromPage = await page.evaluate(async (b) => (await fetch('/dashboard/action', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: b })).status, body);
+    assert.equal(fromPage, 403);
+    // With the cookie and the token, but another Origin (a site the browser visited): 403.
+    const csrf = await page.$eval('meta[name="csrf-token"]', (e) => e.content);
+    const other = await fetch(`${base}/dashboard/action`, {
+      method: 'POST',
+      headers: { cookie: `${cookie.name}=${cookie.value}`, 'x-csrf-token': csrf, 'content-type': 'application/json', origin: 'http://evil.example' },
+      body,
+    });
+    assert.equal(other.status, 403);
+    // A form post (no JSON) with both: refused too; and a method the page may not call.
+    const form = await fetch(`${base}/dashboard/action`, {
+      method: 'POST', headers: { cookie: `${cookie.name}=${cookie.value}`, 'x-csrf-token': csrf, 'content-type': 'text/plain' }, body,
+    });
+    assert.equal(form.status, 415);
+    const notAllowed = await page.evaluate(async (t) => (await fetch('/dashboard/action', {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': t },
+      body: JSON.stringify({ method: 'mcpmux/dashboard/login' }) })).status, csrf);
+    assert.equal(notAllowed, 403);
+  });
+
+  it('reload shows the errors of an invalid config and changes nothing', async () => {
+    const { writeFileSync, readFileSync } = await import('node:fs');
+    const good = readFileSync(d.configFile, 'utf8');
+    writeFileSync(d.configFile, `${good}\n[servers.broken]\ncomand = "x"\n`);
+    await page.click('#reload');
+    await page.waitForFunction(() => /not loaded: .*comand/.test(document.querySelector('#message').textContent), { timeout: 5000 });
+    await page.screenshot({ path: path.join(SHOTS, 'reload-error.png'), fullPage: true });
+    writeFileSync(d.configFile, good);
+    assert.equal((await d.status()).servers.length, 2);
+    assert.ok(errors.every((e) => /status of 403/.test(e)), `console errors: ${errors.join('\n')}`);
+  });
+});
