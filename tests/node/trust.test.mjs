@@ -143,6 +143,12 @@ test('on_change = "warn" shows a change with a warning; trust = "ask" holds a ne
     assert.match(d.log(), /warning.*tool read_notes of loose changed since it was trusted; pinned anew \(on_change = warn\)/);
     assert.equal((await serverStatus(d, 'loose')).quarantined, 0);
 
+    // (Approved is what was shown: wait until both of careful's lists are the new ones, else an
+    // item that changes between the listing and the approval is rightly skipped.)
+    const offered = async () => JSON.parse((await mcpmux(d.socket, ['trust', 'careful', '--json'])).stdout)[0]
+      ?.items.find((i) => i.name === 'summary')?.offered ?? '';
+    assert.ok(await waitFor(async () => (await offered()).includes('evil.test'), 5000));
+    assert.ok(await waitFor(async () => (await serverStatus(d, 'careful'))?.quarantined === 4, 5000));
     const ok = await mcpmux(d.socket, ['trust', 'careful', '--all']);
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /careful is trusted/);
