@@ -376,6 +376,20 @@ int run_daemon(const daemon_options& opt) {
   };
   wait_hup();
 
+  // The dashboard's last hour: each server's calls and latency once a minute.
+  asio::steady_timer sampler(io);
+  std::function<void()> sample;
+  if (board_ptr) {
+    sample = [&] {
+      board.sample();
+      sampler.expires_after(dashboard::sample_interval);
+      sampler.async_wait([&](boost::system::error_code ec) {
+        if (!ec) sample();
+      });
+    };
+    sample();
+  }
+
   asio::steady_timer watchdog(io);
   std::function<void()> pet;
   if (auto interval = sd_watchdog_interval()) {
@@ -414,6 +428,7 @@ int run_daemon(const daemon_options& opt) {
     if (watch) watch->close();
     hup.cancel();
     watchdog.cancel();
+    sampler.cancel();
     listener->close();
     if (http) http->close();
     mgr.close_sessions();

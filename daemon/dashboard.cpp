@@ -180,8 +180,54 @@ web_response dashboard::page(const browser& b) const {
   return text(200, std::move(html), "text/html; charset=utf-8");
 }
 
+// The status, with each server's last hour for the sparklines.
 std::string dashboard::status_json() const {
-  return json::serialize(std::get<json::value>(m_.control("mcpmux/status", {}, 0)));
+  auto status = std::get<json::value>(m_.control("mcpmux/status", {}, 0));
+  if (auto* o = status.if_object()) (*o)["history"] = history_json();
+  return json::serialize(status);
+}
+
+void dashboard::sample() {
+  const auto status = std::get<json::value>(m_.control("mcpmux/status", {}, 0));
+  const auto* servers = status.as_object().if_contains("servers");
+  if (!servers || !servers->is_array()) return;
+  std::map<std::string, history, std::less<>> next;
+  for (const auto& s : servers->get_array()) {
+    const auto& o = s.as_object();
+    const std::string name(o.at("name").as_string());
+    auto& h = next[name];
+    if (auto it = history_.find(name); it != history_.end()) h = std::move(it->second);
+    const auto calls = o.at("calls").to_number<std::int64_t>();
+    const auto errors = o.at("errors").to_number<std::int64_t>();
+    // A restart of the daemon's count (a new upstream after a reload) is a fresh start.
+    const bool known = h.calls_total >= 0 && calls >= h.calls_total;
+    h.calls.push_back(known ? calls - h.calls_total : 0);
+    h.errors.push_back(known ? std::max<std::int64_t>(0, errors - h.errors_total) : 0);
+    const auto* p50 = o.if_contains("latency_p50_us");
+    h.p50_us.push_back(p50 && p50->is_number() ? p50->to_number<std::int64_t>() : -1);
+    h.calls_total = calls;
+    h.errors_total = errors;
+    for (auto* q : {&h.calls, &h.errors, &h.p50_us})
+      while (q->size() > samples_kept) q->pop_front();
+  }
+  history_ = std::move(next);  // servers gone are forgotten
+  changed();
+}
+
+json::object dashboard::history_json() const {
+  json::object out;
+  for (const auto& [name, h] : history_) {
+    auto array = [](const std::deque<std::int64_t>& q) {
+      json::array a;
+      for (auto v : q) a.push_back(v);
+      return a;
+    };
+    out[name] = json::object{{"interval_s", sample_interval.count()},
+                             {"calls", array(h.calls)},
+                             {"errors", array(h.errors)},
+                             {"p50_us", array(h.p50_us)}};
+  }
+  return out;
 }
 
 // The status at once, then whenever the daemon's state changes, and every two seconds for the

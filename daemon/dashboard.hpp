@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,11 @@ class dashboard final : public control_extension {
   void changed() { ++version_; }
   /// Answers a request of the endpoint's web side.
   web_response handle(const web_request& r);
+  /// Takes a minute's figures of every server (the daemon calls it every sample_interval): the
+  /// page draws the last hour of them.
+  void sample();
+  static constexpr std::chrono::seconds sample_interval{60};
+  static constexpr std::size_t samples_kept = 60;
 
   // control_extension: mcpmux/dashboard/login → {"url"}: a one-time link, good for 2 minutes.
   std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
@@ -55,6 +61,13 @@ class dashboard final : public control_extension {
   std::uint64_t version_ = 1;
   std::map<std::string, std::chrono::steady_clock::time_point> codes_;  ///< one-time login codes
   std::map<std::string, browser> browsers_;                             ///< by cookie value
+  /// One server's last hour: calls and failed calls per interval, p50 in µs (-1: none).
+  struct history {
+    std::int64_t calls_total = -1, errors_total = 0;  ///< at the last sample
+    std::deque<std::int64_t> calls, errors, p50_us;
+  };
+  std::map<std::string, history, std::less<>> history_;
+  json::object history_json() const;
 };
 
 /// The page's three parts, served from the binary (daemon/dashboard_page.cpp).

@@ -30,7 +30,7 @@ const std::string_view dashboard_html = R"page(<!doctype html>
       <thead><tr><th scope="col">Server</th><th scope="col">State</th><th scope="col">Actions</th>
         <th scope="col">Era</th><th scope="col">PID</th><th scope="col">Up</th>
         <th scope="col">Restarts</th><th scope="col">Tools</th><th scope="col">Calls</th>
-        <th scope="col">p50 / p99</th><th scope="col">Last error</th></tr></thead>
+        <th scope="col">p50 / p99</th><th scope="col">Last hour</th><th scope="col">Last error</th></tr></thead>
       <tbody></tbody>
     </table></div>
   </section>
@@ -76,6 +76,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .up { color: var(--up); } .down { color: var(--down); } .wait { color: var(--wait); } .off { color: var(--off); }
 .error { min-width: 14rem; max-width: 28rem; overflow-wrap: anywhere; }
 .actions { white-space: nowrap; }
+.spark .base { stroke: var(--line); } .spark .calls { fill: var(--muted); } .spark .lat { fill: none; stroke: var(--focus); stroke-width: 1.5; }
 details { margin-top: .25rem; } pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;
   padding: .5rem; border: 1px solid var(--line); max-height: 24rem; overflow: auto; }
 button { font: inherit; padding: .2rem .7rem; margin: 0 .3rem .3rem 0; border: 1px solid var(--line);
@@ -123,6 +124,37 @@ const ms = (v) => v === null || v === undefined ? '–' : v < 1000 ? `${v} ms` :
   ? `${(v / 1000).toFixed(1)} s` : v < 3600000 ? `${Math.floor(v / 60000)} min` : `${(v / 3600000).toFixed(1)} h`;
 const us = (v) => v === null || v === undefined ? '–' : v < 1000 ? `${v} µs` : `${(v / 1000).toFixed(1)} ms`;
 
+// The last hour as inline SVG: calls per minute (bars) and p50 latency (line), each scaled to its
+// own highest value; the numbers are in its label.
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+function sparkline(h) {
+  if (!h || !h.calls.length) return '–';
+  const n = 60, w = 120, ht = 24, step = w / n;
+  const calls = h.calls, lat = h.p50_us.map((v) => Math.max(v, 0));
+  const maxCalls = Math.max(1, ...calls), maxLat = Math.max(1, ...lat);
+  const total = calls.reduce((a, b) => a + b, 0);
+  const label = `last ${calls.length} min: ${total} calls, at most ${Math.max(...calls)} a minute` +
+    (Math.max(...lat) > 0 ? `; p50 up to ${us(Math.max(...lat))}` : '');
+  const s = svg('svg', { class: 'spark', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img', 'aria-label': label });
+  s.append(svg('title', {}));
+  s.firstChild.textContent = label;
+  s.append(svg('line', { x1: 0, y1: ht - 0.5, x2: w, y2: ht - 0.5, class: 'base' }));
+  const x0 = (n - calls.length) * step;
+  calls.forEach((v, i) => {
+    if (!v) return;
+    const bh = Math.max(1, (v / maxCalls) * (ht - 2));
+    s.append(svg('rect', { x: x0 + i * step, y: ht - bh, width: Math.max(1, step - 0.5), height: bh, class: 'calls' }));
+  });
+  const pts = lat.map((v, i) => v > 0 ? `${x0 + i * step + step / 2},${ht - 1 - (v / maxLat) * (ht - 4)}` : null).filter(Boolean);
+  if (pts.length > 1) s.append(svg('polyline', { points: pts.join(' '), class: 'lat' }));
+  return s;
+}
+
 const rows = new Map(); // server name → its row's cells, kept so that focus stays on its buttons
 
 function serverRow(s) {
@@ -130,7 +162,7 @@ function serverRow(s) {
   const td = (key, cls) => (cells[key] = el('td', cls ? { class: cls } : {}));
   const row = el('tr', {}, el('th', { scope: 'row' }, s.name), td('state'), td('actions', 'actions'),
     td('era'), td('pid', 'num'), td('up', 'num'), td('restarts', 'num'), td('tools', 'num'),
-    td('calls', 'num'), td('lat', 'num'), td('error', 'error'));
+    td('calls', 'num'), td('lat', 'num'), td('spark'), td('error', 'error'));
   cells.actions.append(
     el('button', { type: 'button', 'aria-label': `Restart ${s.name}`, on: { click: () => restart(s.name) } }, 'Restart'),
     el('button', { type: 'button', 'aria-label': `Log of ${s.name}`, on: { click: () => showLog(s.name) } }, 'Log'));
@@ -163,6 +195,7 @@ function render(st) {
     c.tools.textContent = s.quarantined ? `${s.tools} (${s.quarantined} held)` : s.tools;
     c.calls.textContent = `${s.calls}${s.errors ? ` (${s.errors} failed)` : ''}`;
     c.lat.textContent = `${us(s.latency_p50_us)} / ${us(s.latency_p99_us)}`;
+    c.spark.replaceChildren(sparkline(st.history?.[s.name]));
     c.error.replaceChildren(s.last_error ?? '');
     if (s.stderr_tail?.length) c.error.append(el('details', {}, el('summary', {}, 'stderr'), el('pre', {}, s.stderr_tail.join('\n'))));
     c.approve.hidden = !s.quarantined;

@@ -35,6 +35,7 @@ describe('the dashboard in a real browser', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
     });
     page = await browser.newPage();
+    await page.setViewport({ width: 1440, height: 900 });
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     page.on('pageerror', (e) => errors.push(String(e)));
   });
@@ -56,6 +57,10 @@ describe('the dashboard in a real browser', () => {
     await page.waitForSelector('#servers tr[data-server="slow"][data-state="ready"]');
     await page.screenshot({ path: path.join(SHOTS, 'ready.png'), fullPage: true });
     assert.match(await page.$eval('#summary', (e) => e.textContent), /2 of 2 servers ready/);
+    // The last hour: a sparkline per server, its figures in its accessible name (the daemon took
+    // its first minute's sample at start: no calls yet).
+    const spark = await page.$eval('#servers tr[data-server="quick"] svg.spark', (e) => e.getAttribute('aria-label'));
+    assert.match(spark, /^last 1 min: 0 calls, at most 0 a minute$/);
     // The session cookie is HttpOnly (the page's script cannot read it) and the link is spent.
     assert.equal(await page.evaluate(() => document.cookie), '');
     [cookie] = await browser.cookies();
