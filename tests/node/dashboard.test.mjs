@@ -94,6 +94,29 @@ describe('the dashboard in a real browser', () => {
     assert.deepEqual(errors, [], `console errors: ${errors.join('\n')}`);
   });
 
+  it('works with the keyboard alone, and reflows at 200 % zoom', async () => {
+    // Tab to quick's Restart button and press Enter: the server restarts.
+    const pid = await pidOf('quick');
+    let focused = '';
+    for (let i = 0; i < 20 && focused !== 'Restart quick'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
+    }
+    assert.equal(focused, 'Restart quick');
+    // (Focus is visible: the button has an outline while focused from the keyboard.)
+    assert.notEqual(await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle), 'none');
+    await page.keyboard.press('Enter');
+    assert.ok(await waitFor(async () => { const now = await pidOf('quick'); return now && now !== pid; }, 5000));
+    // 200 % zoom is half the width in CSS pixels: the page reflows, and only the tables scroll
+    // sideways inside their own box.
+    await page.setViewport({ width: 720, height: 900 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window`);
+    await page.screenshot({ path: path.join(SHOTS, 'zoom-200.png'), fullPage: true });
+    await page.setViewport({ width: 1440, height: 900 });
+    await page.waitForSelector('#servers tr[data-server="quick"][data-state="ready"]');
+  });
+
   it('refuses an action without the CSRF token or from another origin', async () => {
     const body = JSON.stringify({ method: 'mcpmux/restart', params: { server: 'quick' } });
     // From the page itself, without the token: 403.
