@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 
 #include "config/config.hpp"
 #include "config/files.hpp"
@@ -59,6 +60,17 @@ struct state_store::impl {
     sqlite3_finalize(insert.s);
     insert.s = nullptr;
     sqlite3_close(db);
+  }
+  /// Runs `sql` with the text parameters `params` (?1, ?2, …), calling `row` for each row.
+  template <class Row>
+  void read(const char* sql, std::initializer_list<std::string_view> params, Row row) const {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return;
+    int i = 0;
+    for (auto p : params)
+      sqlite3_bind_text(s, ++i, p.data(), static_cast<int>(p.size()), SQLITE_TRANSIENT);
+    while (sqlite3_step(s) == SQLITE_ROW) row(s);
+    sqlite3_finalize(s);
   }
   /// Runs `step` for each of `rows` with `sql` prepared, in one transaction.
   template <class Row, class Bind>
@@ -225,12 +237,9 @@ std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms) {
 
 std::vector<cached_tools_row> state_store::cached_tools() const {
   std::vector<cached_tools_row> out;
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(impl_->db, "SELECT server, config_hash, doc FROM tool_cache", -1, &s,
-                         nullptr) != SQLITE_OK)
-    return out;
-  while (sqlite3_step(s) == SQLITE_ROW) out.push_back({column(s, 0), column(s, 1), column(s, 2)});
-  sqlite3_finalize(s);
+  impl_->read("SELECT server, config_hash, doc FROM tool_cache", {}, [&](sqlite3_stmt* s) {
+    out.push_back({column(s, 0), column(s, 1), column(s, 2)});
+  });
   return out;
 }
 
@@ -250,14 +259,10 @@ std::string state_store::put_cached_tools(const cached_tools_row& row) {
 
 std::vector<pin_row> state_store::pins(const std::string& server) const {
   std::vector<pin_row> out;
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(impl_->db, "SELECT kind, name, definition FROM pins WHERE server = ?1", -1,
-                         &s, nullptr) != SQLITE_OK)
-    return out;
-  bind(s, 1, server);
-  while (sqlite3_step(s) == SQLITE_ROW)
-    out.push_back({server, column(s, 0), column(s, 1), column(s, 2)});
-  sqlite3_finalize(s);
+  impl_->read("SELECT kind, name, definition FROM pins WHERE server = ?1", {server},
+              [&](sqlite3_stmt* s) {
+                out.push_back({server, column(s, 0), column(s, 1), column(s, 2)});
+              });
   return out;
 }
 
@@ -273,16 +278,9 @@ std::string state_store::put_pins(const std::vector<pin_row>& pins) {
 }
 
 bool state_store::trusted(const std::string& server, const std::string& config_hash) const {
-  sqlite3_stmt* s = nullptr;
   bool found = false;
-  if (sqlite3_prepare_v2(impl_->db,
-                         "SELECT 1 FROM trusted_servers WHERE server = ?1 AND config_hash = ?2", -1,
-                         &s, nullptr) == SQLITE_OK) {
-    bind(s, 1, server);
-    bind(s, 2, config_hash);
-    found = sqlite3_step(s) == SQLITE_ROW;
-  }
-  sqlite3_finalize(s);
+  impl_->read("SELECT 1 FROM trusted_servers WHERE server = ?1 AND config_hash = ?2",
+              {server, config_hash}, [&](sqlite3_stmt*) { found = true; });
   return found;
 }
 
