@@ -198,6 +198,42 @@ json::array control_plane::tool_table(std::string_view profile) const {
   return tools;
 }
 
+// Every tool `server` offers, in its own order, and what became of it: `shown` under its exposed
+// name, `hidden` by the server's `tools` filter, or `quarantined` by trust (with why); `changed`
+// when its definition changed since it was trusted and it is shown all the same.
+json::array control_plane::server_tools(const upstream& up) const {
+  std::unordered_map<std::string_view, std::string_view> exposed;  // original → exposed name
+  for (const auto& [name, r] : m_.exposed().routes(collection::tools))
+    if (r.server == up.name()) exposed.emplace(r.original, name);
+  std::unordered_map<std::string_view, const trust_item*> held;
+  for (const auto& q : m_.quarantined(up.name()))
+    if (q.c == collection::tools) held.emplace(q.name, &q);
+  json::array tools;
+  tools.reserve(up.tools().size());
+  for (const auto& t : up.tools()) {
+    const std::string original(t.at("name").get_string());
+    json::object row{{"name", nullptr},
+                     {"server", up.name()},
+                     {"original", original},
+                     {"description", first_line(t)}};
+    if (auto h = held.find(original); h != held.end()) {
+      row["state"] = "quarantined";
+      row["why"] = to_string(h->second->why);
+      if (!h->second->was.empty()) row["was"] = h->second->was;
+    } else if (auto e = exposed.find(original); e != exposed.end()) {
+      row["name"] = e->second;
+      row["state"] = "shown";
+    } else {
+      row["state"] = "hidden";
+    }
+    if (const auto* c = m_.changed_since_trust(up.name(), collection::tools, original))
+      row["changed"] = json::object{
+          {"why", to_string(c->why)}, {"time_ms", c->time_ms}, {"shown_by", c->shown_by}};
+    tools.push_back(std::move(row));
+  }
+  return tools;
+}
+
 std::variant<json::value, rpc_error> control_plane::handle(std::string_view method,
                                                            const json::object& params,
                                                            std::uint64_t session) {
@@ -207,6 +243,23 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
   }
   if (method == "mcpmux/tools") {
     const auto* p = params.if_contains("profile");
+    if (const auto* s = params.if_contains("server");
+        s && !(p && p->is_string() && !p->get_string().empty())) {
+      if (!s->is_string()) return bad_params("params.server must be a string");
+      auto up = m_.find_upstream(s->get_string());
+      if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
+      auto tools = server_tools(*up);
+      const auto* h = params.if_contains("hidden");
+      if (!(h && h->is_bool() && h->get_bool())) {  // what clients see, in name order
+        tools.erase(std::remove_if(tools.begin(), tools.end(),
+                                   [](const json::value& t) { return t.at("state") != "shown"; }),
+                    tools.end());
+        std::sort(tools.begin(), tools.end(), [](const json::value& a, const json::value& b) {
+          return a.at("name").get_string() < b.at("name").get_string();
+        });
+      }
+      return json::value(json::object{{"server", up->name()}, {"tools", std::move(tools)}});
+    }
     if (!p || (p->is_string() && p->get_string().empty()))
       return json::value(json::object{{"tools", tool_table()}});
     if (!p->is_string()) return bad_params("params.profile must be a string");
@@ -356,6 +409,7 @@ std::variant<json::value, rpc_error> control_plane::trust(const json::object& pa
 }
 
 void control_plane::on_log(const std::string& server, const std::string& line) {
+  for (auto* e : extensions_) e->on_log(server, line);
   auto it = followers_.find(server);
   if (it == followers_.end()) return;
   const auto text = make_notification("notifications/mcpmux/log",

@@ -18,6 +18,7 @@
 namespace mcpmux {
 
 class manager;
+class upstream;
 
 /// Control methods and status fields that live outside core, such as the daemon's OAuth logins
 /// (`mcpmux/auth/*` and each server's `auth`).
@@ -29,6 +30,8 @@ class control_extension {
       std::string_view method, const json::object& params) = 0;
   /// Adds what it knows of `server` to the server's status entry.
   virtual void describe(const std::string& server, json::object& entry) const = 0;
+  /// A line was added to `server`'s log.
+  virtual void on_log(const std::string& /*server*/, const std::string& /*line*/) {}
 };
 
 class control_plane {
@@ -45,6 +48,9 @@ class control_plane {
   /// mcpmux/tools: every exposed tool (of `profile` when given) with its server, original name
   /// and description's first line.
   json::array tool_table(std::string_view profile = {}) const;
+  /// mcpmux/tools {server, hidden: true}: every tool `up` offers with its `state` (shown, hidden
+  /// by its filter, quarantined by trust) and whether it `changed` since it was trusted.
+  json::array server_tools(const upstream& up) const;
 
   /// mcpmux/history: the audit log's entries.
   std::variant<json::value, rpc_error> history(const json::object& params);

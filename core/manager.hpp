@@ -188,6 +188,16 @@ class manager : public upstream_observer {
   /// What trust holds back of `server` (core/trust.hpp): its quarantined items, none when
   /// everything it offers is trusted.
   const std::vector<trust_item>& quarantined(std::string_view server) const;
+  /// A definition of `server` that changed since it was trusted and is shown all the same:
+  /// how it changed, when, and why it is shown (`on_change` "warn" or "accept", or "approved").
+  /// Kept while the daemon runs.
+  struct recent_change {
+    change_kind why = change_kind::changed;
+    std::int64_t time_ms = 0;
+    std::string shown_by;
+  };
+  const recent_change* changed_since_trust(std::string_view server, collection c,
+                                           const std::string& name) const;
   /// Whether `server` is trusted under its current configuration (first seen under trust =
   /// "auto", or approved whole).
   bool trusted(std::string_view server) const;
@@ -269,6 +279,7 @@ class manager : public upstream_observer {
     std::unordered_set<std::string> cached_held;  ///< the tools the cache leaves out
     std::array<std::unordered_set<std::string>, collection_count> held;
     std::vector<trust_item> quarantined;
+    std::map<std::pair<collection, std::string>, recent_change> changed;
   };
   std::map<std::string, server_trust, std::less<>> trust_;
   std::unordered_set<std::string> trust_warned_;  ///< "server\nkind\nname\ndefinition" warned of

@@ -70,7 +70,9 @@ void manager::judge(const std::string& name, upstream& up, server_trust& t) {
     log_.info("{}: trusted on first use of its configuration; {} definitions pinned", name,
               rows.size());
   }
+  const auto now = unix_now_ms();
   for (const auto& a : v.accepted) {
+    t.changed[{a.c, a.name}] = {a.why, now, std::string(to_string(up.config().on_change))};
     const auto line = fmt::format(
         "{} {} of {} {} since it was trusted; pinned anew (on_change = {})", mcpmux::info(a.c).noun,
         a.name, name, to_string(a.why), to_string(up.config().on_change));
@@ -128,6 +130,14 @@ const std::vector<trust_item>& manager::quarantined(std::string_view server) con
   return it == trust_.end() ? none : it->second.quarantined;
 }
 
+const manager::recent_change* manager::changed_since_trust(std::string_view server, collection c,
+                                                           const std::string& name) const {
+  auto t = trust_.find(server);
+  if (t == trust_.end()) return nullptr;
+  auto it = t->second.changed.find({c, name});
+  return it == t->second.changed.end() ? nullptr : &it->second;
+}
+
 std::variant<json::value, rpc_error> manager::approve(
     const std::string& server, const std::vector<std::string>& names, bool all,
     const std::map<std::string, std::string>& expected) {
@@ -153,6 +163,8 @@ std::variant<json::value, rpc_error> manager::approve(
       }
       rows.push_back({server, std::string(to_string(q.c)), q.name, q.offered});
       approved.push_back(json::string(q.name));
+      if (q.why != change_kind::untrusted)
+        it->second.changed[{q.c, q.name}] = {q.why, unix_now_ms(), "approved"};
     }
   for (const auto& n : names)
     if (!found.count(n)) not_held.push_back(json::string(n));

@@ -294,7 +294,30 @@ int run_daemon(const daemon_options& opt) {
     log.error("{}", error);
     return 1;
   }
-  std::shared_ptr<http_endpoint> http;  // [daemon] http: MCP over loopback Streamable HTTP
+  // [daemon] http: MCP over loopback Streamable HTTP, with the dashboard's page. Without it, the
+  // page alone is started on a free loopback port at the first `mcpmux dashboard`.
+  std::shared_ptr<http_endpoint> http;
+  board_ptr = &board;
+  auto open_http = [&](http_endpoint_options ho, std::string* error) {
+    ho.web = [&board](const web_request& r) { return board.handle(r); };
+    auto status = [&] {
+      return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
+    };
+    auto metrics = [&] {
+      return metrics_from_status(json::serialize(std::get<json::value>(
+          mgr.control("mcpmux/status", json::object{{"histograms", true}}, 0))));
+    };
+    return start_http_endpoint(
+        io, std::move(ho),
+        [&](std::shared_ptr<transport> t, std::string_view profile, std::string_view token) {
+          client_identity who;
+          who.transport = "http";
+          who.requested_profile = profile;
+          who.token = token;
+          session::start(mgr, std::move(t), next_session++, std::move(who));
+        },
+        status, metrics, error);
+  };
   if (const auto& d = mgr.current_config().daemon; !d.http.empty()) {
     if (d.http_auth_none)
       log.warn(
@@ -312,25 +335,8 @@ int run_daemon(const daemon_options& opt) {
         .max_requests_per_session = d.http_max_requests_per_session,
         .tool_param_headers =
             [&mgr](std::string_view tool) { return mgr.tool_param_headers(tool); },
-        .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; },
-        .web = [&board](const web_request& r) { return board.handle(r); }};
-    auto status = [&] {
-      return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
-    };
-    auto metrics = [&] {
-      return metrics_from_status(json::serialize(std::get<json::value>(
-          mgr.control("mcpmux/status", json::object{{"histograms", true}}, 0))));
-    };
-    http = start_http_endpoint(
-        io, std::move(ho),
-        [&](std::shared_ptr<transport> t, std::string_view profile, std::string_view token) {
-          client_identity who;
-          who.transport = "http";
-          who.requested_profile = profile;
-          who.token = token;
-          session::start(mgr, std::move(t), next_session++, std::move(who));
-        },
-        status, metrics, &error);
+        .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; }};
+    http = open_http(std::move(ho), &error);
     if (!http) {
       log.error("{}", error);
       listener->close();
@@ -339,7 +345,18 @@ int run_daemon(const daemon_options& opt) {
     // The page's address: the configured host, the bound port.
     const auto host = d.http.substr(0, d.http.rfind(':'));
     board.set_base_url(fmt::format("http://{}:{}", host, http->port()));
-    board_ptr = &board;
+  } else {
+    board.set_endpoint_starter([&]() -> std::string {
+      std::string why;
+      http = open_http({.address = "127.0.0.1:0", .serve_mcp = false}, &why);
+      if (!http) return why;
+      board.set_base_url(fmt::format("http://127.0.0.1:{}", http->port()));
+      log.info(
+          "the dashboard's page is at http://127.0.0.1:{}/ (the page alone: /mcp stays off "
+          "without [daemon] http)",
+          http->port());
+      return {};
+    });
   }
   log.info("mcpmuxd {} listening on {}{} ({} servers from {})", MCPMUX_VERSION, socket_path,
            inherited ? " (socket activation)" : "", mgr.current_config().servers.size(),
@@ -378,17 +395,14 @@ int run_daemon(const daemon_options& opt) {
 
   // The dashboard's last hour: each server's calls and latency once a minute.
   asio::steady_timer sampler(io);
-  std::function<void()> sample;
-  if (board_ptr) {
-    sample = [&] {
-      board.sample();
-      sampler.expires_after(dashboard::sample_interval);
-      sampler.async_wait([&](boost::system::error_code ec) {
-        if (!ec) sample();
-      });
-    };
-    sample();
-  }
+  std::function<void()> sample = [&] {
+    board.sample();
+    sampler.expires_after(dashboard::sample_interval);
+    sampler.async_wait([&](boost::system::error_code ec) {
+      if (!ec) sample();
+    });
+  };
+  sample();
 
   asio::steady_timer watchdog(io);
   std::function<void()> pet;

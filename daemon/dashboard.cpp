@@ -20,9 +20,9 @@ constexpr auto session_life = 12h;
 constexpr std::size_t max_codes = 16, max_browsers = 32;
 
 // The control methods the page may call: what it shows and what a person may do there.
-constexpr std::array<std::string_view, 7> page_methods = {
-    "mcpmux/restart", "mcpmux/reload",     "mcpmux/quarantine", "mcpmux/trust",
-    "mcpmux/logs",    "mcpmux/auth/login", "mcpmux/auth/logout"};
+constexpr std::array<std::string_view, 8> page_methods = {
+    "mcpmux/restart", "mcpmux/reload",     "mcpmux/quarantine",  "mcpmux/trust",
+    "mcpmux/logs",    "mcpmux/auth/login", "mcpmux/auth/logout", "mcpmux/tools"};
 
 // Every answer of the web side: nothing from elsewhere, no framing, no sniffing, no caching.
 void harden(web_response& r) {
@@ -64,6 +64,11 @@ std::string_view value_of(std::string_view text, char sep, std::string_view name
   return {};
 }
 
+// One log line as a server-sent event: a JSON string, so that nothing in it can end the event.
+std::string line_event(std::string_view line) {
+  return "event: line\ndata: " + json::serialize(json::string(line)) + "\n\n";
+}
+
 // Equal in time independent of where they differ.
 bool same_secret(std::string_view a, std::string_view b) {
   if (a.size() != b.size() || a.empty()) return false;
@@ -88,6 +93,10 @@ void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
 std::optional<std::variant<json::value, rpc_error>> dashboard::handle(std::string_view method,
                                                                       const json::object&) {
   if (method != "mcpmux/dashboard/login") return std::nullopt;
+  if (base_url_.empty() && start_)
+    if (auto error = start_(); !error.empty())
+      return rpc_error{rpc_code::internal_error, "the dashboard's page did not start: " + error,
+                       nullptr};
   if (base_url_.empty())
     return rpc_error{rpc_code::invalid_params,
                      "the dashboard needs the HTTP endpoint: set [daemon] http = "
@@ -135,6 +144,8 @@ web_response dashboard::handle(const web_request& r) {
     }
   } else if (r.path == "/dashboard/events" && r.method == "GET") {
     out = b || !r.token.empty() ? events() : text(401, "not logged in\n");
+  } else if (r.path == "/dashboard/log" && r.method == "GET") {
+    out = b || !r.token.empty() ? follow_log(r) : text(401, "not logged in\n");
   } else if (r.path == "/dashboard/action") {
     out = action(r, b);
   } else {
@@ -183,7 +194,7 @@ web_response dashboard::page(const browser& b) const {
 // The status, with each server's last hour for the sparklines.
 std::string dashboard::status_json() const {
   auto status = std::get<json::value>(m_.control("mcpmux/status", {}, 0));
-  if (auto* o = status.if_object()) (*o)["history"] = history_json();
+  if (auto* o = status.if_object()) (*o)["history"] = history_json(*o);
   return json::serialize(status);
 }
 
@@ -214,18 +225,34 @@ void dashboard::sample() {
   changed();
 }
 
-json::object dashboard::history_json() const {
+json::object dashboard::history_json(const json::object& status) const {
+  // The counts now, for the minute so far.
+  std::map<std::string_view, const json::object*> now;
+  if (const auto* servers = status.if_contains("servers"); servers && servers->is_array())
+    for (const auto& s : servers->get_array())
+      if (const auto* o = s.if_object()) now.emplace(o->at("name").get_string(), o);
   json::object out;
   for (const auto& [name, h] : history_) {
     auto array = [](const std::deque<std::int64_t>& q) {
       json::array a;
+      a.reserve(q.size() + 1);
       for (auto v : q) a.push_back(v);
       return a;
     };
+    auto calls = array(h.calls), errors = array(h.errors), p50 = array(h.p50_us);
+    if (auto it = now.find(name); it != now.end() && h.calls_total >= 0) {
+      const auto& o = *it->second;
+      const auto total = o.at("calls").to_number<std::int64_t>();
+      calls.push_back(std::max<std::int64_t>(0, total - h.calls_total));
+      errors.push_back(
+          std::max<std::int64_t>(0, o.at("errors").to_number<std::int64_t>() - h.errors_total));
+      const auto* v = o.if_contains("latency_p50_us");
+      p50.push_back(v && v->is_number() ? v->to_number<std::int64_t>() : -1);
+    }
     out[name] = json::object{{"interval_s", sample_interval.count()},
-                             {"calls", array(h.calls)},
-                             {"errors", array(h.errors)},
-                             {"p50_us", array(h.p50_us)}};
+                             {"calls", std::move(calls)},
+                             {"errors", std::move(errors)},
+                             {"p50_us", std::move(p50)}};
   }
   return out;
 }
@@ -242,6 +269,45 @@ web_response dashboard::events() const {
     return "event: status\ndata: " + status_json() + "\n\n";
   };
   return out;
+}
+
+// A server's log as it grows: its last lines, then each new one, as `line` events (each a JSON
+// string). A page that falls behind by more than max_log_pending loses lines, and is told how
+// many.
+web_response dashboard::follow_log(const web_request& r) {
+  const auto name = value_of(r.query, '&', "server");
+  auto up = m_.find_upstream(name);
+  if (!up) return text(404, "no server named \"" + std::string(name.substr(0, 64)) + "\"\n");
+  auto f = std::make_shared<log_follower>();
+  for (const auto& line : up->log_lines(log_backlog_lines)) f->pending += line_event(line);
+  followers_[up->name()].push_back(f);
+  web_response out;
+  out.events = [f] {
+    auto text = std::exchange(f->pending, {});
+    if (f->dropped)
+      text += line_event(
+          fmt::format("[{} lines not shown: the page fell behind]", std::exchange(f->dropped, 0)));
+    return text;
+  };
+  return out;
+}
+
+void dashboard::on_log(const std::string& server, const std::string& line) {
+  auto it = followers_.find(server);
+  if (it == followers_.end()) return;
+  std::erase_if(it->second, [](const auto& w) { return w.expired(); });
+  if (it->second.empty()) {
+    followers_.erase(it);
+    return;
+  }
+  const auto event = line_event(line);
+  for (const auto& w : it->second) {
+    auto f = w.lock();
+    if (f->pending.size() + event.size() > max_log_pending)
+      ++f->dropped;
+    else
+      f->pending += event;
+  }
 }
 
 // POST {"method", "params"} with the session's CSRF token (or a bearer token): a control method

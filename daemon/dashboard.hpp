@@ -11,9 +11,12 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/control.hpp"
 #include "transports/http_endpoint.hpp"
@@ -28,6 +31,9 @@ class dashboard final : public control_extension {
 
   /// The endpoint's address once it is bound ("http://127.0.0.1:PORT").
   void set_base_url(std::string url) { base_url_ = std::move(url); }
+  /// Without [daemon] http, the first login starts an endpoint for the page alone: `start`
+  /// binds it (and calls set_base_url), or returns why it could not.
+  void set_endpoint_starter(std::function<std::string()> start) { start_ = std::move(start); }
   /// The daemon's state changed: open pages hear of it.
   void changed() { ++version_; }
   /// Answers a request of the endpoint's web side.
@@ -42,6 +48,10 @@ class dashboard final : public control_extension {
   std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
                                                              const json::object& params) override;
   void describe(const std::string&, json::object&) const override {}
+  /// A server's log line: the pages following that log get it.
+  void on_log(const std::string& server, const std::string& line) override;
+  static constexpr std::size_t log_backlog_lines = 200;       ///< sent when a page starts following
+  static constexpr std::size_t max_log_pending = 256 * 1024;  ///< unsent bytes per page
 
  private:
   struct browser {
@@ -54,6 +64,7 @@ class dashboard final : public control_extension {
   web_response login(const web_request& r);
   web_response events() const;
   web_response action(const web_request& r, const browser* b);
+  web_response follow_log(const web_request& r);
   std::string status_json() const;
 
   manager& m_;
@@ -67,7 +78,15 @@ class dashboard final : public control_extension {
     std::deque<std::int64_t> calls, errors, p50_us;
   };
   std::map<std::string, history, std::less<>> history_;
-  json::object history_json() const;
+  /// Each server's last hour, the minute so far last (from the status's counts now).
+  json::object history_json(const json::object& status) const;
+  std::function<std::string()> start_;
+  /// A page following a server's log: what is not sent yet.
+  struct log_follower {
+    std::string pending;
+    std::size_t dropped = 0;  ///< lines dropped while the page fell behind
+  };
+  std::map<std::string, std::vector<std::weak_ptr<log_follower>>, std::less<>> followers_;
 };
 
 /// The page's three parts, served from the binary (daemon/dashboard_page.cpp).

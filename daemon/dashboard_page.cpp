@@ -30,7 +30,8 @@ const std::string_view dashboard_html = R"page(<!doctype html>
       <thead><tr><th scope="col">Server</th><th scope="col">State</th><th scope="col">Actions</th>
         <th scope="col">Era</th><th scope="col">PID</th><th scope="col">Up</th>
         <th scope="col">Restarts</th><th scope="col">Tools</th><th scope="col">Calls</th>
-        <th scope="col">p50 / p99</th><th scope="col">Last hour</th><th scope="col">Last error</th></tr></thead>
+        <th scope="col">p50 / p99</th><th scope="col">Last hour</th><th scope="col" class="auth">Login</th>
+        <th scope="col">Last error</th></tr></thead>
       <tbody></tbody>
     </table></div>
   </section>
@@ -38,8 +39,17 @@ const std::string_view dashboard_html = R"page(<!doctype html>
     <h2 id="held-h">Held back by trust: <span id="held-server"></span></h2>
     <div id="held"></div>
   </section>
+  <section id="tools-section" hidden aria-labelledby="tools-h">
+    <h2 id="tools-h">Tools of <span id="tools-server"></span></h2>
+    <div class="scroll"><table id="tools">
+      <thead><tr><th scope="col">Tool</th><th scope="col">State</th><th scope="col">Shown as</th>
+        <th scope="col">Description</th></tr></thead>
+      <tbody></tbody>
+    </table></div>
+  </section>
   <section id="log-section" hidden aria-labelledby="log-h">
-    <h2 id="log-h">Log of <span id="log-server"></span></h2>
+    <h2 id="log-h">Log of <span id="log-server"></span> <span id="log-state"></span></h2>
+    <button id="log-stop" type="button">Stop following</button>
     <pre id="log" tabindex="0"></pre>
   </section>
   <section aria-labelledby="clients-h">
@@ -79,9 +89,11 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .spark .base { stroke: var(--line); } .spark .calls { fill: var(--muted); } .spark .lat { fill: none; stroke: var(--focus); stroke-width: 1.5; }
 details { margin-top: .25rem; } pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;
   padding: .5rem; border: 1px solid var(--line); max-height: 24rem; overflow: auto; }
-button { font: inherit; padding: .2rem .7rem; margin: 0 .3rem .3rem 0; border: 1px solid var(--line);
+button { white-space: nowrap; font: inherit; padding: .2rem .7rem; margin: 0 .3rem .3rem 0; border: 1px solid var(--line);
   border-radius: .3rem; background: transparent; color: inherit; cursor: pointer; }
 button:focus-visible, pre:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+table.no-auth .auth { display: none; } td.auth { min-width: 10rem; } .past { color: var(--muted); }
+#tools tr[data-state="hidden"] { color: var(--muted); }
 del { color: var(--down); } ins { color: var(--up); text-decoration: none; font-weight: 600; }
 )css";
 
@@ -162,19 +174,25 @@ function serverRow(s) {
   const td = (key, cls) => (cells[key] = el('td', cls ? { class: cls } : {}));
   const row = el('tr', {}, el('th', { scope: 'row' }, s.name), td('state'), td('actions', 'actions'),
     td('era'), td('pid', 'num'), td('up', 'num'), td('restarts', 'num'), td('tools', 'num'),
-    td('calls', 'num'), td('lat', 'num'), td('spark'), td('error', 'error'));
-  cells.actions.append(
-    el('button', { type: 'button', 'aria-label': `Restart ${s.name}`, on: { click: () => restart(s.name) } }, 'Restart'),
-    el('button', { type: 'button', 'aria-label': `Log of ${s.name}`, on: { click: () => showLog(s.name) } }, 'Log'));
-  cells.approve = el('button', { type: 'button', 'aria-label': `Review what ${s.name} holds back`, on: { click: () => showHeld(s.name) } }, 'Review');
-  cells.login = el('button', { type: 'button', 'aria-label': `Log in to ${s.name}`, on: { click: () => login(s.name) } }, 'Log in');
-  cells.actions.append(cells.approve, cells.login);
+    td('calls', 'num'), td('lat', 'num'), td('spark'), td('auth', 'auth'), td('error', 'error'));
+  const button = (label, text, click) => el('button', { type: 'button', 'aria-label': label, on: { click } }, text);
+  cells.approve = button(`Review what ${s.name} holds back`, 'Review', () => showHeld(s.name));
+  cells.actions.append(button(`Restart ${s.name}`, 'Restart', () => restart(s.name)),
+    button(`Log of ${s.name}`, 'Log', () => showLog(s.name)),
+    button(`Tools of ${s.name}`, 'Tools', () => showTools(s.name)), cells.approve);
+  cells.authState = el('span');
+  cells.login = button(`Log in to ${s.name}`, 'Log in', () => login(s.name));
+  cells.logout = button(`Log out of ${s.name}`, 'Log out', () => logout(s.name));
+  cells.loginLink = el('a', { target: '_blank', rel: 'noopener' }, 'login page');
+  cells.auth.append(cells.authState, ' ', cells.loginLink, el('br'), cells.login, cells.logout);
   row.dataset.server = s.name;
   cells.row = row;
   return cells;
 }
 
+let lastStatus = null;
 function render(st) {
+  lastStatus = st;
   const ready = st.servers.filter((s) => s.state === 'ready').length;
   $('summary').textContent = `${ready} of ${st.servers.length} servers ready · ${st.tools} tools · ` +
     `${st.sessions.filter((c) => c.era !== 'unknown').length} clients · pid ${st.pid} · up ${ms(st.uptime_ms)}`;
@@ -197,10 +215,13 @@ function render(st) {
     c.lat.textContent = `${us(s.latency_p50_us)} / ${us(s.latency_p99_us)}`;
     c.spark.replaceChildren(sparkline(st.history?.[s.name]));
     c.error.replaceChildren(s.last_error ?? '');
+    c.error.classList.toggle('past', s.state === 'ready'); // an error it has come back from
     if (s.stderr_tail?.length) c.error.append(el('details', {}, el('summary', {}, 'stderr'), el('pre', {}, s.stderr_tail.join('\n'))));
     c.approve.hidden = !s.quarantined;
-    c.login.hidden = !(s.auth && s.state === 'needs_login');
+    renderAuth(c, s.auth);
+    if (toolsShown?.server === s.name) toolsShown.refresh(toolsSignature(s));
   }
+  $('servers').classList.toggle('no-auth', !st.servers.some((s) => s.auth));
   for (const [name, c] of rows) if (!seen.has(name)) { c.row.remove(); rows.delete(name); }
   const clients = $('clients').tBodies[0];
   clients.replaceChildren(...st.sessions.filter((c) => c.era !== 'unknown').map((c) => el('tr', {},
@@ -209,26 +230,95 @@ function render(st) {
     el('td', {}, c.agent_program ?? c.program ?? '–'))));
 }
 
+// OAuth: the login's state, and the button for what can be done about it.
+const authText = { logged_in: 'logged in', needs_login: 'needs login', login_in_progress: 'login in progress', needs_step_up: 'needs more scope' };
+function renderAuth(c, a) {
+  c.authState.textContent = !a ? '' : (authText[a.state] ?? a.state) +
+    (a.state === 'logged_in' && a.expires_at ? ` (token for ${ms(a.expires_at * 1000 - Date.now())})` : '') +
+    (a.last_error ? `: ${a.last_error}` : '');
+  c.login.hidden = !a || a.method !== 'authorization_code' || a.state === 'logged_in' || a.state === 'login_in_progress';
+  c.logout.hidden = !a || !a.logged_in;
+  c.loginLink.hidden = !(a?.login?.running && a.login.url);
+  if (c.loginLink.hidden) return;
+  c.loginLink.href = a.login.url;
+  if (pendingLogin?.server === c.row.dataset.server) {
+    if (pendingLogin.tab && !pendingLogin.tab.closed) pendingLogin.tab.location.href = a.login.url;
+    pendingLogin = null;
+  }
+}
+
 async function restart(server) {
   try { await act('mcpmux/restart', { server }); say(`${server}: restarting`); } catch (e) { say(`${server}: ${e.message}`); }
 }
 
-async function showLog(server) {
-  try {
-    const r = await act('mcpmux/logs', { server, lines: 200 });
-    $('log-server').textContent = server;
-    $('log').textContent = r.lines.join('\n');
-    $('log-section').hidden = false;
-    $('log').focus();
-  } catch (e) { say(`${server}: ${e.message}`); }
+// A server's log, followed live: its last lines, then each new one as it comes.
+let logStream = null;
+function stopLog(state = 'stopped') {
+  logStream?.close();
+  logStream = null;
+  $('log-state').textContent = `(${state})`;
+  $('log-stop').hidden = true;
+}
+function showLog(server) {
+  stopLog();
+  const log = $('log');
+  log.replaceChildren();
+  $('log-server').textContent = server;
+  $('log-state').textContent = '(following)';
+  $('log-stop').hidden = false;
+  $('log-section').hidden = false;
+  logStream = new EventSource(`/dashboard/log?server=${encodeURIComponent(server)}`);
+  logStream.addEventListener('line', (e) => {
+    const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+    log.append(`${JSON.parse(e.data)}\n`);
+    while (log.childNodes.length > 2000) log.firstChild.remove();
+    if (atEnd) log.scrollTop = log.scrollHeight;
+  });
+  logStream.addEventListener('error', () => { if (logStream?.readyState === EventSource.CLOSED) stopLog('ended'); });
+  log.focus();
+}
+$('log-stop').addEventListener('click', () => stopLog());
+
+// Every tool of a server and what became of it; fetched again when its counts or state change.
+let toolsShown = null;
+const toolsSignature = (s) => `${s?.state} ${s?.tools} ${s?.quarantined}`;
+async function showTools(server) {
+  let seen = toolsSignature(lastStatus?.servers.find((s) => s.name === server));
+  const load = async () => {
+    try {
+      const r = await act('mcpmux/tools', { server, hidden: true });
+      $('tools-server').textContent = server;
+      $('tools').tBodies[0].replaceChildren(...r.tools.map((t) => {
+        let state = t.state + (t.why ? ` (${t.why}${t.was ? ` from ${t.was}` : ''})` : '');
+        if (t.changed) state += `; ${t.changed.why} at ${new Date(t.changed.time_ms).toLocaleTimeString()} (${t.changed.shown_by})`;
+        const row = el('tr', {}, el('th', { scope: 'row' }, t.original), el('td', {}, state),
+          el('td', {}, t.name ?? '–'), el('td', {}, t.description));
+        row.dataset.state = t.state;
+        return row;
+      }));
+      $('tools-section').hidden = false;
+    } catch (e) { say(`${server}: ${e.message}`); }
+  };
+  toolsShown = { server, refresh: (sig) => { if (sig !== seen) load(); seen = sig; } };
+  await load();
+  $('tools-section').scrollIntoView({ block: 'nearest' });
 }
 
+// A login opens a tab at once (while the click still counts as the person's), cut off from
+// this page, and sends it to the authorization server's page when the daemon has its address.
+let pendingLogin = null;
 async function login(server) {
+  const tab = window.open('about:blank', '_blank');
+  if (tab) tab.opener = null;
   try {
-    const r = await act('mcpmux/auth/login', { server });
-    say(r.url ? `${server}: log in at ${r.url}` : `${server}: login started`);
-    if (r.url) window.open(r.url, '_blank', 'noopener');
-  } catch (e) { say(`${server}: ${e.message}`); }
+    await act('mcpmux/auth/login', { server });
+    pendingLogin = { server, tab };
+    say(`${server}: login started`);
+  } catch (e) { tab?.close(); say(`${server}: ${e.message}`); }
+}
+
+async function logout(server) {
+  try { await act('mcpmux/auth/logout', { server }); say(`${server}: logged out`); } catch (e) { say(`${server}: ${e.message}`); }
 }
 
 async function showHeld(server) {

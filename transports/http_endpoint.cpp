@@ -82,9 +82,10 @@ std::string endpoint_impl::open() {
   port_ = acceptor_.local_endpoint().port();
   const bool other_v4 = addr.is_loopback() && addr.is_v4() && addr.to_string() != "127.0.0.1";
   access_.allow_hosts(port_, other_v4 ? addr.to_string() : std::string());
-  log_.info("Streamable HTTP endpoint on http://{}:{}/mcp{}",
-            addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string(), port_,
-            access_.token_required() ? " (bearer token required)" : "");
+  if (opt_.serve_mcp)  // (the daemon says where the page alone is)
+    log_.info("Streamable HTTP endpoint on http://{}:{}/mcp{}",
+              addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string(), port_,
+              access_.token_required() ? " (bearer token required)" : "");
   return {};
 }
 
@@ -293,6 +294,11 @@ awaitable<bool> endpoint_impl::dispatch(conn_ptr c, request& req) {
   const auto target = sv(req.target());
   const auto path = target.substr(0, target.find('?'));
   const auto method = req.method();
+  if (!opt_.serve_mcp && own_path(target))
+    co_return co_await reply(
+        *c, error_response(http::status::not_found, ka, http_error_code,
+                           "Not Found: this is the dashboard's page alone; MCP over HTTP needs "
+                           "[daemon] http in the config"));
   if (path == "/mcp" || path.substr(0, 5) == "/mcp/") {
     if (const auto profile = path.substr(std::min<std::size_t>(path.size(), 5)); !profile.empty())
       if (!opt_.profile_known || !opt_.profile_known(profile))

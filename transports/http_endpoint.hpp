@@ -77,6 +77,9 @@ struct http_endpoint_options {
       tool_param_headers;
   /// Whether /mcp/NAME names a profile; unset: only /mcp is served.
   std::function<bool(std::string_view name)> profile_known;
+  /// false: the web side alone (the dashboard without [daemon] http): /mcp, /status and
+  /// /metrics answer 404.
+  bool serve_mcp = true;
   /// The web side (every other path); unset: 404.
   web_handler web;
   /// How often an event stream of the web side is asked for news.

@@ -74,11 +74,19 @@ const command_spec commands[] = {
      [](CLI::App& c, command_args& a) {
        c.add_flag("--json", a.json, "print the daemon's status object as JSON");
      }},
-    {"tools", "tools [--json] [--server NAME] [--profile NAME]", "list the combined tools", "",
+    {"tools", "tools [--json] [--server NAME [--hidden]] [--profile NAME]",
+     "list the combined tools",
+     "With --server NAME --hidden, every tool the server offers is listed with its state:\n"
+     "shown, hidden by its `tools` filter, or quarantined by trust (see `mcpmux trust`); and\n"
+     "whether its definition changed since it was trusted.\n",
      control_timeout, run_tools,
      [](CLI::App& c, command_args& a) {
        c.add_flag("--json", a.json, "print the tool list as a JSON array");
-       c.add_option("--server", a.server, "only the tools of server NAME")->type_name("NAME");
+       auto* server =
+           c.add_option("--server", a.server, "only the tools of server NAME")->type_name("NAME");
+       c.add_flag("--hidden", a.hidden,
+                  "also the tools of --server NAME that clients do not see, with their state")
+           ->needs(server);
        c.add_option("--profile", a.profile, "the tools profile NAME shows")->type_name("NAME");
      }},
     {"call", "call TOOL [JSON_ARGS] [--json]", "call a tool and print its result",

@@ -226,14 +226,19 @@ outcome<exit_status> run_tools(const context& ctx, const command_args& args) {
   auto client = open_client(ctx);
   if (!client) return client.error();
   json::object params;
-  if (!args.profile.empty()) params["profile"] = args.profile;
+  const auto& server = args.server;
+  if (!args.profile.empty()) {
+    params["profile"] = args.profile;
+  } else if (server) {
+    params["server"] = *server;
+    params["hidden"] = args.hidden;
+  }
   auto answer = client->request("mcpmux/tools", params);
   if (!answer) return answer.error();
   const json::value* tools = member(*answer, "tools");
   if (tools == nullptr || !tools->is_array()) return unexpected_answer("mcpmux/tools");
 
   json::array selected;
-  const auto& server = args.server;
   for (const json::value& t : tools->get_array()) {
     if (!server || member_string(t, "server") == std::string_view(*server)) selected.push_back(t);
   }
@@ -248,6 +253,25 @@ outcome<exit_status> run_tools(const context& ctx, const command_args& args) {
     fmt::print(
         stderr, "{}\n",
         server ? fmt::format("no tools from server '{}'", *server) : std::string("no tools"));
+    return exit_status::ok;
+  }
+  if (args.hidden) {
+    // Every tool of one server, with what became of it.
+    static constexpr column columns[] = {
+        {"ORIGINAL", 40}, {"STATE", 24}, {"NAME", 48}, {"DESCRIPTION", 0}};
+    std::vector<std::vector<cell>> rows;
+    for (const json::value& t : selected) {
+      std::string state = text_or_dash(t, "state", true);
+      if (auto why = member_string(t, "why")) state += fmt::format(" ({})", *why);
+      if (const auto* c = member(t, "changed"))
+        state += fmt::format(", {} ({})", member_string(*c, "why").value_or("changed"),
+                             member_string(*c, "shown_by").value_or("-"));
+      rows.push_back({{text_or_dash(t, "original", true), {}},
+                      {std::move(state), {}},
+                      {text_or_dash(t, "name", true), {}},
+                      {text_or_dash(t, "description", true), {}}});
+    }
+    print_table(columns, rows, output_width());
     return exit_status::ok;
   }
   static constexpr column columns[] = {

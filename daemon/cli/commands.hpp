@@ -33,6 +33,7 @@ struct command_args {
   std::vector<std::string> names;        ///< trust: NAME...
   bool all = false;                      ///< trust: --all
   bool diff = false;                     ///< trust: --diff
+  bool hidden = false;                   ///< tools: --hidden
 };
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);

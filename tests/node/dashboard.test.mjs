@@ -4,24 +4,16 @@
 // button, and refuses a POST without the CSRF token and one from another origin. Screenshots
 // go to build/test-output/dashboard/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import puppeteer from 'puppeteer-core';
-import { HERE, fakeServer, freePort, mcpmux, startDaemon, waitFor } from './harness.mjs';
-
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const SHOTS = path.resolve(HERE, '../../build/test-output/dashboard');
+import { openBrowser, shoot } from './browser.mjs';
+import { fakeServer, freePort, mcpmux, startDaemon, waitFor } from './harness.mjs';
 
 describe('the dashboard in a real browser', () => {
-  let d, browser, page, base, cookie;
-  const errors = [];
+  let d, browser, page, base, cookie, errors;
   const pidOf = async (name) => (await d.status()).servers.find((s) => s.name === name)?.pid;
   const rowState = (name) => page.$eval(`#servers tr[data-server="${name}"] .state`, (e) => e.className);
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (scripts/install-deps installs chromium)`);
-    mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     d = await startDaemon({
@@ -29,15 +21,7 @@ describe('the dashboard in a real browser', () => {
       // slow: 1.5 s to come back after a kill, long enough to be seen down.
       servers: { slow: fakeServer({ args: ['--init-delay-ms', '1500'] }), quick: fakeServer() },
     });
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
-    page = await browser.newPage();
-    await page.setViewport({ width: 1440, height: 900 });
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    page.on('pageerror', (e) => errors.push(String(e)));
+    ({ browser, page, errors } = await openBrowser());
   });
 
   after(async () => {
@@ -55,12 +39,18 @@ describe('the dashboard in a real browser', () => {
     assert.match(res.headers()['content-security-policy'], /default-src 'none'; script-src 'self'/);
     await page.waitForSelector('#servers tr[data-server="quick"][data-state="ready"]');
     await page.waitForSelector('#servers tr[data-server="slow"][data-state="ready"]');
-    await page.screenshot({ path: path.join(SHOTS, 'ready.png'), fullPage: true });
+    await shoot(page, 'ready');
     assert.match(await page.$eval('#summary', (e) => e.textContent), /2 of 2 servers ready/);
-    // The last hour: a sparkline per server, its figures in its accessible name (the daemon took
-    // its first minute's sample at start: no calls yet).
-    const spark = await page.$eval('#servers tr[data-server="quick"] svg.spark', (e) => e.getAttribute('aria-label'));
-    assert.match(spark, /^last 1 min: 0 calls, at most 0 a minute$/);
+    // The last hour: a sparkline per server, its figures in its accessible name: the sample the
+    // daemon took at start, and the minute so far. Calls show up in it as they are made.
+    const spark = () => page.$eval('#servers tr[data-server="quick"] svg.spark', (e) => e.getAttribute('aria-label'));
+    assert.match(await spark(), /^last 2 min: 0 calls, at most 0 a minute$/);
+    const client = await d.connect();
+    for (let i = 0; i < 7; i++) await client.callTool({ name: 'quick__echo', arguments: { text: `${i}` } });
+    await page.waitForFunction(() => /: 7 calls, at most 7 a minute; p50 up to /.test(
+      document.querySelector('#servers tr[data-server="quick"] svg.spark')?.getAttribute('aria-label')), { timeout: 5000 });
+    assert.equal(await page.$$eval('#servers tr[data-server="quick"] svg.spark rect.calls', (r) => r.length), 1);
+    assert.match(await spark(), /^last 2 min: 7 calls/);
     // The session cookie is HttpOnly (the page's script cannot read it) and the link is spent.
     assert.equal(await page.evaluate(() => document.cookie), '');
     [cookie] = await browser.cookies();
@@ -79,7 +69,7 @@ describe('the dashboard in a real browser', () => {
     const pid = await pidOf('slow');
     process.kill(pid, 'SIGKILL');
     await page.waitForFunction(() => document.querySelector('#servers tr[data-server="slow"] .state')?.classList.contains('down'), { timeout: 5000 });
-    await page.screenshot({ path: path.join(SHOTS, 'down.png'), fullPage: true });
+    await shoot(page, 'down');
     await page.waitForFunction(() => document.querySelector('#servers tr[data-server="slow"] .state')?.classList.contains('up'), { timeout: 10000 });
     assert.notEqual(await pidOf('slow'), pid);
     assert.match(await rowState('quick'), /up/);
@@ -112,7 +102,7 @@ describe('the dashboard in a real browser', () => {
     await page.setViewport({ width: 720, height: 900 });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window`);
-    await page.screenshot({ path: path.join(SHOTS, 'zoom-200.png'), fullPage: true });
+    await shoot(page, 'zoom-200');
     await page.setViewport({ width: 1440, height: 900 });
     await page.waitForSelector('#servers tr[data-server="quick"][data-state="ready"]');
   });
@@ -148,7 +138,7 @@ describe('the dashboard in a real browser', () => {
     writeFileSync(d.configFile, `${good}\n[servers.broken]\ncomand = "x"\n`);
     await page.click('#reload');
     await page.waitForFunction(() => /not loaded: .*comand/.test(document.querySelector('#message').textContent), { timeout: 5000 });
-    await page.screenshot({ path: path.join(SHOTS, 'reload-error.png'), fullPage: true });
+    await shoot(page, 'reload-error');
     writeFileSync(d.configFile, good);
     assert.equal((await d.status()).servers.length, 2);
     assert.ok(errors.every((e) => /status of 403/.test(e)), `console errors: ${errors.join('\n')}`);

@@ -142,6 +142,12 @@ test('on_change = "warn" shows a change with a warning; trust = "ask" holds a ne
     assert.deepEqual(await toolNames(client), ['loose__read_notes', 'loose__send_email', 'loose__upload']);
     assert.match(d.log(), /warning.*tool read_notes of loose changed since it was trusted; pinned anew \(on_change = warn\)/);
     assert.equal((await serverStatus(d, 'loose')).quarantined, 0);
+    // `mcpmux tools --hidden` tells what changed since it was trusted and what let it through.
+    const tools = JSON.parse((await mcpmux(d.socket, ['tools', '--server', 'loose', '--hidden', '--json'])).stdout);
+    assert.deepEqual(tools.map((t) => [t.original, t.state, t.changed?.why, t.changed?.shown_by]),
+      [['read_notes', 'shown', 'changed', 'warn'], ['send_email', 'shown', 'renamed', 'warn'], ['upload', 'shown', 'added', 'warn']]);
+    const table = await mcpmux(d.socket, ['tools', '--server', 'loose', '--hidden']);
+    assert.match(table.stdout, /read_notes\s+shown, changed \(warn\)\s+loose__read_notes/);
 
     // (Approved is what was shown: wait until both of careful's lists are the new ones, else an
     // item that changes between the listing and the approval is rightly skipped.)
