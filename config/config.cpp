@@ -15,6 +15,7 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -23,6 +24,76 @@
 #include <utility>
 
 namespace mcpmux {
+namespace {
+
+// Every key each table takes (config_keys).
+constexpr std::array<std::string_view, 3> top_keys = {"daemon", "servers", "profiles"};
+constexpr std::array<std::string_view, 24> daemon_keys = {"timeout_ms",
+                                                          "tool_separator",
+                                                          "max_tool_name",
+                                                          "log_level",
+                                                          "socket",
+                                                          "max_message_bytes",
+                                                          "max_client_queue_bytes",
+                                                          "max_instructions_bytes",
+                                                          "reconnect_max_ms",
+                                                          "startup_wait_ms",
+                                                          "page_size",
+                                                          "include",
+                                                          "http",
+                                                          "http_allow_remote",
+                                                          "http_auth",
+                                                          "http_token_file",
+                                                          "http_tokens",
+                                                          "audit",
+                                                          "audit_arguments",
+                                                          "audit_retention_days",
+                                                          "audit_max_rows",
+                                                          "http_max_requests_per_session",
+                                                          "http_max_sessions",
+                                                          "http_max_connections"};
+constexpr std::array<std::string_view, 26> server_keys = {"type",
+                                                          "command",
+                                                          "args",
+                                                          "env",
+                                                          "cwd",
+                                                          "url",
+                                                          "headers",
+                                                          "timeout_ms",
+                                                          "enabled",
+                                                          "prefix",
+                                                          "roots",
+                                                          "retry",
+                                                          "retry_calls",
+                                                          "ping_interval_ms",
+                                                          "ca_file",
+                                                          "token_command",
+                                                          "reset_timeout_on_progress",
+                                                          "max_timeout_ms",
+                                                          "isolation",
+                                                          "era",
+                                                          "oauth",
+                                                          "tools",
+                                                          "prompts",
+                                                          "resources",
+                                                          "on_change",
+                                                          "trust"};
+constexpr std::array<std::string_view, 6> oauth_keys = {
+    "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
+constexpr std::array<std::string_view, 9> profile_keys = {
+    "servers", "tools",        "prompts",         "resources", "exposure", "tool_budget_tokens",
+    "match",   "descriptions", "list_found_tools"};
+
+}  // namespace
+
+std::span<const std::string_view> config_keys(std::string_view table) {
+  if (table == "daemon") return daemon_keys;
+  if (table == "server") return server_keys;
+  if (table == "oauth") return oauth_keys;
+  if (table == "profile") return profile_keys;
+  return top_keys;
+}
+
 namespace config_validation {
 namespace {
 
@@ -78,7 +149,7 @@ config_result validator::run(const toml::table& root) {
     } else if (name == "profiles") {
       parse_profiles(v, cfg.profiles);
     } else {
-      fail(v, join_key("", name), unknown_message("key", name, {"daemon", "servers", "profiles"}));
+      fail(v, join_key("", name), unknown_message("key", name, config_keys("")));
     }
   }
   // toml++ iterates keys alphabetically; file order reads better and matches the user's editor.
@@ -189,32 +260,7 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto i = get_integer(v, key, 1, 100000))
         d.http_max_connections = static_cast<std::size_t>(*i);
     } else {
-      fail(v, key,
-           unknown_message("key", name,
-                           {"timeout_ms",
-                            "tool_separator",
-                            "max_tool_name",
-                            "log_level",
-                            "socket",
-                            "max_message_bytes",
-                            "max_client_queue_bytes",
-                            "max_instructions_bytes",
-                            "reconnect_max_ms",
-                            "startup_wait_ms",
-                            "page_size",
-                            "include",
-                            "http",
-                            "http_allow_remote",
-                            "http_auth",
-                            "http_token_file",
-                            "http_tokens",
-                            "audit",
-                            "audit_arguments",
-                            "audit_retention_days",
-                            "audit_max_rows",
-                            "http_max_requests_per_session",
-                            "http_max_sessions",
-                            "http_max_connections"}));
+      fail(v, key, unknown_message("key", name, config_keys("daemon")));
     }
   }
   if (http_node && !d.http.empty()) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -186,6 +187,11 @@ struct config_error {
   std::string message;
   std::string to_string() const;
 };
+
+/// The keys a table takes, as the loader knows them: "" (the top level), "daemon", "server" (a
+/// [servers.NAME] table), "oauth" (a server's oauth table) or "profile". Any other key is an
+/// error with a "did you mean" hint from these.
+std::span<const std::string_view> config_keys(std::string_view table);
 
 /// Outcome of loading: a config when `errors` is empty.
 struct config_result {

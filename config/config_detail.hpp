@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,9 +33,17 @@ int line_of(const toml::node& n);
 std::string_view describe(const toml::node& n);
 // Typo hints: the candidate `word` most likely meant, and "unknown WHAT; did you mean ...".
 std::optional<std::string_view> closest(std::string_view word,
-                                        std::initializer_list<std::string_view> candidates);
+                                        std::span<const std::string_view> candidates);
 std::string unknown_message(std::string_view what, std::string_view word,
-                            std::initializer_list<std::string_view> candidates);
+                            std::span<const std::string_view> candidates);
+inline std::optional<std::string_view> closest(std::string_view word,
+                                               std::initializer_list<std::string_view> candidates) {
+  return closest(word, std::span(candidates.begin(), candidates.size()));
+}
+inline std::string unknown_message(std::string_view what, std::string_view word,
+                                   std::initializer_list<std::string_view> candidates) {
+  return unknown_message(what, word, std::span(candidates.begin(), candidates.size()));
+}
 
 // Walks the parsed TOML tree once, filling a config and collecting every problem on the way.
 class validator {

@@ -78,10 +78,7 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
         if (auto d = expanded_string(tv, sub)) p.descriptions.emplace(std::string(tk.str()), *d);
       }
     } else {
-      fail(v, key,
-           unknown_message("key", kn,
-                           {"servers", "tools", "prompts", "resources", "exposure",
-                            "tool_budget_tokens", "match", "descriptions", "list_found_tools"}));
+      fail(v, key, unknown_message("key", kn, config_keys("profile")));
     }
   }
   return p;

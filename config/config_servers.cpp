@@ -142,10 +142,7 @@ oauth_settings validator::oauth(const toml::node& n, const std::string& key) {
     } else if (kn == "redirect_port") {
       if (auto i = get_integer(v, sub, 0, 65535)) o.redirect_port = static_cast<unsigned>(*i);
     } else {
-      fail(v, sub,
-           unknown_message("key", kn,
-                           {"client_id", "client_secret_file", "client_metadata_url", "scope",
-                            "grant", "redirect_port"}));
+      fail(v, sub, unknown_message("key", kn, config_keys("oauth")));
     }
   }
   if (o.client_credentials && (o.client_id.empty() || o.client_secret_file.empty()))
@@ -269,34 +266,7 @@ server_config validator::parse_server(const std::string& name, const std::string
        : kn == "prompts" ? s.prompts_shown
                          : s.resources_shown) = std::move(rules);
     } else {
-      fail(v, key,
-           unknown_message("key", kn,
-                           {"type",
-                            "command",
-                            "args",
-                            "env",
-                            "cwd",
-                            "url",
-                            "headers",
-                            "timeout_ms",
-                            "enabled",
-                            "prefix",
-                            "roots",
-                            "retry",
-                            "retry_calls",
-                            "ping_interval_ms",
-                            "ca_file",
-                            "token_command",
-                            "reset_timeout_on_progress",
-                            "max_timeout_ms",
-                            "isolation",
-                            "era",
-                            "oauth",
-                            "tools",
-                            "prompts",
-                            "resources",
-                            "on_change",
-                            "trust"}));
+      fail(v, key, unknown_message("key", kn, config_keys("server")));
     }
   }
   if (type_known && s.type == server_type::sse && s.era == era_setting::modern)

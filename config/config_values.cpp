@@ -76,7 +76,7 @@ std::string_view describe(const toml::node& n) {
 // The candidate a typo most likely meant: a small edit distance, or a truncation such as
 // `timeout` for `timeout_ms`.
 std::optional<std::string_view> closest(std::string_view word,
-                                        std::initializer_list<std::string_view> candidates) {
+                                        std::span<const std::string_view> candidates) {
   std::optional<std::string_view> best;
   std::size_t best_score = 3;
   for (std::string_view c : candidates) {
@@ -90,7 +90,7 @@ std::optional<std::string_view> closest(std::string_view word,
 }
 
 std::string unknown_message(std::string_view what, std::string_view word,
-                            std::initializer_list<std::string_view> candidates) {
+                            std::span<const std::string_view> candidates) {
   if (auto c = closest(word, candidates))
     return fmt::format("unknown {}; did you mean \"{}\"?", what, *c);
   return fmt::format("unknown {}", what);

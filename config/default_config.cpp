@@ -15,6 +15,8 @@ std::string_view default_config_text() {
 # Strings in command, args, env, cwd, url, headers and roots may use
 #   ${VAR}            the environment variable VAR ("" and a warning when unset)
 #   ${VAR:-default}   VAR, or `default` when VAR is unset or empty
+#   ${secret:NAME}    a secret kept with `mcpmux secret set NAME` (the desktop's Secret Service,
+#                     else a 0600 file); never written to logs or status
 #   $$                a literal $
 # cwd, roots and daemon.socket may start with ~/ for your home directory.
 
@@ -66,18 +68,33 @@ page_size = 1000
 # `mcpmux import FILE --write` copies the servers into this file instead.
 # include = ["~/.cursor/mcp.json", "~/.codeium/windsurf/mcp_config.json"]
 
-# Serve MCP over Streamable HTTP at http://HOST:PORT/mcp (also GET /status and /metrics).
-# Loopback only ("127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT") unless http_allow_remote.
-# Requests must carry a loopback Host and, when present, a loopback Origin.
+# Serve MCP over Streamable HTTP at http://HOST:PORT/mcp (also GET /status, /metrics and the
+# dashboard at /). Loopback only ("127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT") unless
+# http_allow_remote. Requests must carry a loopback Host and, when present, a loopback Origin.
+# Without it, `mcpmux dashboard` starts the dashboard alone on a free loopback port.
 # http = "127.0.0.1:8931"
 # http_allow_remote = false
-# A file whose (trimmed) content every request must send as "Authorization: Bearer ...".
+# "token" (default): every request sends "Authorization: Bearer <token>"; "none" lets every
+# local user in (with a warning at each start).
+# http_auth = "token"
+# The token's file (its trimmed content); default: http-token made next to the socket (0600).
 # http_token_file = "~/.config/mcpmux/http.token"
+# More tokens, each a client's own (at least 32 characters; the audit log names the client).
+# http_tokens = { editor = "${secret:editor_token}" }
 # Limits: requests of one session awaiting their answer (beyond: 429), live sessions and open
 # connections (beyond: 503).
 # http_max_requests_per_session = 64
 # http_max_sessions = 128
 # http_max_connections = 256
+
+# The audit log (in $XDG_STATE_HOME/mcpmux/state.db; `mcpmux history`): every tools/call,
+# prompts/get and resources/read with its client, profile, server, outcome, time and sizes.
+# audit = true
+# Also the arguments (secrets redacted, first 4 KiB).
+# audit_arguments = false
+# Entries older than this many days are dropped, and beyond audit_max_rows the oldest.
+# audit_retention_days = 30
+# audit_max_rows = 1000000
 
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
@@ -101,6 +118,17 @@ page_size = 1000
 #   reset_timeout_on_progress  progress notifications restart a call's timeout (default true)
 #   max_timeout_ms  a call extended by progress never runs longer than this (default 600000;
 #               0 = no cap)
+#   era         protocol era: "auto" (default: detected, and remembered), "legacy"
+#               (2025-11-25 and older) or "modern" (2026-07-28); stdio and http servers
+#   tools       which tools clients see: globs of the server's tool names, "!" hides, the
+#               last match decides, e.g. ["*", "!delete_*"]; default all
+#   prompts     the same for prompts
+#   resources   the same for resource URIs and URI templates
+#   on_change   a tool, prompt or resource template whose definition changed, was renamed or
+#               added since the server was trusted: "quarantine" (default: held back until
+#               `mcpmux trust NAME` approves it), "warn" (shown, with a warning) or "accept"
+#   trust       "auto" (default): a server's first definitions are trusted and pinned;
+#               "ask": a new server is held back whole until `mcpmux trust NAME --all`
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments
@@ -112,6 +140,17 @@ page_size = 1000
 #   ca_file     extra CA bundle (PEM) for a private CA; the system store is always used
 #   token_command  shell command printing a bearer token (Authorization: Bearer ...);
 #               fetched again once on HTTP 401/403
+#   oauth       true: log in with OAuth 2.1 (`mcpmux auth login NAME` once; tokens are
+#               refreshed). Or a table:
+#                 client_id            a client registered beforehand (default: registered
+#                                      dynamically)
+#                 client_secret_file   its secret, in a file of its own
+#                 client_metadata_url  an https Client ID Metadata Document instead
+#                 scope                the scope to ask for (default: the server's)
+#                 grant                "authorization_code" (default: a person logs in) or
+#                                      "client_credentials" (a machine; needs client_id and
+#                                      client_secret_file)
+#                 redirect_port        the loopback redirect's port (default 0: any free one)
 #
 # Examples:
 #
@@ -133,6 +172,32 @@ page_size = 1000
 # type = "sse"
 # url = "http://127.0.0.1:8080/sse"
 # enabled = false
+#
+# [servers.github]
+# type = "http"
+# url = "https://api.example.com/mcp"
+# oauth = true
+# tools = ["*", "!delete_*"]
+
+# Profiles: what one kind of client sees. [profiles.NAME], NAME of [A-Za-z0-9_-]. A client
+# picks one with `mcpmux connect --profile NAME` or /mcp/NAME; one whose program matches
+# `match` gets it; the others get [profiles.default] if there is one, else everything.
+#   servers             server names (globs); default all
+#   tools               exposed tool names (globs, "!" hides, the last match decides); also
+#   prompts, resources  (resources by exposed URI)
+#   exposure            "all" (default: every tool listed), "search" (a search tool and a call
+#                       tool instead) or "auto" (all while the list stays within
+#                       tool_budget_tokens, search above it)
+#   tool_budget_tokens  for "auto" (default 8000)
+#   match               globs of the client's program name, path or command line
+#   descriptions        a tool's description replaced, by exposed name
+#   list_found_tools    search: the tools a client's searches found join its tools list
+#
+# [profiles.claude]
+# servers = ["github", "files"]
+# exposure = "auto"
+# match = ["claude", "*claude-code*"]
+# descriptions = { "github__search_issues" = "Search issues of our repos" }
 
 # The reference server exercising every MCP feature (tools, resources, prompts, progress).
 [servers.everything]

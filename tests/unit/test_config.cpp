@@ -1,4 +1,5 @@
 // Unit tests of config/: TOML parsing, validation errors, ${VAR} expansion, path resolution.
+#include <cctype>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -1013,29 +1014,20 @@ TEST_F(ConfigTest, EmbeddedDefaultParsesCleanlyWithBothServers) {
 }
 
 TEST_F(ConfigTest, EmbeddedDefaultDocumentsEveryKey) {
+  // Every key the loader takes, as a whole word (`trust` is not found in `trusted`).
   const std::string_view text = default_config_text();
-  for (const char* key : {"timeout_ms",
-                          "tool_separator",
-                          "max_tool_name",
-                          "log_level",
-                          "socket",
-                          "max_message_bytes",
-                          "max_client_queue_bytes",
-                          "max_instructions_bytes",
-                          "type",
-                          "command",
-                          "args",
-                          "env",
-                          "cwd",
-                          "url",
-                          "headers",
-                          "enabled",
-                          "prefix",
-                          "roots",
-                          "MCPMUX_TIMEOUT_MS",
-                          "${VAR:-default}",
-                          "$$"})
-    EXPECT_NE(text.find(key), std::string_view::npos) << key;
+  const auto documented = [&](std::string_view key) {
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (auto at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1))
+      if ((at == 0 || !word(text[at - 1])) &&
+          (at + key.size() == text.size() || !word(text[at + key.size()])))
+        return true;
+    return false;
+  };
+  for (const char* table : {"daemon", "server", "oauth", "profile"})
+    for (auto key : config_keys(table)) EXPECT_TRUE(documented(key)) << table << "." << key;
+  for (const char* also : {"[profiles.", "MCPMUX_TIMEOUT_MS", "${VAR:-default}", "${secret:", "$$"})
+    EXPECT_NE(text.find(also), std::string_view::npos) << also;
 }
 
 }  // namespace
