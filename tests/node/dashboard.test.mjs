@@ -84,7 +84,7 @@ describe('the dashboard in a real browser', () => {
     assert.deepEqual(errors, [], `console errors: ${errors.join('\n')}`);
   });
 
-  it('works with the keyboard alone, and reflows at 200 % zoom', async () => {
+  it('works with the keyboard alone, reflows at 200 % zoom, and comes light and dark', async () => {
     // Tab to quick's Restart button and press Enter: the server restarts.
     const pid = await pidOf('quick');
     let focused = '';
@@ -105,6 +105,14 @@ describe('the dashboard in a real browser', () => {
     await shoot(page, 'zoom-200');
     await page.setViewport({ width: 1440, height: 900 });
     await page.waitForSelector('#servers tr[data-server="quick"][data-state="ready"]');
+    // Light and dark follow the desktop's scheme.
+    const colours = () => page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+    assert.deepEqual(await colours(), ['rgb(255, 255, 255)', 'rgb(27, 27, 31)']);
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+    assert.deepEqual(await colours(), ['rgb(22, 22, 26)', 'rgb(232, 232, 238)']);
+    await shoot(page, 'dark');
+    await page.emulateMediaFeatures([]);
   });
 
   it('refuses an action without the CSRF token or from another origin', async () => {
