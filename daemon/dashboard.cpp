@@ -77,15 +77,22 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+clock::time_point expiry(clock::time_point t) {
+  return t;
+}
+template <class T>
+clock::time_point expiry(const T& v) {
+  return v.expires;
+}
+
+// Drops what expired, then the oldest (the soonest to expire) beyond `keep`.
 template <class Map>
 void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
-  std::erase_if(m, [&](const auto& kv) {
-    if constexpr (requires { kv.second.expires; })
-      return kv.second.expires <= now;
-    else
-      return kv.second <= now;
-  });
-  while (m.size() > keep) m.erase(m.begin());
+  std::erase_if(m, [&](const auto& kv) { return expiry(kv.second) <= now; });
+  while (m.size() > keep)
+    m.erase(std::min_element(m.begin(), m.end(), [](const auto& a, const auto& b) {
+      return expiry(a.second) < expiry(b.second);
+    }));
 }
 
 }  // namespace

@@ -151,4 +151,24 @@ describe('the dashboard in a real browser', () => {
     assert.equal((await d.status()).servers.length, 2);
     assert.ok(errors.every((e) => /status of 403/.test(e)), `console errors: ${errors.join('\n')}`);
   });
+
+  it('keeps at most 16 login links and 32 browser sessions, dropping the oldest', async () => {
+    const link = async () => JSON.parse((await mcpmux(d.socket, ['dashboard', '--no-browser', '--json'])).stdout).url;
+    const use = (url) => fetch(url, { redirect: 'manual' });
+    const links = [];
+    for (let i = 0; i < 17; i++) links.push(await link());
+    assert.equal((await use(links[0])).status, 403, 'the oldest link was dropped');
+    assert.equal((await use(links[16])).status, 303);
+    assert.equal((await use(links[1])).status, 303);
+    // Sessions: the oldest of 33 is logged out (the page's own, so this test comes last).
+    const cookies = [];
+    for (let i = 0; i < 33; i++) {
+      const res = await use(await link());
+      cookies.push(res.headers.get('set-cookie').split(';')[0]);
+    }
+    const page = (c) => fetch(`${base}/`, { headers: { cookie: c } }).then((r) => r.status);
+    assert.equal(await page(cookies[0]), 401);
+    assert.equal(await page(cookies[32]), 200);
+    assert.equal(await page(cookies[1]), 200);
+  });
 });
