@@ -149,6 +149,9 @@ awaitable<void> endpoint_impl::accept_loop() {
     }
     auto c = std::make_shared<connection>(std::move(sock));
     c->id = next_conn_++;
+    error_code nb;
+    c->stream.socket().non_blocking(true, nb);  // reply() writes at once what fits
+    c->write_at_once = !nb;
     conns_.emplace(c->id, c);
     spawn(serve(c));
   }
@@ -250,12 +253,20 @@ response endpoint_impl::too_large() const {
                             std::to_string(opt_.limits.max_message_bytes) + " bytes");
 }
 
-// Writes a whole response; true when it went out and the connection may serve another.
+// Writes a whole response; true when it went out and the connection may serve another. Most
+// answers fit in the socket's send buffer: they go out at once (the socket is non-blocking),
+// without a trip through the loop; what does not is written asynchronously.
 awaitable<bool> endpoint_impl::reply(connection& c, response res) {
-  c.stream.expires_after(opt_.request_timeout);
   const bool keep = res.keep_alive();
-  auto [ec, n] = co_await http::async_write(c.stream, res, use_tuple);
-  (void)n;
+  http::response_serializer<http::string_body> sr{res};
+  error_code ec = asio::error::would_block;
+  if (c.write_at_once) http::write(c.stream.socket(), sr, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    c.stream.expires_after(opt_.request_timeout);
+    auto [aec, n] = co_await http::async_write(c.stream, sr, use_tuple);
+    (void)n;
+    ec = aec;
+  }
   co_return !ec && keep;
 }
 

@@ -181,6 +181,7 @@ struct connection {
   bool peer_gone = false;
   bool idle = false;  // waiting for the next request
   bool watching = false;
+  bool write_at_once = false;   // the socket is non-blocking: reply() writes what fits at once
   std::uint64_t watch_gen = 0;  // tells a stale watcher's completion from the current one
   stream_ptr current;           // the SSE/JSON stream being written
 };

@@ -334,9 +334,9 @@ awaitable<bool> endpoint_impl::run_stream(conn_ptr c, std::shared_ptr<http_sessi
       if (!co_await write_chunk(*c, ": keepalive\n\n")) break;
     }
   }
+  // (The watcher's wait is left to complete with the next request or the close, as stale:
+  // cancelling it would cost a trip through the loop at every answer.)
   c->watching = false;
-  error_code ignored;
-  c->stream.socket().cancel(ignored);
   c->current.reset();
   s->detach(st, c->id);
   co_return clean && !c->peer_gone;
