@@ -89,6 +89,8 @@ json::object control_plane::status(bool histograms) const {
     s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
     s["last_error"] =
         up->last_error().empty() ? json::value(nullptr) : json::value(up->last_error());
+    s["last_error_at_ms"] =
+        up->last_error_at_ms() ? json::value(up->last_error_at_ms()) : json::value(nullptr);
     s["attempt"] = up->life().attempt();
     s["next_try_ms"] =
         up->state() == upstream_state::backoff

@@ -191,6 +191,13 @@ void upstream::set_daemon_config(const daemon_config& d) {
   lc_.set_policy(policy_for(daemon_));
 }
 
+void upstream::set_last_error(const std::string& why) {
+  last_error_ = redact(why);
+  last_error_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+}
+
 void upstream::note(std::string line) {
   redact_in_place(line);  // a server may print a secret it was given
   if (log_ring_.size() >= log_ring_size) log_ring_.pop_front();
@@ -413,7 +420,7 @@ void upstream::lose_connection(std::string why, bool needs_login) {
   ++generation_;
   timers_->handshake.cancel();
   timers_->ping.cancel();
-  last_error_ = redact(why);
+  set_last_error(why);
   if (needs_login) {
     timers_->listen.cancel();
     handshake_.reset();

@@ -161,6 +161,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool cache_private() const { return cache_private_; }
   /// Why the last connection ended or attempt failed; kept after a recovery, for status.
   const std::string& last_error() const { return last_error_; }
+  /// When last_error was set (Unix time in ms; 0: never).
+  std::int64_t last_error_at_ms() const { return last_error_at_ms_; }
   /// True once the server's tools are known (ready once, or served from the cache) or it failed:
   /// an early tools/list need not wait for it any longer.
   bool settled() const;
@@ -296,6 +298,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::string log_level_;
   std::string instructions_;
   std::string last_error_;
+  std::int64_t last_error_at_ms_ = 0;
+  void set_last_error(const std::string& why);              ///< redacted, with its time
   std::vector<std::pair<std::string, std::string>> notes_;  ///< (method, what went wrong)
   std::unique_ptr<handshake> handshake_;                    ///< while connecting
   std::optional<steady_clock::time_point> ready_since_;

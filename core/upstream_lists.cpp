@@ -7,7 +7,6 @@
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
 #include "core/protocol/param_headers.hpp"
-#include "core/protocol/redact.hpp"
 #include "core/protocol/text.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/upstream_detail.hpp"
@@ -153,8 +152,7 @@ void upstream::list_failed(collection c, std::string why) {
   else
     log_.warn("{}; serving no {} from this server until it announces a change or reconnects", why,
               ci.key);
-  if (c == collection::tools)
-    last_error_ = redact(why);  // kept after a recovery, like every last error
+  if (c == collection::tools) set_last_error(why);  // kept after a recovery, like every last error
   set_note(ci.method, std::move(why));
 }
 

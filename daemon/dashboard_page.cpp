@@ -214,7 +214,7 @@ function render(st) {
     c.calls.textContent = `${s.calls}${s.errors ? ` (${s.errors} failed)` : ''}`;
     c.lat.textContent = `${us(s.latency_p50_us)} / ${us(s.latency_p99_us)}`;
     c.spark.replaceChildren(sparkline(st.history?.[s.name]));
-    c.error.replaceChildren(s.last_error ?? '');
+    c.error.replaceChildren(s.last_error ? `${s.last_error}${s.last_error_at_ms ? ` (${ms(Date.now() - s.last_error_at_ms)} ago)` : ''}` : '');
     c.error.classList.toggle('past', s.state === 'ready'); // an error it has come back from
     if (s.stderr_tail?.length) c.error.append(el('details', {}, el('summary', {}, 'stderr'), el('pre', {}, s.stderr_tail.join('\n'))));
     c.approve.hidden = !s.quarantined;
@@ -234,7 +234,8 @@ function render(st) {
 const authText = { logged_in: 'logged in', needs_login: 'needs login', login_in_progress: 'login in progress', needs_step_up: 'needs more scope' };
 function renderAuth(c, a) {
   c.authState.textContent = !a ? '' : (authText[a.state] ?? a.state) +
-    (a.state === 'logged_in' && a.expires_at ? ` (token for ${ms(a.expires_at * 1000 - Date.now())})` : '') +
+    (a.state === 'logged_in' && a.expires_at ? (a.expires_at * 1000 > Date.now()
+      ? ` (token for ${ms(a.expires_at * 1000 - Date.now())})` : ' (token expired; refreshing)') : '') +
     (a.last_error ? `: ${a.last_error}` : '');
   c.login.hidden = !a || a.method !== 'authorization_code' || a.state === 'logged_in' || a.state === 'login_in_progress';
   c.logout.hidden = !a || !a.logged_in;

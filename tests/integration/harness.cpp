@@ -757,6 +757,7 @@ server_view view_of(const json::value& status, std::string_view name) {
     out.restarts = int_or(o, "restarts", -1);
     out.tools = int_or(o, "tools", -1);
     out.last_error = str_or_empty(o, "last_error");
+    out.last_error_at_ms = int_or(o, "last_error_at_ms", -1);
     out.last_stderr = str_or_empty(o, "last_stderr");
     out.tools_from_cache = bool_of(o, "tools_from_cache");
     out.crash_looping = bool_of(o, "crash_looping");

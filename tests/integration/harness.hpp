@@ -248,6 +248,7 @@ struct server_view {
   std::int64_t restarts = -1;
   std::int64_t tools = -1;
   std::string last_error;
+  std::int64_t last_error_at_ms = -1;  ///< null: -1
   std::string last_stderr;
   bool tools_from_cache = false;
   bool crash_looping = false;

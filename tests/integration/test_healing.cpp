@@ -130,8 +130,12 @@ TEST_F(healing, killed_idle_server_is_back_after_first_backoff_and_tools_never_l
   const auto s0 = status_of(ctl, "idle");
   ASSERT_EQ(s0.state, "ready") << s0.raw;
   ASSERT_GT(s0.pid, 0) << s0.raw;
+  EXPECT_EQ(s0.last_error_at_ms, -1) << "no error yet: " << s0.raw;
   c.notifications().clear();
 
+  const auto killed_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   ASSERT_EQ(::kill(s0.pid, SIGKILL), 0);
   const auto t0 = steady::now();
   int polls = 0;
@@ -162,6 +166,9 @@ TEST_F(healing, killed_idle_server_is_back_after_first_backoff_and_tools_never_l
   EXPECT_LE(back_after, 1500);
   EXPECT_EQ(s.attempt, 1) << s.raw;
   EXPECT_TRUE(contains(s.last_error, "signal 9") || contains(s.last_error, "Killed")) << s.raw;
+  // When it happened, kept after the recovery like the error itself.
+  EXPECT_GE(s.last_error_at_ms, killed_at) << s.raw;
+  EXPECT_LE(s.last_error_at_ms, killed_at + 3000) << s.raw;
 
   // The backoff the daemon chose is within 500 ms ± 20 %.
   bool delay_ok = false;
