@@ -198,11 +198,13 @@ function render(st) {
     `${st.sessions.filter((c) => c.era !== 'unknown').length} clients · pid ${st.pid} · up ${ms(st.uptime_ms)}`;
   const body = $('servers').tBodies[0];
   const seen = new Set();
-  for (const s of st.servers) {
+  for (const [i, s] of st.servers.entries()) {
     seen.add(s.name);
     let c = rows.get(s.name);
     if (!c) rows.set(s.name, (c = serverRow(s)));
-    body.append(c.row); // in status order
+    // In status order, moved only when out of place: a row taken out of the page, even to be
+    // put back, loses the keyboard focus of its buttons.
+    if (body.rows[i] !== c.row) body.insertBefore(c.row, body.rows[i] ?? null);
     c.row.dataset.state = s.state;
     c.state.className = `state ${stateClass(s.state)}`;
     c.state.textContent = s.crash_looping ? `${s.state} (crash loop)` : s.state;
@@ -239,7 +241,8 @@ function renderAuth(c, a) {
     (a.last_error ? `: ${a.last_error}` : '');
   c.login.hidden = !a || a.method !== 'authorization_code' || a.state === 'logged_in' || a.state === 'login_in_progress';
   c.logout.hidden = !a || !a.logged_in;
-  c.loginLink.hidden = !(a?.login?.running && a.login.url);
+  // (The daemon takes only HTTPS or loopback endpoints; the page follows nothing else either.)
+  c.loginLink.hidden = !(a?.login?.running && /^https?:\/\//i.test(a.login.url ?? ''));
   if (c.loginLink.hidden) return;
   c.loginLink.href = a.login.url;
   if (pendingLogin?.server === c.row.dataset.server) {

@@ -95,6 +95,10 @@ describe('the dashboard in a real browser', () => {
     assert.equal(focused, 'Restart quick');
     // (Focus is visible: the button has an outline while focused from the keyboard.)
     assert.notEqual(await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle), 'none');
+    // The page's updates (every 2 s at least) leave the focus where it is.
+    const summary = await page.$eval('#summary', (e) => e.textContent);
+    await page.waitForFunction((before) => document.querySelector('#summary').textContent !== before, { timeout: 5000, polling: 100 }, summary);
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restart quick');
     await page.keyboard.press('Enter');
     assert.ok(await waitFor(async () => { const now = await pidOf('quick'); return now && now !== pid; }, 5000));
     // 200 % zoom is half the width in CSS pixels: the page reflows, and only the tables scroll
