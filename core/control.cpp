@@ -245,8 +245,8 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
   }
   if (method == "mcpmux/tools") {
     const auto* p = params.if_contains("profile");
-    if (const auto* s = params.if_contains("server");
-        s && !(p && p->is_string() && !p->get_string().empty())) {
+    const bool everything = !p || (p->is_string() && p->get_string().empty());
+    if (const auto* s = params.if_contains("server"); s && everything) {  // one server's
       if (!s->is_string()) return bad_params("params.server must be a string");
       auto up = m_.find_upstream(s->get_string());
       if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
@@ -262,8 +262,7 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
       }
       return json::value(json::object{{"server", up->name()}, {"tools", std::move(tools)}});
     }
-    if (!p || (p->is_string() && p->get_string().empty()))
-      return json::value(json::object{{"tools", tool_table()}});
+    if (everything) return json::value(json::object{{"tools", tool_table()}});
     if (!p->is_string()) return bad_params("params.profile must be a string");
     const auto* view = m_.profile(p->get_string());
     if (!view) {

@@ -1,8 +1,7 @@
 #include "core/mrtr.hpp"
 
 #include "core/protocol/modern.hpp"
-
-#include <sys/random.h>
+#include "core/protocol/random.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,22 +16,9 @@ namespace {
 constexpr std::string_view state_prefix = "mcpmux-mrtr.";
 
 std::string random_state() {
-  std::array<unsigned char, 16> bytes{};
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
-    if (n > 0)
-      got += static_cast<std::size_t>(n);
-    else if (errno != EINTR)
-      throw std::system_error(errno, std::generic_category(), "getrandom");
-  }
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out(state_prefix);
-  for (auto b : bytes) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
+  auto id = random_hex(16);
+  if (!id) throw std::system_error(errno, std::generic_category(), "getrandom");
+  return std::string(state_prefix) + *id;
 }
 
 std::string key_of(std::int64_t n) {

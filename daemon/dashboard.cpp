@@ -6,7 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/manager.hpp"
-#include "daemon/http_auth.hpp"
+#include "core/protocol/random.hpp"
 
 namespace mcpmux {
 namespace {
@@ -100,15 +100,10 @@ void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
 std::optional<std::variant<json::value, rpc_error>> dashboard::handle(std::string_view method,
                                                                       const json::object&) {
   if (method != "mcpmux/dashboard/login") return std::nullopt;
-  if (base_url_.empty() && start_)
-    if (auto error = start_(); !error.empty())
+  if (base_url_.empty())  // no [daemon] http: the page alone, started now
+    if (auto error = start_ ? start_() : "no endpoint to start"; !error.empty())
       return rpc_error{rpc_code::internal_error, "the dashboard's page did not start: " + error,
                        nullptr};
-  if (base_url_.empty())
-    return rpc_error{rpc_code::invalid_params,
-                     "the dashboard needs the HTTP endpoint: set [daemon] http = "
-                     "\"127.0.0.1:PORT\" and reload or restart mcpmuxd",
-                     nullptr};
   auto code = random_hex(32);
   if (!code) return rpc_error{rpc_code::internal_error, "no random bytes for a login", nullptr};
   const auto now = clock::now();

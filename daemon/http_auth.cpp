@@ -1,10 +1,9 @@
 #include "daemon/http_auth.hpp"
 
-#include <sys/random.h>
+#include "core/protocol/random.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 #include <fmt/format.h>
 #include <cerrno>
@@ -32,29 +31,14 @@ bool usable(const std::string& path) {
 
 }  // namespace
 
-std::optional<std::string> random_hex(std::size_t bytes) {
-  std::vector<unsigned char> raw(bytes);
-  std::size_t got = 0;
-  while (got < raw.size()) {
-    const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    got += static_cast<std::size_t>(n);
-  }
-  std::string hex;
-  for (unsigned char b : raw) hex += fmt::format("{:02x}", b);
-  return hex;
-}
-
 std::string ensure_http_token(const std::string& path) {
   if (usable(path)) return {};
-  const auto token = random_hex(token_bytes);
-  if (!token) return fmt::format("cannot make an HTTP token: {}", std::strerror(errno));
-  const std::string& hex = *token;
+  const auto hex = random_hex(token_bytes);
+  if (!hex) return fmt::format("cannot make an HTTP token: {}", std::strerror(errno));
   // A file that is not private (or not ours) is replaced, not trusted: remove it first so that
   // the new one is created 0600.
   ::unlink(path.c_str());
-  if (auto error = write_file_atomically(path, hex + "\n"); !error.empty()) return error;
+  if (auto error = write_file_atomically(path, *hex + "\n"); !error.empty()) return error;
   return {};
 }
 

@@ -3,8 +3,6 @@
 // mode 0600, and kept across restarts while it stays private.
 #pragma once
 
-#include <cstddef>
-#include <optional>
 #include <string>
 
 namespace mcpmux {
@@ -12,8 +10,5 @@ namespace mcpmux {
 /// Makes sure `path` holds a usable token (a private regular file of the user's, 64 hex
 /// digits), writing a new one otherwise. Returns "" or why it cannot.
 std::string ensure_http_token(const std::string& path);
-
-/// `bytes` random bytes from the kernel, as lowercase hex; nullopt (errno set) when it fails.
-std::optional<std::string> random_hex(std::size_t bytes);
 
 }  // namespace mcpmux

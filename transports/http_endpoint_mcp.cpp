@@ -1,7 +1,6 @@
 // The /mcp resource of the HTTP endpoint: POST (a message in; a JSON answer or an SSE stream
 // out), GET (the session's stream, or a resumed one after Last-Event-ID), DELETE; creating
 // sessions, writing their streams to the client, and ending idle ones.
-#include <sys/random.h>
 #include <sys/socket.h>
 
 #include <boost/asio/write.hpp>
@@ -13,6 +12,7 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
+#include "core/protocol/random.hpp"
 #include "core/protocol/versions.hpp"
 #include "transports/http_endpoint_detail.hpp"
 #include "transports/http_text.hpp"
@@ -47,19 +47,9 @@ bool accepts(std::string_view accept, std::string_view type) {
 
 // 128 bits from the kernel's CSPRNG, hex: a session id nobody can guess.
 std::string random_id() {
-  unsigned char b[16];
-  ssize_t n;
-  do {
-    n = ::getrandom(b, sizeof b, 0);  // 16 bytes: never partial once the pool is initialised
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(sizeof b)) throw std::runtime_error("getrandom failed");
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : b) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out;
+  auto id = random_hex(16);
+  if (!id) throw std::runtime_error("getrandom failed");
+  return std::move(*id);
 }
 
 bool wants_priming(const request& req) {

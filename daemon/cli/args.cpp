@@ -171,8 +171,9 @@ const command_spec commands[] = {
        c.add_flag("--json", a.json, "print the daemon's answer as JSON");
      }},
     {"dashboard", "dashboard [--no-browser] [--json]", "open the dashboard in the browser",
-     "Prints a one-time login link to the page mcpmuxd serves on its HTTP endpoint ([daemon]\n"
-     "http must be set) and opens it with $BROWSER (else xdg-open when there is a display).\n"
+     "Prints a one-time login link to the page mcpmuxd serves on its HTTP endpoint (without\n"
+     "[daemon] http, on a loopback port of its own, the page alone) and opens it with\n"
+     "$BROWSER (else xdg-open when there is a display).\n"
      "The link works once, within 2 minutes; it leaves the browser a session cookie.\n",
      control_timeout, run_dashboard,
      [](CLI::App& c, command_args& a) {

@@ -1,10 +1,10 @@
 // Unit tests of config/: TOML parsing, validation errors, ${VAR} expansion, path resolution.
-#include <cctype>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cctype>
 
 #include <filesystem>
 #include <fstream>
@@ -1017,7 +1017,9 @@ TEST_F(ConfigTest, EmbeddedDefaultDocumentsEveryKey) {
   // Every key the loader takes, as a whole word (`trust` is not found in `trusted`).
   const std::string_view text = default_config_text();
   const auto documented = [&](std::string_view key) {
-    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    const auto word = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    };
     for (auto at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1))
       if ((at == 0 || !word(text[at - 1])) &&
           (at + key.size() == text.size() || !word(text[at + key.size()])))

@@ -1,9 +1,13 @@
-// Unit tests of core/protocol/text (UTF-8 check and repair, HOST:PORT) and config's file_uri.
+// Unit tests of core/protocol/text (UTF-8 check and repair, HOST:PORT), core/protocol/random
+// and config's file_uri.
 #include "core/protocol/text.hpp"
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "config/config.hpp"
+#include "core/protocol/random.hpp"
 
 namespace mcpmux {
 namespace {
@@ -46,6 +50,18 @@ TEST(FileUri, KeepsPathCharactersAndEncodesTheRest) {
   EXPECT_EQ(file_uri("/a b/c#d?e%f"), "file:///a%20b/c%23d%3Fe%25f");
   EXPECT_EQ(file_uri("/x/caf\xC3\xA9"), "file:///x/caf%C3%A9");
   EXPECT_EQ(file_uri("/k=v;a@b:c"), "file:///k=v;a@b:c");
+}
+
+TEST(RandomHex, TwoLowercaseHexDigitsPerByteAndNoRepeats) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 100; ++i) {
+    auto id = random_hex(32);
+    ASSERT_TRUE(id.has_value());
+    ASSERT_EQ(id->size(), 64u);
+    EXPECT_EQ(id->find_first_not_of("0123456789abcdef"), std::string::npos) << *id;
+    EXPECT_TRUE(seen.insert(*id).second) << *id;
+  }
+  EXPECT_EQ(random_hex(0), std::string());
 }
 
 }  // namespace
