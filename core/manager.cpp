@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "core/audit_writer.hpp"
 #include "core/naming.hpp"
 #include "core/protocol/modern.hpp"
 #include "core/protocol/param_headers.hpp"
@@ -28,10 +29,12 @@ namespace asio = boost::asio;
 
 }  // namespace
 
-// Batches the audit buffer into the state store: the first entry arms a short timer.
+// Batches the audit buffer into the state store: the first entry arms a short timer, and the
+// batch is handed to the writer's thread.
 struct manager::audit_flusher {
-  explicit audit_flusher(asio::io_context& io) : timer(io) {}
+  audit_flusher(asio::io_context& io, state_store& store) : timer(io), writer(store) {}
   asio::steady_timer timer;
+  audit_writer writer;
   bool armed = false;
   std::uint64_t flushes = 0;
 };
@@ -58,7 +61,7 @@ manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_fac
     upstreams_.emplace(cfg_.servers[i].name,
                        make_upstream(cfg_.servers[i], cfg_.daemon, &cached[i]));
   profiles_.configure(cfg_.profiles);
-  flusher_ = std::make_unique<audit_flusher>(io_);
+  if (store_) flusher_ = std::make_unique<audit_flusher>(io_, *store_);
 }
 
 // The state store; in memory (nothing kept across restarts) when its file cannot be opened. The
@@ -136,6 +139,7 @@ void manager::release_waiters() {
 void manager::stop() {
   stopped_ = true;  // servers not started yet stay unstarted
   flush_audit();
+  if (flusher_) flusher_->writer.drain();
   mrtr_.clear();
   for (auto& [key, up] : per_client_) up->stop();
   per_client_.clear();
@@ -157,19 +161,20 @@ void manager::audit(audit_entry e) {
 }
 
 void manager::flush_audit() {
-  if (!store_ || audit_buffer_.empty()) return;
-  if (auto error = store_->append(audit_buffer_); !error.empty())
-    log_.warn("audit log: {} ({} entries not kept)", error, audit_buffer_.size());
-  audit_buffer_.clear();
+  if (!flusher_) return;
+  if (auto error = flusher_->writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
+  if (audit_buffer_.empty()) return;
+  flusher_->writer.write(std::exchange(audit_buffer_, {}));
   // Retention now and then, not at every batch.
-  if (flusher_->flushes++ % 64 == 0) {
-    store_->trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows}, unix_now_ms());
-  }
+  if (flusher_->flushes++ % 64 == 0)
+    flusher_->writer.trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows},
+                          unix_now_ms());
 }
 
 std::vector<audit_entry> manager::history(const audit_query& q) {
   if (!auditing()) return {};
   flush_audit();
+  flusher_->writer.drain();
   return store_->history(q);
 }
 

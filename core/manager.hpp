@@ -176,11 +176,12 @@ class manager : public upstream_observer {
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
-  /// Records an audited event: kept in memory and written to the state store in batches (a few
-  /// times a second, and at stop). Nothing when the audit log is off.
+  /// Records an audited event: kept in memory and handed to the audit writer's thread in
+  /// batches (a few times a second, and at stop). Nothing when the audit log is off.
   void audit(audit_entry e);
   bool auditing() const { return store_ && cfg_.daemon.audit; }
-  /// Writes what is buffered now (for mcpmux/history, and at stop).
+  /// Hands what is buffered to the writer now (for mcpmux/history, and at stop), and logs what
+  /// the writer could not keep.
   void flush_audit();
   /// The audit log's entries (after a flush); empty when it is off.
   std::vector<audit_entry> history(const audit_query& q);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <initializer_list>
+#include <mutex>
 
 #include "config/config.hpp"
 #include "config/files.hpp"
@@ -56,6 +57,8 @@ std::string column(sqlite3_stmt* s, int i) {
 struct state_store::impl {
   sqlite3* db = nullptr;
   statement insert;
+  /// The connection serves one thread at a time: the event loop, and the audit writer's thread.
+  mutable std::mutex m;
   ~impl() {
     sqlite3_finalize(insert.s);
     insert.s = nullptr;
@@ -154,9 +157,10 @@ std::unique_ptr<state_store> state_store::open(const std::string& path, std::str
   return std::unique_ptr<state_store>(new state_store(std::move(i)));
 }
 
-std::string state_store::append(const std::vector<audit_entry>& entries) {
+std::string state_store::append(std::span<const audit_entry> entries) {
   if (entries.empty()) return {};
   auto& d = *impl_;
+  std::lock_guard lock(d.m);
   if (auto e = d.exec("BEGIN"); !e.empty()) return e;
   sqlite3_stmt* s = d.insert.s;
   for (const auto& a : entries) {
@@ -183,6 +187,7 @@ std::string state_store::append(const std::vector<audit_entry>& entries) {
 }
 
 std::vector<audit_entry> state_store::history(const audit_query& q) const {
+  std::lock_guard lock(impl_->m);
   std::vector<audit_entry> out;
   sqlite3_stmt* s = nullptr;
   const char* sql =
@@ -216,6 +221,7 @@ std::vector<audit_entry> state_store::history(const audit_query& q) const {
 }
 
 std::int64_t state_store::audit_rows() const {
+  std::lock_guard lock(impl_->m);
   sqlite3_stmt* s = nullptr;
   std::int64_t n = 0;
   if (sqlite3_prepare_v2(impl_->db, "SELECT count(*) FROM audit", -1, &s, nullptr) == SQLITE_OK &&
@@ -226,6 +232,7 @@ std::int64_t state_store::audit_rows() const {
 }
 
 std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms) {
+  std::lock_guard lock(impl_->m);
   const auto before = sqlite3_total_changes64(impl_->db);
   const std::string sql = fmt::format(
       "DELETE FROM audit WHERE time_ms < {};"
@@ -236,6 +243,7 @@ std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms) {
 }
 
 std::vector<cached_tools_row> state_store::cached_tools() const {
+  std::lock_guard lock(impl_->m);
   std::vector<cached_tools_row> out;
   impl_->read("SELECT server, config_hash, doc FROM tool_cache", {}, [&](sqlite3_stmt* s) {
     out.push_back({column(s, 0), column(s, 1), column(s, 2)});
@@ -244,6 +252,7 @@ std::vector<cached_tools_row> state_store::cached_tools() const {
 }
 
 std::string state_store::put_cached_tools(const std::vector<cached_tools_row>& rows) {
+  std::lock_guard lock(impl_->m);
   return impl_->write(
       "INSERT OR REPLACE INTO tool_cache(server, config_hash, doc) VALUES (?1, ?2, ?3)", rows,
       [](sqlite3_stmt* s, const cached_tools_row& r) {
@@ -258,6 +267,7 @@ std::string state_store::put_cached_tools(const cached_tools_row& row) {
 }
 
 std::vector<pin_row> state_store::pins(const std::string& server) const {
+  std::lock_guard lock(impl_->m);
   std::vector<pin_row> out;
   impl_->read("SELECT kind, name, definition FROM pins WHERE server = ?1", {server},
               [&](sqlite3_stmt* s) {
@@ -267,6 +277,7 @@ std::vector<pin_row> state_store::pins(const std::string& server) const {
 }
 
 std::string state_store::put_pins(const std::vector<pin_row>& pins) {
+  std::lock_guard lock(impl_->m);
   return impl_->write(
       "INSERT OR REPLACE INTO pins(server, kind, name, definition) VALUES (?1, ?2, ?3, ?4)", pins,
       [](sqlite3_stmt* s, const pin_row& p) {
@@ -278,6 +289,7 @@ std::string state_store::put_pins(const std::vector<pin_row>& pins) {
 }
 
 bool state_store::trusted(const std::string& server, const std::string& config_hash) const {
+  std::lock_guard lock(impl_->m);
   bool found = false;
   impl_->read("SELECT 1 FROM trusted_servers WHERE server = ?1 AND config_hash = ?2",
               {server, config_hash}, [&](sqlite3_stmt*) { found = true; });
@@ -286,6 +298,7 @@ bool state_store::trusted(const std::string& server, const std::string& config_h
 
 std::string state_store::set_trusted(const std::string& server, const std::string& config_hash,
                                      std::int64_t now_ms) {
+  std::lock_guard lock(impl_->m);
   struct row {
     std::string server, hash;
     std::int64_t since;

@@ -4,14 +4,15 @@
 // - pins: the definitions of tools, prompts and resource templates as trusted (core/trust.hpp),
 //   and which servers were trusted;
 // - the audit log: every tools/call, prompts/get and resources/read, and every spawn.
-// Audit writes come in batches (the daemon flushes its buffer a few times a second), never one
-// per call. A kill at any point leaves the last committed transaction (WAL); retention bounds
-// the audit log.
+// Audit writes come in batches (the daemon hands its buffer to core/audit_writer.hpp a few times
+// a second), never one per call. A kill at any point leaves the last committed transaction (WAL);
+// retention bounds the audit log.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,9 @@ class state_store {
   state_store(const state_store&) = delete;
   state_store& operator=(const state_store&) = delete;
 
-  /// Appends entries in one transaction; "" or why not.
-  std::string append(const std::vector<audit_entry>& entries);
+  /// Appends entries in one transaction; "" or why not. Every method may be called from any
+  /// thread (core/audit_writer.hpp writes from its own); they take turns.
+  std::string append(std::span<const audit_entry> entries);
   /// The matching entries: the newest `limit`, oldest first.
   std::vector<audit_entry> history(const audit_query& q) const;
   /// Drops what `r` no longer keeps (older rows first); returns how many rows went.

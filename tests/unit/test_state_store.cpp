@@ -1,6 +1,9 @@
 // Unit tests of core/state_store: the audit log's table — private file, batches, queries,
-// retention, and a database that survives being reopened — pins and trust, and a store in memory.
+// retention, and a database that survives being reopened — pins and trust, a store in memory,
+// and the audit writer's thread (core/audit_writer).
 #include "core/state_store.hpp"
+
+#include <sqlite3.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,6 +11,8 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+
+#include "core/audit_writer.hpp"
 
 namespace mcpmux {
 namespace {
@@ -58,8 +63,9 @@ TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   ASSERT_EQ(::stat((t.dir + "/state").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 
-  EXPECT_EQ(store->append({entry(1000, "gh", "gh__a", "ok"), entry(2000, "fs", "fs__b", "error"),
-                           entry(3000, "gh", "gh__c", "tool_error")}),
+  EXPECT_EQ(store->append(std::vector{entry(1000, "gh", "gh__a", "ok"),
+                                      entry(2000, "fs", "fs__b", "error"),
+                                      entry(3000, "gh", "gh__c", "tool_error")}),
             "");
   EXPECT_EQ(store->append({}), "");
   EXPECT_EQ(store->audit_rows(), 3);
@@ -136,6 +142,75 @@ TEST(StateStore, AnUnusablePathIsAnError) {
   std::string error;
   EXPECT_FALSE(state_store::open("/proc/mcpmux-no/state.db", error));
   EXPECT_FALSE(error.empty());
+}
+
+}  // namespace
+}  // namespace mcpmux
+
+namespace mcpmux {
+namespace {
+
+std::vector<audit_entry> batch_of(std::int64_t first, int n) {
+  std::vector<audit_entry> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(entry(first + i, "s", "s__" + std::to_string(first + i), "ok"));
+  return out;
+}
+
+TEST(AuditWriter, WritesBatchesInOrderWhileTheCallerUsesTheStore) {
+  temp_db t;
+  std::string error;
+  auto store = state_store::open(t.path(), error);
+  ASSERT_TRUE(store) << error;
+  audit_writer w(*store);
+  // Batches larger than a transaction, and the store used from this thread meanwhile.
+  for (int b = 0; b < 8; ++b) {
+    w.write(batch_of(b * 1000, 1000));
+    ASSERT_EQ(store->put_pins({{"s", "tools", "t" + std::to_string(b), "{}"}}), "");
+    EXPECT_LE(store->audit_rows(), (b + 1) * 1000);
+  }
+  w.trim({.days = 30, .max_rows = 4000}, 8000 + 1);  // after the batches before it
+  w.write(batch_of(8000, 10));
+  w.drain();
+  EXPECT_EQ(store->audit_rows(), 4010);
+  EXPECT_EQ(store->pins("s").size(), 8u);
+  const auto newest = store->history({.limit = 1});
+  ASSERT_EQ(newest.size(), 1u);
+  EXPECT_EQ(newest.front().time_ms, 8009);
+  EXPECT_EQ(w.take_error(), "");
+}
+
+TEST(AuditWriter, WritesWhatWasHandedOverBeforeItGoes) {
+  temp_db t;
+  std::string error;
+  auto store = state_store::open(t.path(), error);
+  ASSERT_TRUE(store) << error;
+  {
+    audit_writer w(*store);
+    w.write(batch_of(0, 3000));
+  }
+  EXPECT_EQ(store->audit_rows(), 3000);
+  audit_writer idle(*store);  // never handed anything: no thread to stop
+  idle.drain();
+  EXPECT_EQ(idle.take_error(), "");
+}
+
+TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
+  temp_db t;
+  std::string error;
+  auto store = state_store::open(t.path(), error);
+  ASSERT_TRUE(store) << error;
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(t.path().c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "DROP TABLE audit", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  audit_writer w(*store);
+  w.write(batch_of(0, 300));  // two transactions, both refused
+  w.drain();
+  const auto why = w.take_error();
+  EXPECT_THAT(why, ::testing::HasSubstr("no such table"));
+  EXPECT_THAT(why, ::testing::HasSubstr("(300 entries not kept)"));
+  EXPECT_EQ(w.take_error(), "");  // told once
 }
 
 }  // namespace

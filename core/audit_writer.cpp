@@ -1,0 +1,98 @@
+#include "core/audit_writer.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <span>
+
+namespace mcpmux {
+
+audit_writer::~audit_writer() {
+  {
+    std::lock_guard lock(m_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void audit_writer::write(std::vector<audit_entry> batch) {
+  if (batch.empty()) return;
+  job j;
+  j.batch = std::move(batch);
+  push(std::move(j));
+}
+
+void audit_writer::trim(audit_retention r, std::int64_t now_ms) {
+  job j;
+  j.trim = true;
+  j.retention = r;
+  j.now_ms = now_ms;
+  push(std::move(j));
+}
+
+void audit_writer::push(job j) {
+  {
+    std::lock_guard lock(m_);
+    jobs_.push_back(std::move(j));
+    if (!thread_.joinable()) {
+      // Signals stay with the event loop's thread: the new one starts with all of them blocked.
+      sigset_t all, old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_BLOCK, &all, &old);
+      thread_ = std::thread([this] { run(); });
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
+  }
+  wake_.notify_one();
+}
+
+void audit_writer::drain() {
+  std::unique_lock lock(m_);
+  idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
+}
+
+std::string audit_writer::take_error() {
+  std::lock_guard lock(m_);
+  if (error_.empty()) return {};
+  std::string out = lost_ ? fmt::format("{} ({} entries not kept)", error_, lost_) : error_;
+  error_.clear();
+  lost_ = 0;
+  return out;
+}
+
+void audit_writer::run() {
+  std::unique_lock lock(m_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, and everything is written
+    job j = std::move(jobs_.front());
+    jobs_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    perform(j);
+    lock.lock();
+    busy_ = false;
+    if (jobs_.empty()) idle_.notify_all();
+  }
+}
+
+void audit_writer::perform(job& j) {
+  if (j.trim) {
+    store_.trim(j.retention, j.now_ms);
+    return;
+  }
+  const std::span<const audit_entry> all(j.batch);
+  for (std::size_t at = 0; at < all.size(); at += chunk_rows) {
+    const auto part = all.subspan(at, std::min(chunk_rows, all.size() - at));
+    if (auto error = store_.append(part); !error.empty()) {
+      std::lock_guard lock(m_);
+      error_ = std::move(error);
+      lost_ += part.size();
+    }
+  }
+}
+
+}  // namespace mcpmux

@@ -1,0 +1,64 @@
+// Writes the audit log on a thread of its own. A row costs SQLite a few microseconds, so a
+// busy second's batch (thousands of calls) written on the event loop would stall every client
+// for tens of milliseconds; here the loop only hands the batch over. The thread starts with the
+// first batch (an idle daemon has none) and writes in transactions of at most `chunk_rows`, so
+// the loop's own reads and writes of the store (pins, the tool cache, history) wait for at most
+// one of them.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/state_store.hpp"
+
+namespace mcpmux {
+
+class audit_writer {
+ public:
+  static constexpr std::size_t chunk_rows = 256;
+
+  explicit audit_writer(state_store& store) : store_(store) {}
+  /// Writes everything handed over, then stops the thread.
+  ~audit_writer();
+  audit_writer(const audit_writer&) = delete;
+  audit_writer& operator=(const audit_writer&) = delete;
+
+  /// Hands a batch over; returns at once.
+  void write(std::vector<audit_entry> batch);
+  /// Applies the retention after the batches handed over before it.
+  void trim(audit_retention r, std::int64_t now_ms);
+  /// Waits until everything handed over is in the store (before reading it back).
+  void drain();
+  /// What went wrong since the last call ("" when nothing): the last error and how many
+  /// entries were not kept.
+  std::string take_error();
+
+ private:
+  struct job {
+    std::vector<audit_entry> batch;
+    bool trim = false;
+    audit_retention retention;
+    std::int64_t now_ms = 0;
+  };
+  void push(job j);
+  void run();
+  void perform(job& j);
+
+  state_store& store_;
+  std::mutex m_;
+  std::condition_variable wake_;  ///< jobs to do, or stop
+  std::condition_variable idle_;  ///< the queue is empty and nothing is being written
+  std::deque<job> jobs_;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::string error_;
+  std::size_t lost_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace mcpmux
