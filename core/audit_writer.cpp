@@ -81,7 +81,9 @@ void audit_writer::run() {
 
 void audit_writer::perform(job& j) {
   if (j.trim) {
-    store_.trim(j.retention, j.now_ms);
+    // In steps, as the batches are written: a first retention over a big log may drop many.
+    while (store_.trim(j.retention, j.now_ms, static_cast<std::int64_t>(chunk_rows) * 8) > 0) {
+    }
     return;
   }
   const std::span<const audit_entry> all(j.batch);

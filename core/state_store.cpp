@@ -231,13 +231,17 @@ std::int64_t state_store::audit_rows() const {
   return n;
 }
 
-std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms) {
+std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms,
+                               std::int64_t at_most) {
   std::lock_guard lock(impl_->m);
   const auto before = sqlite3_total_changes64(impl_->db);
+  // By age (the time index), then beyond the count (the rowid range): each stops at `at_most`.
   const std::string sql = fmt::format(
-      "DELETE FROM audit WHERE time_ms < {};"
-      "DELETE FROM audit WHERE id <= (SELECT max(id) FROM audit) - {};",
-      now_ms - r.days * 86400000, r.max_rows);
+      "DELETE FROM audit WHERE id IN"
+      " (SELECT id FROM audit WHERE time_ms < {0} ORDER BY time_ms LIMIT {2});"
+      "DELETE FROM audit WHERE id IN (SELECT id FROM audit"
+      " WHERE id <= (SELECT max(id) FROM audit) - {1} ORDER BY id LIMIT {2});",
+      now_ms - r.days * 86400000, r.max_rows, at_most);
   impl_->exec(sql.c_str());
   return sqlite3_total_changes64(impl_->db) - before;
 }

@@ -75,8 +75,11 @@ class state_store {
   std::string append(std::span<const audit_entry> entries);
   /// The matching entries: the newest `limit`, oldest first.
   std::vector<audit_entry> history(const audit_query& q) const;
-  /// Drops what `r` no longer keeps (older rows first); returns how many rows went.
-  std::int64_t trim(const audit_retention& r, std::int64_t now_ms);
+  /// Drops what `r` no longer keeps, the oldest rows first: at most `at_most` too old, then at
+  /// most `at_most` beyond the count (call again while it returns more than 0); returns how
+  /// many rows went.
+  std::int64_t trim(const audit_retention& r, std::int64_t now_ms,
+                    std::int64_t at_most = INT64_MAX);
   std::int64_t audit_rows() const;
 
   /// Every server's tool cache entry.

@@ -96,7 +96,12 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   for (int i = 0; i < 10; ++i) batch.push_back(entry(now - (40 - i) * day, "s", "old", "ok"));
   for (int i = 0; i < 2000; ++i) batch.push_back(entry(now - 1000 + i, "s", "new", "ok"));
   ASSERT_EQ(store->append(batch), "");
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 10 + 500);
+  // In steps: at most 7 too old, then at most 7 beyond the count.
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 7), 7 + 7);
+  EXPECT_EQ(store->audit_rows(), 2010 - 14);
+  EXPECT_EQ(store->history({.limit = 2000}).front().time_ms, now - 1000 + 4);  // oldest first
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 496);            // ids 15 to 510
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 0);
   EXPECT_EQ(store->audit_rows(), 1500);
   EXPECT_EQ(store->history({.limit = 1}).front().time_ms, now + 999);  // the newest stay
 }
