@@ -20,6 +20,14 @@ audit_writer::~audit_writer() {
 
 void audit_writer::write(std::vector<audit_entry> batch) {
   if (batch.empty()) return;
+  {
+    std::lock_guard lock(m_);
+    if (waiting_ + batch.size() > max_backlog_) {
+      error_ = fmt::format("the state store is {} entries behind", waiting_);
+      lost_ += batch.size();
+      return;
+    }
+  }
   job j;
   j.batch = std::move(batch);
   push(std::move(j));
@@ -36,6 +44,7 @@ void audit_writer::trim(audit_retention r, std::int64_t now_ms) {
 void audit_writer::push(job j) {
   {
     std::lock_guard lock(m_);
+    waiting_ += j.batch.size();
     jobs_.push_back(std::move(j));
     if (!thread_.joinable()) {
       // Signals stay with the event loop's thread: the new one starts with all of them blocked.
@@ -70,6 +79,7 @@ void audit_writer::run() {
     if (jobs_.empty()) return;  // stopping, and everything is written
     job j = std::move(jobs_.front());
     jobs_.pop_front();
+    waiting_ -= j.batch.size();
     busy_ = true;
     lock.unlock();
     perform(j);

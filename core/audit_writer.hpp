@@ -3,7 +3,8 @@
 // for tens of milliseconds; here the loop only hands the batch over. The thread starts with the
 // first batch (an idle daemon has none) and writes in transactions of at most `chunk_rows`, so
 // the loop's own reads and writes of the store (pins, the tool cache, history) wait for at most
-// one of them.
+// one of them. If the store falls behind by more than `max_backlog` entries (a disk that does
+// not keep up), new batches are dropped and counted rather than held in memory without end.
 #pragma once
 
 #include <condition_variable>
@@ -22,13 +23,15 @@ class audit_writer {
  public:
   static constexpr std::size_t chunk_rows = 256;
 
-  explicit audit_writer(state_store& store) : store_(store) {}
+  explicit audit_writer(state_store& store, std::size_t max_backlog = 200000)
+      : store_(store), max_backlog_(max_backlog) {}
   /// Writes everything handed over, then stops the thread.
   ~audit_writer();
   audit_writer(const audit_writer&) = delete;
   audit_writer& operator=(const audit_writer&) = delete;
 
-  /// Hands a batch over; returns at once.
+  /// Hands a batch over; returns at once. Dropped (and reported by take_error) when the
+  /// entries waiting would exceed the backlog.
   void write(std::vector<audit_entry> batch);
   /// Applies the retention after the batches handed over before it.
   void trim(audit_retention r, std::int64_t now_ms);
@@ -50,10 +53,12 @@ class audit_writer {
   void perform(job& j);
 
   state_store& store_;
+  const std::size_t max_backlog_;
   std::mutex m_;
   std::condition_variable wake_;  ///< jobs to do, or stop
   std::condition_variable idle_;  ///< the queue is empty and nothing is being written
   std::deque<job> jobs_;
+  std::size_t waiting_ = 0;  ///< entries in jobs_
   bool busy_ = false;
   bool stop_ = false;
   std::string error_;

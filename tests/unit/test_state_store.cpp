@@ -149,12 +149,6 @@ TEST(StateStore, AnUnusablePathIsAnError) {
   EXPECT_FALSE(error.empty());
 }
 
-}  // namespace
-}  // namespace mcpmux
-
-namespace mcpmux {
-namespace {
-
 std::vector<audit_entry> batch_of(std::int64_t first, int n) {
   std::vector<audit_entry> out;
   for (int i = 0; i < n; ++i)
@@ -216,6 +210,30 @@ TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
   EXPECT_THAT(why, ::testing::HasSubstr("no such table"));
   EXPECT_THAT(why, ::testing::HasSubstr("(300 entries not kept)"));
   EXPECT_EQ(w.take_error(), "");  // told once
+}
+
+TEST(AuditWriter, DropsBatchesBeyondItsBacklogAndSaysSo) {
+  temp_db t;
+  std::string error;
+  auto store = state_store::open(t.path(), error);
+  ASSERT_TRUE(store) << error;
+  // Another process holds the database: each transaction of the writer waits, then fails.
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(t.path().c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  audit_writer w(*store, 500);
+  w.write(batch_of(0, 300));
+  w.write(batch_of(300, 300));  // waiting: 300 or 600 (taken or not yet)
+  w.write(batch_of(600, 300));  // beyond 500 either way
+  const auto why = w.take_error();
+  EXPECT_THAT(why, ::testing::HasSubstr("entries behind"));
+  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  w.drain();
+  w.write(batch_of(900, 10));  // caught up: taken again
+  w.drain();
+  EXPECT_THAT(store->history({.limit = 1}),
+              ::testing::ElementsAre(::testing::Field(&audit_entry::time_ms, 909)));
 }
 
 }  // namespace
