@@ -138,6 +138,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     msg.raw = std::move(text);
     msg.raw_id_pos = span.id_pos;
     msg.raw_id_len = span.id_len;
+    msg.raw_is_error = span.is_error;
     e->handler({{}, std::move(msg)});
   }
 

@@ -71,12 +71,9 @@ std::string_view session::outcome_of(const rpc_outcome& out) {
     return code && code->is_int64() && code->get_int64() == rpc_code::request_timeout ? "timeout"
                                                                                       : "error";
   }
-  // A tool's own error: isError in its result (kept as text, or parsed).
-  if (!r.raw.empty())
-    return r.raw.find("\"isError\":true") != std::string::npos ||
-                   r.raw.find("\"isError\": true") != std::string::npos
-               ? "tool_error"
-               : "ok";
+  // A tool's own error: isError in its result (noted while the raw reply was scanned, or
+  // parsed).
+  if (!r.raw.empty()) return r.raw_is_error ? "tool_error" : "ok";
   const auto* result = r.body.if_contains("result");
   const auto* is_error =
       result && result->is_object() ? result->get_object().if_contains("isError") : nullptr;

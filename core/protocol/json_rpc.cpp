@@ -108,8 +108,8 @@ std::variant<message, rpc_error> classify(json::value v) {
 namespace {
 
 // basic_parser events of a whole message, keeping only what a success response needs: the
-// top-level keys, the jsonrpc version and the id's text. Anything else stops the scan (false
-// with `other` set), and the full parser takes over.
+// top-level keys, the jsonrpc version, the id's text and the result's own isError. Anything else
+// stops the scan (false with `other` set), and the full parser takes over.
 class response_scanner {
  public:
   static constexpr std::size_t max_object_size = std::size_t(-1);
@@ -124,7 +124,9 @@ class response_scanner {
   bool other() const { return other_; }
   std::optional<response_span> result() const {
     if (other_ || !has_id_ || !has_result_ || version_ != "2.0") return std::nullopt;
-    return span_;
+    auto out = span_;
+    out.is_error = is_error_;  // (the id may come after the result)
+    return out;
   }
 
   bool on_document_begin(boost::system::error_code&) { return true; }
@@ -137,10 +139,11 @@ class response_scanner {
   }
   bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
   bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
-    if (depth_ == 1) key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    if (auto* k = key_at_depth()) k->append(s.data(), std::min<std::size_t>(s.size(), 16));
     return true;
   }
   bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec) {
+    if (depth_ == 2 && in_result()) key2_.append(s.data(), std::min<std::size_t>(s.size(), 16));
     if (depth_ != 1) return true;
     key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
     if (key_ == "result") {
@@ -184,7 +187,10 @@ class response_scanner {
     if (!std::isfinite(d)) return stop(ec);  // refused by parse(), with its reason
     return scalar(ec);
   }
-  bool on_bool(bool, boost::system::error_code& ec) { return scalar(ec); }
+  bool on_bool(bool b, boost::system::error_code& ec) {
+    if (depth_ == 2 && in_result() && key2_ == "isError") is_error_ = b;
+    return scalar(ec);
+  }
   bool on_null(boost::system::error_code& ec) { return scalar(ec); }
   bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
   bool on_comment(json::string_view, boost::system::error_code&) { return true; }
@@ -208,7 +214,15 @@ class response_scanner {
   }
   bool after_value() {
     if (depth_ == 1) key_.clear();
+    if (depth_ == 2) key2_.clear();
     return true;
+  }
+  bool in_result() const { return key_ == "result"; }
+  // The key being read: a top-level one, or one of the result object's own.
+  std::string* key_at_depth() {
+    if (depth_ == 1) return &key_;
+    if (depth_ == 2 && in_result()) return &key2_;
+    return nullptr;
   }
   bool open(boost::system::error_code& ec) {
     if (depth_ == 1 && (key_ == "id" || key_ == "jsonrpc")) return stop(ec);
@@ -223,9 +237,11 @@ class response_scanner {
   std::string_view line_;
   std::size_t depth_ = 0;
   std::string key_;      ///< the current top-level key (first 16 bytes)
+  std::string key2_;     ///< the current key of the result object (first 16 bytes)
   std::string version_;  ///< "jsonrpc"'s value (first 8 bytes)
   response_span span_{};
   bool has_id_ = false, has_result_ = false, has_version_ = false, other_ = false;
+  bool is_error_ = false;
 };
 
 json::parse_options parse_limits() {

@@ -41,6 +41,7 @@ struct message {
   /// touched, so a 10 MiB result costs one copy, not a DOM and a reserialization.
   std::string raw{};
   std::size_t raw_id_pos = 0, raw_id_len = 0;
+  bool raw_is_error = false;  ///< the raw result's own "isError" is true (a tool's error)
 
   const json::value& id() const;    ///< null value for notifications
   std::string_view method() const;  ///< "" for responses
@@ -64,6 +65,7 @@ enum class reply_form { parsed, raw };
 struct response_span {
   std::int64_t id;
   std::size_t id_pos, id_len;  ///< the id's bytes in the line
+  bool is_error = false;       ///< the result is an object whose "isError" is true
 };
 
 /// Parses JSON text and checks the JSON-RPC 2.0 shape. Reuse one parser per connection: it keeps
@@ -78,7 +80,8 @@ class message_parser {
   std::variant<message, rpc_error> parse(std::string_view line);
 
   /// Validates `line` as JSON without building it and, when it is a success response with an
-  /// integer id, says where the id is. nullopt for anything else (parse() then tells what it is).
+  /// integer id, says where the id is (and whether its result says isError). nullopt for anything
+  /// else (parse() then tells what it is).
   std::optional<response_span> scan_response(std::string_view line);
 
  private:

@@ -393,6 +393,31 @@ TEST(ScanResponse, FindsTheIdOfASuccessResponse) {
   EXPECT_EQ(reordered.substr(span->id_pos, span->id_len), "-3");
 }
 
+// A tool's own error is told by its result's "isError", read in the same pass: not by the
+// words appearing elsewhere (in a nested object, in a text that quotes JSON, after a false).
+TEST(ScanResponse, ReadsTheResultsOwnIsError) {
+  message_parser p;
+  const auto is_error = [&](std::string_view line) {
+    auto span = p.scan_response(line);
+    EXPECT_TRUE(span) << line;
+    return span && span->is_error;
+  };
+  EXPECT_TRUE(is_error(R"({"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}})"));
+  EXPECT_TRUE(is_error(
+      R"({"result":{"isError" : true,"content":[{"a":{"b":1}}]},"id":1,"jsonrpc":"2.0"})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})"));
+  EXPECT_FALSE(is_error(
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"isError\":true}"}]}})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":1,"result":{"meta":{"isError":true}}})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":1,"result":{"isError":"true"}})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":1,"isError":true,"result":{}})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":1,"result":[{"isError":true}]})"));
+  // Not carried from one message to the next.
+  EXPECT_TRUE(is_error(R"({"jsonrpc":"2.0","id":1,"result":{"isError":true}})"));
+  EXPECT_FALSE(is_error(R"({"jsonrpc":"2.0","id":2,"result":{}})"));
+}
+
 TEST(ScanResponse, LeavesEverythingElseToParse) {
   message_parser p;
   for (std::string_view line : {
