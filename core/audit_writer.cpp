@@ -20,17 +20,11 @@ audit_writer::~audit_writer() {
 
 void audit_writer::write(std::vector<audit_entry> batch) {
   if (batch.empty()) return;
-  {
-    std::lock_guard lock(m_);
-    if (waiting_ + batch.size() > max_backlog_) {
-      error_ = fmt::format("the state store is {} entries behind", waiting_);
-      lost_ += batch.size();
-      return;
-    }
-  }
+  std::unique_lock lock(m_);
+  room_.wait(lock, [&] { return waiting_ == 0 || waiting_ + batch.size() <= max_backlog_; });
   job j;
   j.batch = std::move(batch);
-  push(std::move(j));
+  push(lock, std::move(j));
 }
 
 void audit_writer::trim(audit_retention r, std::int64_t now_ms) {
@@ -38,23 +32,22 @@ void audit_writer::trim(audit_retention r, std::int64_t now_ms) {
   j.trim = true;
   j.retention = r;
   j.now_ms = now_ms;
-  push(std::move(j));
+  std::unique_lock lock(m_);
+  push(lock, std::move(j));
 }
 
-void audit_writer::push(job j) {
-  {
-    std::lock_guard lock(m_);
-    waiting_ += j.batch.size();
-    jobs_.push_back(std::move(j));
-    if (!thread_.joinable()) {
-      // Signals stay with the event loop's thread: the new one starts with all of them blocked.
-      sigset_t all, old;
-      sigfillset(&all);
-      pthread_sigmask(SIG_BLOCK, &all, &old);
-      thread_ = std::thread([this] { run(); });
-      pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    }
+void audit_writer::push(std::unique_lock<std::mutex>& lock, job j) {
+  waiting_ += j.batch.size();
+  jobs_.push_back(std::move(j));
+  if (!thread_.joinable()) {
+    // Signals stay with the event loop's thread: the new one starts with all of them blocked.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    thread_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
+  lock.unlock();
   wake_.notify_one();
 }
 
@@ -82,6 +75,8 @@ void audit_writer::run() {
     waiting_ -= j.batch.size();
     busy_ = true;
     lock.unlock();
+    room_.notify_all();
+    if (before_job_) before_job_();
     perform(j);
     lock.lock();
     busy_ = false;

@@ -4,12 +4,14 @@
 // first batch (an idle daemon has none) and writes in transactions of at most `chunk_rows`, so
 // the loop's own reads and writes of the store (pins, the tool cache, history) wait for at most
 // one of them. If the store falls behind by more than `max_backlog` entries (a disk that does
-// not keep up), new batches are dropped and counted rather than held in memory without end.
+// not keep up), the next hand-over waits for room: calls slow down rather than the audit log
+// losing entries or the daemon holding them in memory without end.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,15 +25,17 @@ class audit_writer {
  public:
   static constexpr std::size_t chunk_rows = 256;
 
-  explicit audit_writer(state_store& store, std::size_t max_backlog = 200000)
-      : store_(store), max_backlog_(max_backlog) {}
+  /// `before_job` (for tests) runs on the writer's thread before each job.
+  explicit audit_writer(state_store& store, std::size_t max_backlog = 50000,
+                        std::function<void()> before_job = {})
+      : store_(store), max_backlog_(max_backlog), before_job_(std::move(before_job)) {}
   /// Writes everything handed over, then stops the thread.
   ~audit_writer();
   audit_writer(const audit_writer&) = delete;
   audit_writer& operator=(const audit_writer&) = delete;
 
-  /// Hands a batch over; returns at once. Dropped (and reported by take_error) when the
-  /// entries waiting would exceed the backlog.
+  /// Hands a batch over; returns at once unless the entries waiting would exceed the backlog,
+  /// then once the writer has made room.
   void write(std::vector<audit_entry> batch);
   /// Applies the retention after the batches handed over before it.
   void trim(audit_retention r, std::int64_t now_ms);
@@ -48,15 +52,17 @@ class audit_writer {
     audit_retention retention;
     std::int64_t now_ms = 0;
   };
-  void push(job j);
+  void push(std::unique_lock<std::mutex>& lock, job j);
   void run();
   void perform(job& j);
 
   state_store& store_;
   const std::size_t max_backlog_;
+  const std::function<void()> before_job_;
   std::mutex m_;
   std::condition_variable wake_;  ///< jobs to do, or stop
   std::condition_variable idle_;  ///< the queue is empty and nothing is being written
+  std::condition_variable room_;  ///< a job was taken: entries waiting went down
   std::deque<job> jobs_;
   std::size_t waiting_ = 0;  ///< entries in jobs_
   bool busy_ = false;
