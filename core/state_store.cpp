@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <initializer_list>
 #include <mutex>
@@ -102,12 +101,6 @@ struct state_store::impl {
     return text;
   }
 };
-
-std::int64_t unix_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string state_store_path() {
   return state_dir() + "/state.db";

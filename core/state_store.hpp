@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/protocol/clock.hpp"  // unix_now_ms, the times the store keeps
+
 namespace mcpmux {
 
 /// One audited event.
@@ -104,9 +106,6 @@ class state_store {
   explicit state_store(std::unique_ptr<impl> i);
   std::unique_ptr<impl> impl_;
 };
-
-/// Now, in Unix milliseconds.
-std::int64_t unix_now_ms();
 
 /// $XDG_STATE_HOME/mcpmux/state.db.
 std::string state_store_path();

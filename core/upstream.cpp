@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <random>
 
+#include "core/protocol/clock.hpp"
 #include "core/protocol/error.hpp"
 #include "core/protocol/redact.hpp"
 #include "core/rpc_peer.hpp"
@@ -193,9 +194,7 @@ void upstream::set_daemon_config(const daemon_config& d) {
 
 void upstream::set_last_error(const std::string& why) {
   last_error_ = redact(why);
-  last_error_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  last_error_at_ms_ = unix_now_ms();
 }
 
 void upstream::note(std::string line) {

@@ -4,10 +4,10 @@
 
 #include <signal.h>
 #include <unistd.h>
-#include <chrono>
 
 #include <cstdio>
 
+#include "core/protocol/clock.hpp"
 #include "core/protocol/text.hpp"
 #include "daemon/cli/bridge.hpp"
 #include "daemon/cli/spawn.hpp"
@@ -42,10 +42,8 @@ std::string problem_text(const json::value& server) {
   }
   auto error = text_or_dash(server, "last_error", false);
   if (auto at = member_int(server, "last_error_at_ms"); at && *at > 0) {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    error += fmt::format(" ({} ago)", format_duration_ms(std::max<std::int64_t>(0, now - *at)));
+    error += fmt::format(" ({} ago)",
+                         format_duration_ms(std::max<std::int64_t>(0, unix_now_ms() - *at)));
   }
   return out.empty() ? error : out + error;
 }

@@ -1,7 +1,7 @@
 // `mcpmux history`: the daemon's audit log — calls, reads and spawns, newest last.
-#include <chrono>
 #include <ctime>
 
+#include "core/protocol/clock.hpp"
 #include "daemon/cli/commands.hpp"
 #include "daemon/cli/table.hpp"
 
@@ -50,10 +50,7 @@ outcome<exit_status> run_history(const context& ctx, const command_args& args) {
       return failure{
           exit_status::usage,
           "--since wants a duration such as 90s, 15m, 1h or 2d (got \"" + *args.since + "\")"};
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    params["since_ms"] = std::max<std::int64_t>(0, now - *age);
+    params["since_ms"] = std::max<std::int64_t>(0, unix_now_ms() - *age);
   }
   auto client = open_client(ctx);
   if (!client) return client.error();
