@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -34,6 +35,13 @@ struct temp_db {
     std::filesystem::remove_all(dir, ec);
   }
   std::string path() const { return dir + "/state/state.db"; }
+  /// The store at path() (null, with the reason reported as a failure, when it cannot open).
+  std::unique_ptr<state_store> open() const {
+    std::string error;
+    auto store = state_store::open(path(), error);
+    EXPECT_TRUE(store) << error;
+    return store;
+  }
 };
 
 audit_entry entry(std::int64_t t, std::string server, std::string name, std::string outcome) {
@@ -58,9 +66,8 @@ std::vector<std::string> names(const std::vector<audit_entry>& v) {
 
 TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   struct stat st {};
   ASSERT_EQ(::stat(t.path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -85,16 +92,15 @@ TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   EXPECT_EQ(all[2].response_bytes, 200);
 
   store.reset();
-  store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  store = t.open();
+  ASSERT_TRUE(store);
   EXPECT_EQ(store->audit_rows(), 3);
 }
 
 TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   const std::int64_t day = 86400000, now = 100 * day;
   std::vector<audit_entry> batch;
   for (int i = 0; i < 10; ++i) batch.push_back(entry(now - (40 - i) * day, "s", "old", "ok"));
@@ -112,9 +118,8 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
 
 TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   EXPECT_FALSE(store->trusted("fs", "h1"));
   ASSERT_EQ(store->put_pins({{"fs", "tools", "read", "{\"description\":\"a\"}"},
                              {"fs", "prompts", "read", "{}"},
@@ -124,8 +129,8 @@ TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   // A pin is replaced by name; the server's pins are its own.
   ASSERT_EQ(store->put_pins({{"fs", "tools", "read", "{\"description\":\"b\"}"}}), "");
   store.reset();
-  store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  store = t.open();
+  ASSERT_TRUE(store);
   const auto pins = store->pins("fs");
   ASSERT_EQ(pins.size(), 2u);
   for (const auto& p : pins)
@@ -162,9 +167,8 @@ std::vector<audit_entry> batch_of(std::int64_t first, int n) {
 
 TEST(AuditWriter, WritesBatchesInOrderWhileTheCallerUsesTheStore) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   audit_writer w(*store);
   // Batches larger than a transaction, and the store used from this thread meanwhile.
   for (int b = 0; b < 8; ++b) {
@@ -185,9 +189,8 @@ TEST(AuditWriter, WritesBatchesInOrderWhileTheCallerUsesTheStore) {
 
 TEST(AuditWriter, WritesWhatWasHandedOverBeforeItGoes) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   {
     audit_writer w(*store);
     w.write(batch_of(0, 3000));
@@ -200,9 +203,8 @@ TEST(AuditWriter, WritesWhatWasHandedOverBeforeItGoes) {
 
 TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(t.path().c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "DROP TABLE audit", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -218,9 +220,8 @@ TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
 
 TEST(AuditWriter, BeyondItsBacklogTheHandOverWaitsAndNothingIsLost) {
   temp_db t;
-  std::string error;
-  auto store = state_store::open(t.path(), error);
-  ASSERT_TRUE(store) << error;
+  auto store = t.open();
+  ASSERT_TRUE(store);
   // A store that does not keep up: each job waits until the gate opens.
   std::mutex m;
   std::condition_variable cv;
