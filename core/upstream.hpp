@@ -232,6 +232,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void send_log_level();
   response_handler optional_call_handler(std::string method);
   bool has_note(std::string_view about, std::string_view text) const;
+  void set_last_error(const std::string& why);  ///< redacted, with its time
   void set_note(std::string_view about, std::string text);
   void clear_note(std::string_view about);
   void relist(collection c);
@@ -299,7 +300,6 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::string instructions_;
   std::string last_error_;
   std::int64_t last_error_at_ms_ = 0;
-  void set_last_error(const std::string& why);              ///< redacted, with its time
   std::vector<std::pair<std::string, std::string>> notes_;  ///< (method, what went wrong)
   std::unique_ptr<handshake> handshake_;                    ///< while connecting
   std::optional<steady_clock::time_point> ready_since_;
