@@ -232,9 +232,13 @@ handshake::action handshake::ask_page(clock::time_point now) {
     if (c == collection::tools) {
       a.timeout = timeout_;
     } else {
-      // The optional lists share the time left until lists_deadline_.
+      // The optional lists share the time left until lists_deadline_, a page an equal part
+      // of it for each list still to go, so a silent list leaves the lists after it their part.
+      long lists_to_go = 0;
+      for (auto i = current_; i < collection_count; ++i)
+        lists_to_go += i == current_ || offers(static_cast<collection>(i));
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(lists_deadline_ - now);
-      a.timeout = std::clamp(left, std::chrono::milliseconds(1), timeout_);
+      a.timeout = std::clamp(left / lists_to_go, std::chrono::milliseconds(1), timeout_);
     }
   }
   return a;

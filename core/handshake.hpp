@@ -12,7 +12,8 @@
 // Only initialize and tools/list can fail the start: a tools/list that answers badly leaves no
 // tools, an optional list that answers badly or not at all leaves that list empty, each with
 // its error for the owner to report. The handshake (initialize and tools/list) is bounded by the
-// server's timeout; the optional lists share one more timeout between them.
+// server's timeout; the optional lists share one more timeout between them, each page waiting
+// at most an equal part of what is left for each list still to go.
 //
 #pragma once
 

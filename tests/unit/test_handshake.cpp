@@ -104,10 +104,11 @@ TEST(LegacyHandshake, TheWholeOrderWithPagesAndEveryDeclaredList) {
   EXPECT_EQ(a.params.at("cursor").as_string(), "p2");
   a = hs.on_reply(result(R"({"tools":[{"name":"b"}]})"), t0 + 1s);
   EXPECT_EQ(a.method, "resources/list");
-  EXPECT_EQ(a.timeout, 10s);  // the optional lists' own budget starts after tools/list
+  // The optional lists' own budget (10 s) starts after tools/list; three lists to go.
+  EXPECT_EQ(a.timeout, 3333ms);
   a = hs.on_reply(result(R"({"resources":[{"uri":"x://1"}]})"), t0 + 4s);
   EXPECT_EQ(a.method, "resources/templates/list");
-  EXPECT_EQ(a.timeout, 7s);  // what is left of it
+  EXPECT_EQ(a.timeout, 3500ms);  // half of what is left, two lists to go
   a = hs.on_reply(result(R"({"resourceTemplates":[]})"), t0 + 5s);
   EXPECT_EQ(a.method, "prompts/list");
   a = hs.on_reply(result(R"({"prompts":[{"name":"p"}]})"), t0 + 5s);
@@ -161,11 +162,14 @@ TEST(LegacyHandshake, MalformedAndUnansweredOptionalListsAreErrorsNotFailures) {
   started s(R"({"resources":{},"prompts":{}})");
   auto a = s.hs.on_reply(result(R"({"tools":[]})"), s.now);
   ASSERT_EQ(a.method, "resources/list");
-  a = s.hs.on_no_answer(s.now + 10s);
+  EXPECT_EQ(a.timeout, 3333ms);  // a third of the shared 10 s: three lists to go
+  // The silent list spends its part, not the others'.
+  a = s.hs.on_no_answer(s.now + 3333ms);
   ASSERT_EQ(a.method, "resources/templates/list");
-  EXPECT_EQ(a.timeout, 1ms);  // the shared budget is spent
-  a = s.hs.on_reply(result(R"({"resourceTemplates":"no"})"), s.now + 10s);
+  EXPECT_EQ(a.timeout, 3333ms);
+  a = s.hs.on_reply(result(R"({"resourceTemplates":"no"})"), s.now + 4s);
   ASSERT_EQ(a.method, "prompts/list");
+  EXPECT_EQ(a.timeout, 6s);  // the last list has what is left
   a = s.hs.on_reply(result(R"({})"), s.now + 10s);
   ASSERT_EQ(a.what, act::ready);
   auto& lists = s.hs.lists();
