@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -54,6 +55,26 @@ std::optional<int> sd_listen_fd() {
   constexpr int first = 3;  // SD_LISTEN_FDS_START
   ::fcntl(first, F_SETFD, FD_CLOEXEC);
   return first;
+}
+
+int take_spawner_ready_fd() {
+  auto fd = env_number("MCPMUX_READY_FD");
+  auto pid = env_number("MCPMUX_READY_PID");
+  ::unsetenv("MCPMUX_READY_FD");
+  ::unsetenv("MCPMUX_READY_PID");
+  // Only a pipe handed to this very process: a variable inherited from elsewhere names nothing.
+  struct stat st {};
+  if (!fd || !pid || *pid != ::getpid() || *fd < 3 || *fd > 65535 ||
+      ::fstat(static_cast<int>(*fd), &st) != 0 || !S_ISFIFO(st.st_mode))
+    return -1;
+  ::fcntl(static_cast<int>(*fd), F_SETFD, FD_CLOEXEC);
+  return static_cast<int>(*fd);
+}
+
+void notify_spawner_ready(int fd) {
+  if (fd < 0) return;
+  (void)!::write(fd, "r", 1);  // EPIPE when the spawner is gone (SIGPIPE is ignored)
+  ::close(fd);
 }
 
 std::optional<std::chrono::microseconds> sd_watchdog_interval() {

@@ -10,12 +10,15 @@
 #include "daemon/cli/spawn.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "config/files.hpp"
@@ -60,10 +63,17 @@ struct spawn_note {
   std::int32_t value;
 };
 
+/// A daemon being started: its pid, and the read end of the pipe it writes a byte down (then
+/// closes) once its socket listens ($MCPMUX_READY_FD; an older daemon keeps it open silently).
+struct started_daemon {
+  pid_t pid = -1;
+  unique_fd ready;
+};
+
 /// Starts `mcpmuxd --socket PATH` detached (own session, not our child, stdio to the log or
-/// /dev/null); returns its pid once it has been exec'd.
-outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& program,
-                            const std::string& log) {
+/// /dev/null); returns once it has been exec'd.
+outcome<started_daemon> spawn_daemon(const std::string& socket, const std::string& program,
+                                     const std::string& log) {
   std::vector<std::string> argv{program, "--socket", socket};
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
@@ -74,6 +84,10 @@ outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& progra
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
   unique_fd read_end{pipefd[0]};
   unique_fd write_end{pipefd[1]};
+  int readyfd[2];
+  if (::pipe2(readyfd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
+  unique_fd ready_read{readyfd[0]};
+  unique_fd ready_write{readyfd[1]};
   auto note = [&](char kind, std::int32_t value) {
     spawn_note msg{kind, value};
     (void)!::write(write_end.get(), &msg, sizeof msg);  // atomic: smaller than PIPE_BUF
@@ -104,6 +118,13 @@ outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& progra
                              "WATCHDOG_PID", "WATCHDOG_USEC"}) {
       ::unsetenv(name);
     }
+    // The daemon's end of the ready pipe, named for this very process (the pid survives exec).
+    ::fcntl(ready_write.get(), F_SETFD, 0);
+    char number[16];
+    std::snprintf(number, sizeof number, "%d", ready_write.get());
+    ::setenv("MCPMUX_READY_FD", number, 1);
+    std::snprintf(number, sizeof number, "%d", static_cast<int>(::getpid()));
+    ::setenv("MCPMUX_READY_PID", number, 1);
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -113,6 +134,7 @@ outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& progra
     ::_exit(127);
   }
   write_end.reset();
+  ready_write.reset();
   int wstatus = 0;
   while (::waitpid(middle, &wstatus, 0) < 0 && errno == EINTR) {
   }
@@ -134,7 +156,18 @@ outcome<pid_t> spawn_daemon(const std::string& socket, const std::string& progra
                    {}};
   }
   if (pid <= 0) return failure{exit_status::no_daemon, fmt::format("cannot start {}", program), {}};
-  return pid;
+  return started_daemon{pid, std::move(ready_read)};
+}
+
+/// Waits up to `max` for the daemon's ready byte (or its end of the pipe closing: it exited);
+/// once either came, or with no pipe, just sleeps `max`.
+void wait_ready(unique_fd& ready, milliseconds max) {
+  if (ready.get() < 0) {
+    ::usleep(static_cast<useconds_t>(max.count() * 1000));
+    return;
+  }
+  pollfd p{ready.get(), POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(max.count())) > 0) ready.reset();
 }
 
 }  // namespace
@@ -170,26 +203,28 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
 
   const std::string program = daemon_program();
   const std::string log = spawn_log_path();
-  auto pid = spawn_daemon(socket, program, log);
-  if (!pid) return pid.error();
+  auto started = spawn_daemon(socket, program, log);
+  if (!started) return started.error();
   const std::string see_log = log.empty() ? std::string() : fmt::format("; see {}", log);
   const auto deadline = clock_type::now() + spawn_wait;
   for (;;) {
     fd = dial(socket, ctx.timeout);
     if (fd || fd.error().sys_errno == 0) return fd;
-    if (::kill(*pid, 0) != 0 && errno == ESRCH) {
-      return failure{exit_status::no_daemon,
-                     fmt::format("{} (pid {}) exited during start-up{}", program, *pid, see_log),
-                     {}};
+    if (::kill(started->pid, 0) != 0 && errno == ESRCH) {
+      return failure{
+          exit_status::no_daemon,
+          fmt::format("{} (pid {}) exited during start-up{}", program, started->pid, see_log),
+          {}};
     }
     if (clock_type::now() >= deadline) {
       return failure{exit_status::no_daemon,
                      fmt::format("started {} (pid {}), but it did not accept connections on {} "
                                  "within {} ms{}",
-                                 program, *pid, socket, spawn_wait.count(), see_log),
+                                 program, started->pid, socket, spawn_wait.count(), see_log),
                      {}};
     }
-    ::usleep(20'000);
+    // Woken by the daemon's ready byte; an older daemon is dialled again every 20 ms.
+    wait_ready(started->ready, milliseconds(20));
   }
 }
 

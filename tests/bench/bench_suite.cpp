@@ -670,6 +670,109 @@ void row_scale(const bench_env& e) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Start: an agent starting with no daemon running. Its `mcpmux connect --spawn` starts mcpmuxd
+// (10 servers, their tools cached by an earlier run) and the agent sends initialize and
+// tools/list at once: the time from launching `mcpmux connect` to the tools/list answer, every
+// run, with the daemon stopped between runs.
+
+// The pid of the daemon on `socket` (mcpmux/status); stops it and waits for it to be gone.
+void stop_daemon_on(const std::string& socket) {
+  auto c = line_conn::connect_unix(socket);
+  const auto st = c.call(1, "mcpmux/status", json::object{});
+  const auto pid = static_cast<pid_t>(st.at("pid").to_number<std::int64_t>());
+  ::kill(pid, SIGTERM);
+  const auto until = clk::now() + std::chrono::seconds(10);
+  // Not our child: gone when kill() finds nothing or a zombie its new parent has not reaped.
+  auto gone = [pid] {
+    if (::kill(pid, 0) != 0) return true;
+    std::ifstream f(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    std::getline(f, line);
+    const auto paren = line.rfind(')');
+    return paren == std::string::npos || line.substr(paren + 2, 1) == "Z";
+  };
+  while (!gone()) {
+    if (clk::now() > until) fail("the spawned daemon did not stop");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void row_start(const bench_env& e) {
+  if (e.mcpmux.empty()) {
+    fmt::print("start     skipped: needs --mcpmux\n");
+    return;
+  }
+  constexpr int servers = 10;
+  const auto home = e.tmp / "start-home";
+  fs::create_directories(home / "state");
+  const auto cfg = e.tmp / "start.toml";
+  {
+    std::ofstream f(cfg);
+    f << daemon_section();
+    for (int i = 0; i < servers; ++i) f << stdio_server(fmt::format("s{}", i), e.fake);
+  }
+  ::setenv("MCPMUX_CONFIG", cfg.c_str(), 1);
+  ::setenv("XDG_CACHE_HOME", home.c_str(), 1);
+  ::setenv("XDG_STATE_HOME", (home / "state").c_str(), 1);
+  const std::string socket = (e.tmp / "start.sock").string();
+  const std::string hello =
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})"
+      "\n";
+  std::size_t tools = 0;
+  // One agent start; `settle`: wait for every server to be ready (the cache written) before
+  // stopping the daemon.
+  auto one = [&](bool settle) {
+    child agent;
+    const auto t0 = clk::now();
+    agent.spawn({e.mcpmux, "--socket", socket, "connect", "--spawn"}, true, "",
+                (e.tmp / "start-agent.err").string());
+    line_conn c(agent.from_child(), agent.to_child(), false);
+    c.write_all(hello);
+    std::string_view line;
+    while (scan_id(line = c.read_line()) != 1) {
+    }
+    const double took = since_ms(t0);
+    tools = json::parse(line).at("result").at("tools").as_array().size();
+    if (settle) {
+      auto ctl = line_conn::connect_unix(socket);
+      const auto until = clk::now() + std::chrono::seconds(30);
+      for (std::int64_t id = 1;; ++id) {
+        const auto st = ctl.call(id, "mcpmux/status", json::object{});
+        std::size_t ready = 0;
+        for (const auto& s : st.at("servers").as_array())
+          ready += s.at("state").as_string() == "ready";
+        if (ready == servers) break;
+        if (clk::now() > until) fail("start: the servers never became ready");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the cache rows written
+    }
+    stop_daemon_on(socket);
+    agent.stop();
+    return took;
+  };
+  const double cold = one(true);
+  const std::size_t cold_tools = tools;
+  std::vector<double> warm;
+  for (int i = 0; i < std::max(10, 2 * e.reps); ++i) warm.push_back(one(false));
+  std::sort(warm.begin(), warm.end());
+  row("start", "agent start, no daemon: mcpmux connect --spawn", fmt::format("{} servers", servers),
+      "-", fmt::format("{} tools listed", tools));
+  row("start", "launch to tools/list answer, empty cache", ms(cold), "-",
+      fmt::format("{} tools (those ready)", cold_tools));
+  row("start", fmt::format("the same, cached tools: p50 / max of {}", warm.size()),
+      fmt::format("{:.1f} / {:.1f} ms", warm[warm.size() / 2], warm.back()), "-",
+      fmt::format("min {:.1f} ms", warm.front()));
+  target("start: an agent's first tools/list, daemon spawned (every run)", "<= 20 ms",
+         ms(warm.back()), warm.back() <= 20);
+  ::unsetenv("MCPMUX_CONFIG");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Row 4: big payloads
 
 void row_payload(const bench_env& e) {
@@ -1209,7 +1312,7 @@ void row_endpoint(const bench_env& e) {
 [[noreturn]] void usage(int code) {
   fmt::print(code ? stderr : stdout,
              "usage: bench_suite --mcpmuxd PATH --fake PATH [--mcpmux PATH --relay PATH] [--row "
-             "floor|calls|audit|node|scale|payload|clients|http|endpoint|all]\n"
+             "floor|calls|audit|node|scale|start|payload|clients|http|endpoint|all]\n"
              "                   [--calls N (20000)] [--reps N (3)] [--node-entry "
              "server-everything/dist/index.js]\n"
              "Prints one table row per figure (mcpmux, direct, comparison) and 'target:' lines.\n");
@@ -1259,6 +1362,7 @@ int main(int argc, char** argv) {
     if (which == "calls" || which == "all") row_calls(e);
     if (which == "audit" || which == "all") row_audit(e);
     if (which == "scale" || which == "all") row_scale(e);
+    if (which == "start" || which == "all") row_start(e);
     if (which == "payload" || which == "all") row_payload(e);
     if (which == "clients" || which == "all") row_clients(e);
     if (which == "node" || which == "all") row_node(e);

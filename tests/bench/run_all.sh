@@ -33,7 +33,7 @@ echo
 printf '%-9s %-46s %16s %16s %18s\n' row measurement mcpmux direct comparison
 printf '%s\n' "-------------------------------------------------------------------------------------------------------------"
 status=0
-for r in floor calls audit node scale payload clients http endpoint; do
+for r in floor calls audit node scale start payload clients http endpoint; do
   "$build/tests/bench_suite" --row "$r" --mcpmuxd "$build/daemon/mcpmuxd" \
     --fake "$build/tests/fake_mcp_server" --mcpmux "$build/daemon/mcpmux" \
     --relay "$build/tests/relay" --node-entry "$node_entry" "$@" >"$out.$r" 2>"$out.$r.err" \
