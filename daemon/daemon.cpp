@@ -181,7 +181,10 @@ int check_config(const daemon_options& opt) {
 
 int run_daemon(const daemon_options& opt) {
   tune_malloc();
-  const int spawner_ready = take_spawner_ready_fd();  // before any child could inherit it
+  if (opt.ready_fd >= 0 && !take_ready_fd(opt.ready_fd)) {  // before any child could inherit it
+    std::fprintf(stderr, "mcpmuxd: --ready-fd %d: not an open pipe\n", opt.ready_fd);
+    return 2;
+  }
   auto loaded = load_config(opt.config_path);
   if (!loaded.value) {
     print_errors(loaded);
@@ -366,7 +369,7 @@ int run_daemon(const daemon_options& opt) {
   // Cached tools were loaded with the upstreams: clients can be served from here on.
   auto [ready, total] = mgr.ready_count();
   sd_notify(fmt::format("READY=1\nSTATUS={}/{} servers ready", ready, total));
-  notify_spawner_ready(spawner_ready);
+  notify_ready_fd(opt.ready_fd);
   mgr_ptr = &mgr;  // status updates from here on
 
   // The config file and the files it includes; a reload may change the includes.

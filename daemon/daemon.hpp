@@ -10,6 +10,7 @@ struct daemon_options {
   std::string config_path;  ///< --config; empty = contract default
   std::string socket_path;  ///< --socket; empty = contract default
   std::string log_level;    ///< --log-level; empty = config's
+  int ready_fd = -1;        ///< --ready-fd: a pipe to write one byte to once the socket listens
 };
 
 /// Runs the daemon until SIGTERM/SIGINT. Returns the process exit status.

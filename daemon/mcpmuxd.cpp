@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", opt.log_level,
                  "trace, debug, info, warn, error or off (default: the\nconfig's)")
       ->type_name("LEVEL");
+  app.add_option("--ready-fd", opt.ready_fd,
+                 "a pipe to write one byte to, then close, once the\nsocket listens (mcpmux "
+                 "connect --spawn waits on it)")
+      ->type_name("N");
   app.add_flag("--check-config", check, "validate the configuration and exit (0 = valid)");
   app.add_flag("--print-default-config", print_default,
                "print the embedded default configuration and exit");

@@ -57,23 +57,15 @@ std::optional<int> sd_listen_fd() {
   return first;
 }
 
-int take_spawner_ready_fd() {
-  auto fd = env_number("MCPMUX_READY_FD");
-  auto pid = env_number("MCPMUX_READY_PID");
-  ::unsetenv("MCPMUX_READY_FD");
-  ::unsetenv("MCPMUX_READY_PID");
-  // Only a pipe handed to this very process: a variable inherited from elsewhere names nothing.
+bool take_ready_fd(int fd) {
   struct stat st {};
-  if (!fd || !pid || *pid != ::getpid() || *fd < 3 || *fd > 65535 ||
-      ::fstat(static_cast<int>(*fd), &st) != 0 || !S_ISFIFO(st.st_mode))
-    return -1;
-  ::fcntl(static_cast<int>(*fd), F_SETFD, FD_CLOEXEC);
-  return static_cast<int>(*fd);
+  if (fd < 3 || ::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+  return ::fcntl(fd, F_SETFD, FD_CLOEXEC) == 0;
 }
 
-void notify_spawner_ready(int fd) {
+void notify_ready_fd(int fd) {
   if (fd < 0) return;
-  (void)!::write(fd, "r", 1);  // EPIPE when the spawner is gone (SIGPIPE is ignored)
+  (void)!::write(fd, "r", 1);  // EPIPE when nobody waits any more (SIGPIPE is ignored)
   ::close(fd);
 }
 

@@ -14,13 +14,13 @@ bool sd_notify(std::string_view state);
 /// The variables are removed from the environment so that children do not see them.
 std::optional<int> sd_listen_fd();
 
-/// The pipe `mcpmux connect --spawn` waits on while the daemon it started comes up
-/// ($MCPMUX_READY_FD, for this process by $MCPMUX_READY_PID), made close-on-exec so that no
-/// server inherits it; the variables are removed from the environment. -1 when there is none.
-int take_spawner_ready_fd();
+/// Takes `fd` (--ready-fd: the pipe that `mcpmux connect --spawn` waits on while the daemon it
+/// started comes up) and makes it close-on-exec, so that no server inherits it. False when it is
+/// not an open pipe.
+bool take_ready_fd(int fd);
 
-/// Tells the spawner the socket listens (one byte down `fd`, then closed); no-op for -1.
-void notify_spawner_ready(int fd);
+/// Tells whoever waits on `fd` that the socket listens: one byte, then closed. No-op for -1.
+void notify_ready_fd(int fd);
 
 /// Half of $WATCHDOG_USEC when the watchdog is enabled for this process.
 std::optional<std::chrono::microseconds> sd_watchdog_interval();

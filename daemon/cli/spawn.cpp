@@ -1,19 +1,12 @@
 // Starting the daemon for `mcpmux connect --spawn`: the lock that makes concurrent clients share
-// one daemon, and the double fork that detaches it.
-//
-// Why a double fork: `mcpmux connect` lives as long as its agent, often for hours, and never
-// waits for the daemon. Were the daemon our child, it would stay our zombie from the moment it
-// exits until we do. The middle child starts a new session (no controlling terminal, so a hangup
-// there does not reach the daemon), forks the daemon and exits at once; we reap only the middle
-// child, and the daemon is reparented to init (or a subreaper), which reaps it. posix_spawn
-// cannot do this: what it starts is the caller's child.
+// one daemon, the spawn that detaches it, and the wait for its socket.
 #include "daemon/cli/spawn.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,105 +50,72 @@ std::string spawn_log_path() {
   return {};
 }
 
-/// What the spawning children report through the status pipe.
-struct spawn_note {
-  char kind;  ///< 'p': the daemon's pid; 'e': errno of a failed fork or exec
-  std::int32_t value;
-};
-
 /// A daemon being started: its pid, and the read end of the pipe it writes a byte down (then
-/// closes) once its socket listens ($MCPMUX_READY_FD; an older daemon keeps it open silently).
+/// closes) once its socket listens (`--ready-fd`).
 struct started_daemon {
   pid_t pid = -1;
   unique_fd ready;
 };
 
-/// Starts `mcpmuxd --socket PATH` detached (own session, not our child, stdio to the log or
-/// /dev/null); returns once it has been exec'd.
+/// Starts `mcpmuxd --socket PATH --ready-fd 3` in a session of its own (no controlling
+/// terminal, out of our process group), stdio to the log or /dev/null; returns once it has been
+/// exec'd. posix_spawn (a vfork, no copy of our page tables) instead of a double fork: this is on
+/// the path of every agent that starts the daemon. It is our child, so SIGCHLD is ignored: the
+/// kernel reaps it should it exit before we do; after we do, init (or a subreaper) does.
 outcome<started_daemon> spawn_daemon(const std::string& socket, const std::string& program,
                                      const std::string& log) {
-  std::vector<std::string> argv{program, "--socket", socket};
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
   if (!log.empty()) (void)mcpmux::make_dirs(parent_dir(log), 0700);
-
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
-  unique_fd read_end{pipefd[0]};
-  unique_fd write_end{pipefd[1]};
   int readyfd[2];
   if (::pipe2(readyfd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
   unique_fd ready_read{readyfd[0]};
   unique_fd ready_write{readyfd[1]};
-  auto note = [&](char kind, std::int32_t value) {
-    spawn_note msg{kind, value};
-    (void)!::write(write_end.get(), &msg, sizeof msg);  // atomic: smaller than PIPE_BUF
-  };
-
-  const pid_t middle = ::fork();
-  if (middle < 0) return fail(fmt::format("fork: {}", errno_text(errno)));
-  if (middle == 0) {
-    // The middle child starts a session and exits at once, so the daemon is reparented (to
-    // init or a subreaper) and never becomes a zombie of ours.
-    ::setsid();
-    const pid_t pid = ::fork();
-    if (pid != 0) {
-      note(pid > 0 ? 'p' : 'e', pid > 0 ? pid : errno);
-      ::_exit(0);
-    }
-    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    int out =
-        log.empty() ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (out < 0) out = null;
-    if (null >= 0) ::dup2(null, STDIN_FILENO);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    // Nothing of ours that systemd handed us belongs to the daemon.
-    for (const char* name : {"NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
-                             "WATCHDOG_PID", "WATCHDOG_USEC"}) {
-      ::unsetenv(name);
-    }
-    // The daemon's end of the ready pipe, named for this very process (the pid survives exec).
-    ::fcntl(ready_write.get(), F_SETFD, 0);
-    char number[16];
-    std::snprintf(number, sizeof number, "%d", ready_write.get());
-    ::setenv("MCPMUX_READY_FD", number, 1);
-    std::snprintf(number, sizeof number, "%d", static_cast<int>(::getpid()));
-    ::setenv("MCPMUX_READY_PID", number, 1);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
-    ::execvp(cargv[0], cargv.data());
-    note('e', errno);
-    ::_exit(127);
+  // The daemon's end of the pipe is its descriptor 3 (or 4, should ours be 3 already).
+  const int ready_target = ready_write.get() == 3 ? 4 : 3;
+  std::vector<std::string> argv{program, "--socket", socket, "--ready-fd",
+                                std::to_string(ready_target)};
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  // Nothing of ours that systemd handed us belongs to the daemon.
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view var(*e);
+    bool ours = false;
+    for (std::string_view name : {"NOTIFY_SOCKET=", "LISTEN_PID=", "LISTEN_FDS=", "LISTEN_FDNAMES=",
+                                  "WATCHDOG_PID=", "WATCHDOG_USEC="})
+      ours = ours || var.substr(0, name.size()) == name;
+    if (!ours) envp.push_back(*e);
   }
-  write_end.reset();
-  ready_write.reset();
-  int wstatus = 0;
-  while (::waitpid(middle, &wstatus, 0) < 0 && errno == EINTR) {
-  }
+  envp.push_back(nullptr);
 
-  // EOF arrives when the daemon has exec'd (close-on-exec) or the children have exited.
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  ::posix_spawn_file_actions_init(&fa);
+  ::posix_spawnattr_init(&attr);
+  ::posix_spawn_file_actions_adddup2(&fa, ready_write.get(), ready_target);  // not close-on-exec
+  ::posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDWR, 0);
+  ::posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.empty() ? "/dev/null" : log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
+  ::posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  sigset_t none, defaults;
+  ::sigemptyset(&none);
+  ::sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::sigaddset(&defaults, sig);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setsigdefault(&attr, &defaults);
+  ::posix_spawnattr_setflags(&attr,
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGCHLD, &ignore, nullptr);
   pid_t pid = -1;
-  int exec_errno = 0;
-  for (;;) {
-    spawn_note msg{};
-    ssize_t n = ::read(read_end.get(), &msg, sizeof msg);
-    if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof msg)) break;
-    if (msg.kind == 'p') pid = msg.value;
-    if (msg.kind == 'e') exec_errno = msg.value;
+  const int rc = ::posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), envp.data());
+  ::posix_spawn_file_actions_destroy(&fa);
+  ::posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return failure{
+        exit_status::no_daemon, fmt::format("cannot start {}: {}", program, errno_text(rc)), {}};
   }
-  if (exec_errno != 0) {
-    return failure{exit_status::no_daemon,
-                   fmt::format("cannot start {}: {}", program, errno_text(exec_errno)),
-                   {}};
-  }
-  if (pid <= 0) return failure{exit_status::no_daemon, fmt::format("cannot start {}", program), {}};
   return started_daemon{pid, std::move(ready_read)};
 }
 
@@ -223,7 +183,7 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
                                  program, started->pid, socket, spawn_wait.count(), see_log),
                      {}};
     }
-    // Woken by the daemon's ready byte; an older daemon is dialled again every 20 ms.
+    // Woken by the daemon's ready byte (or its exit); between tries every 20 ms all the same.
     wait_ready(started->ready, milliseconds(20));
   }
 }

@@ -773,81 +773,59 @@ TEST_F(operations, ConnectSpawnStartsExactlyOneDaemon) {
 }
 
 // `mcpmux connect --spawn` waits on a pipe that the daemon it started writes one byte down, and
-// closes, once its socket listens: the descriptor in MCPMUX_READY_FD, taken only when
-// MCPMUX_READY_PID is the daemon's own pid, and never inherited by its servers.
-TEST_F(operations, TheSpawnedDaemonSignalsReadyDownThePipeItWasGiven) {
+// closes, once its socket listens (--ready-fd), which none of its servers inherits.
+TEST_F(operations, TheDaemonSignalsReadyDownTheReadyPipe) {
   const std::string config = dir_.write("ready.toml", fake_server_table("alpha", {}));
-  struct launched {
-    pid_t pid = -1;
-    int ready = -1;  ///< our end of the pipe
-    std::string socket;
-  };
-  auto launch = [&](const std::string& name, bool own_pid) {
-    launched l;
-    l.socket = dir_.file(name + ".sock");
-    const std::string log = dir_.file(name + ".log");
-    int p[2];
-    EXPECT_EQ(::pipe2(p, O_CLOEXEC), 0);
-    l.pid = ::fork();
-    if (l.pid == 0) {
-      ::dup2(p[1], 9);  // the duplicate is inherited across exec
-      ::setenv("MCPMUX_READY_FD", "9", 1);
-      ::setenv("MCPMUX_READY_PID", own_pid ? std::to_string(::getpid()).c_str() : "1", 1);
-      ::setenv("XDG_STATE_HOME", dir_.file("state-" + name).c_str(), 1);
-      ::setenv("XDG_CACHE_HOME", dir_.file("cache-" + name).c_str(), 1);
-      const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-      ::execl(mcpmuxd_path().c_str(), "mcpmuxd", "--config", config.c_str(), "--socket",
-              l.socket.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(p[1]);
-    l.ready = p[0];
-    return l;
-  };
-  auto stop = [](launched& l) {
-    ::kill(l.pid, SIGTERM);
-    int status = 0;
-    EXPECT_EQ(::waitpid(l.pid, &status, 0), l.pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-    ::close(l.ready);
-  };
-  auto connects = [](const std::string& path) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(fd);
-    return ok;
-  };
+  const std::string socket = dir_.file("ready.sock");
+  const std::string log = dir_.file("ready.log");
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(p[1], 9);  // the duplicate is inherited across exec
+    ::setenv("XDG_STATE_HOME", dir_.file("state").c_str(), 1);
+    ::setenv("XDG_CACHE_HOME", dir_.file("cache").c_str(), 1);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execl(mcpmuxd_path().c_str(), "mcpmuxd", "--config", config.c_str(), "--socket",
+            socket.c_str(), "--ready-fd", "9", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(p[1]);
+  const int ready = p[0];
 
-  // Its own pipe: one byte once the socket listens, then end of file; no server holds it.
-  auto own = launch("own", true);
-  pollfd p{own.ready, POLLIN, 0};
-  ASSERT_EQ(::poll(&p, 1, 10000), 1) << read_file(dir_.file("own.log"));
+  pollfd w{ready, POLLIN, 0};
+  ASSERT_EQ(::poll(&w, 1, 10000), 1) << read_file(log);
   char buf[8];
-  ASSERT_EQ(::read(own.ready, buf, sizeof buf), 1);
+  ASSERT_EQ(::read(ready, buf, sizeof buf), 1);
   EXPECT_EQ(buf[0], 'r');
-  EXPECT_TRUE(connects(own.socket)) << "ready before the socket listened";
-  EXPECT_EQ(::read(own.ready, buf, sizeof buf), 0) << "the daemon kept the pipe open";
+  // Ready means listening: a connection is accepted at once.
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket.c_str(), socket.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
+      << "ready before the socket listened";
+  ::close(fd);
+  EXPECT_EQ(::read(ready, buf, sizeof buf), 0) << "the daemon kept the pipe open";
+  ::close(ready);
   std::vector<pid_t> servers;
-  EXPECT_TRUE(wait_until([&] { return !(servers = child_pids(own.pid)).empty(); }, 10s));
+  EXPECT_TRUE(wait_until([&] { return !(servers = child_pids(pid)).empty(); }, 10s));
   for (pid_t server : servers) {
     EXPECT_EQ(::access(("/proc/" + std::to_string(server) + "/fd/9").c_str(), F_OK), -1)
         << "server " << server << " inherited the ready pipe";
   }
-  stop(own);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << read_file(log);
 
-  // A variable meant for another process names nothing here: the daemon neither writes to nor
-  // closes that descriptor.
-  auto other = launch("other", false);
-  EXPECT_TRUE(wait_until([&] { return connects(other.socket); }, 10s))
-      << read_file(dir_.file("other.log"));
-  pollfd q{other.ready, POLLIN, 0};
-  EXPECT_EQ(::poll(&q, 1, 200), 0) << "the daemon wrote to or closed a descriptor not its own";
-  stop(other);
+  // A descriptor that is not a pipe is refused before anything starts.
+  auto wrong = run_process(
+      {mcpmuxd_path(), "--config", config, "--socket", dir_.file("wrong.sock"), "--ready-fd", "1"});
+  EXPECT_EQ(wrong.exit_code, 2) << describe(wrong);
+  EXPECT_NE(wrong.err.find("--ready-fd 1: not an open pipe"), std::string::npos) << describe(wrong);
 }
 
 // Under systemd (JOURNAL_STREAM set) lines carry syslog priorities and no timestamps, so
