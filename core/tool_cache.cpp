@@ -1,9 +1,11 @@
 // The tool cache: one row of the state store per server, a JSON document.
 #include "core/tool_cache.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
+#include <unordered_map>
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
@@ -79,21 +81,27 @@ std::vector<cache_entry> load_cache_entries(const state_store& store,
   std::vector<cache_entry> out(servers.size());
   // One query reads every entry; those of another configuration are stale and skipped.
   auto rows = store.cached_tools();
+  std::unordered_map<std::string_view, std::size_t> index;  // enabled server name -> position
+  for (std::size_t i = 0; i < servers.size(); ++i)
+    if (servers[i].enabled) index.emplace(servers[i].name, i);
   std::vector<const cached_tools_row*> mine(servers.size());
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < servers.size(); ++i)
-      if (servers[i].enabled && servers[i].name == row.server &&
-          row.config_hash == server_config_hash(servers[i]))
-        mine[i] = &row;
+  std::size_t bytes = 0;
+  for (const auto& row : rows) {
+    const auto it = index.find(row.server);
+    if (it == index.end() || row.config_hash != server_config_hash(servers[it->second])) continue;
+    mine[it->second] = &row;
+    bytes += row.doc.size();
+  }
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < servers.size();)
       if (mine[i]) parse_entry(*mine[i], out[i]);
   };
-  // Each entry is a JSON parse into its own arena: nothing is shared but the index. A few
-  // servers are not worth a thread.
-  const std::size_t helpers =
-      servers.size() < 8 ? 0 : std::min<std::size_t>(3, std::thread::hardware_concurrency() - 1);
+  // Each entry is a JSON parse into its own arena: nothing is shared but the index. A thread
+  // costs more than it saves below a quarter of a megabyte or so of cached text (a typical
+  // configuration): one helper per 256 KiB, at most one per other core and three in all.
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t helpers = std::min({bytes / (256 * 1024), cores - 1, std::size_t{3}});
   std::vector<std::thread> threads;
   for (std::size_t t = 0; t < helpers; ++t) threads.emplace_back(work);
   work();

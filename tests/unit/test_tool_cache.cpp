@@ -100,14 +100,15 @@ class ToolCache : public ::testing::Test {
 };
 
 TEST_F(ToolCache, ManyEntriesAreReadSideBySideInTheServersOrder) {
-  // Enough servers for the reading to be spread over threads (8 or more).
+  // Enough cached text for the reading to be spread over threads (a helper per 256 KiB).
   std::vector<server_config> servers;
+  const std::string long_words(40 * 1024, 'w');
   for (int i = 0; i < 24; ++i) {
     auto s = stdio_server();
     s.name = "s" + std::to_string(i);
     servers.push_back(s);
     if (i % 5 == 3) continue;  // no entry: nothing, and no warning
-    store(s, {tool("t" + std::to_string(i), "tool of " + s.name)});
+    store(s, {tool("t" + std::to_string(i), "tool of " + s.name + " " + long_words)});
   }
   servers[7].enabled = false;              // a disabled server is not read
   write_entry(servers[11], "{ not json");  // a corrupt entry: a warning
@@ -128,6 +129,8 @@ TEST_F(ToolCache, ManyEntriesAreReadSideBySideInTheServersOrder) {
       ASSERT_EQ(got[i].tools->size(), 1u);
       EXPECT_EQ(got[i].tools->front().at("name").as_string(),
                 ("t" + std::to_string(i)).c_str());  // its own, in order
+      EXPECT_EQ(got[i].tools->front().at("description").as_string().size(),
+                ("tool of " + servers[i].name + " ").size() + long_words.size());
     }
   }
 }
