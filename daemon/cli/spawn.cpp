@@ -10,8 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "config/files.hpp"

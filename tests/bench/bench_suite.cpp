@@ -1,7 +1,8 @@
 // Benchmark suite: every row measures mcpmuxd and the direct path to the same upstream in one run
-// and prints figures (no pass/fail). Rows: calls (latency + throughput), node (the same against
-// server-everything), scale, payload, clients, http. tests/bench/run_all.sh runs every row and
-// prints one table and a targets block.
+// and prints figures (no pass/fail). Rows: floor (plain relays beside mcpmux), calls (latency +
+// throughput, attach), audit, node (the same against server-everything), scale, start, payload,
+// clients, http, endpoint. tests/bench/run_all.sh runs every row and prints one table and a
+// targets block.
 #include "bench_common.hpp"
 
 #include <arpa/inet.h>
