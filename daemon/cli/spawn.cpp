@@ -153,7 +153,7 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
                       "daemon (lock {})",
                       spawn_lock_wait.count(), lock_path));
     }
-    ::usleep(10'000);
+    ::usleep(2'000);  // the holder is starting the daemon: ~20-30 ms; we follow within 2 ms
   }
 
   // Whoever held the lock before us may have started the daemon already.
