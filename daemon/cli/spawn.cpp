@@ -56,7 +56,7 @@ struct started_daemon {
   unique_fd ready;
 };
 
-/// Starts `mcpmuxd --socket PATH --ready-fd 3` in a session of its own (no controlling
+/// Starts `mcpmuxd --socket PATH --ready-fd N` in a session of its own (no controlling
 /// terminal, out of our process group), stdio to the log or /dev/null; returns once it has been
 /// exec'd. posix_spawn (a vfork, no copy of our page tables) instead of a double fork: this is on
 /// the path of every agent that starts the daemon. It is our child, so SIGCHLD is ignored: the
@@ -68,8 +68,17 @@ outcome<started_daemon> spawn_daemon(const std::string& socket, const std::strin
   if (::pipe2(readyfd, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", errno_text(errno)));
   unique_fd ready_read{readyfd[0]};
   unique_fd ready_write{readyfd[1]};
-  // The daemon's end of the pipe is its descriptor 3 (or 4, should ours be 3 already).
-  const int ready_target = ready_write.get() == 3 ? 4 : 3;
+  // Opened here, so that a log that cannot be written means /dev/null, not a failed start.
+  unique_fd null{::open("/dev/null", O_RDWR | O_CLOEXEC)};
+  if (null.get() < 0) return fail(fmt::format("/dev/null: {}", errno_text(errno)));
+  unique_fd out{log.empty() ? -1
+                            : ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)};
+  const int out_fd = out.get() >= 0 ? out.get() : null.get();
+  // The daemon's end of the pipe: its lowest descriptor above stdio that is none of ours it
+  // still needs (the pipe is placed first, stdio after).
+  int ready_target = 3;
+  while (ready_target == ready_write.get() || ready_target == null.get() || ready_target == out_fd)
+    ++ready_target;
   std::vector<std::string> argv{program, "--socket", socket, "--ready-fd",
                                 std::to_string(ready_target)};
   std::vector<char*> cargv;
@@ -92,10 +101,9 @@ outcome<started_daemon> spawn_daemon(const std::string& socket, const std::strin
   ::posix_spawn_file_actions_init(&fa);
   ::posix_spawnattr_init(&attr);
   ::posix_spawn_file_actions_adddup2(&fa, ready_write.get(), ready_target);  // not close-on-exec
-  ::posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDWR, 0);
-  ::posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.empty() ? "/dev/null" : log.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
-  ::posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  ::posix_spawn_file_actions_adddup2(&fa, null.get(), STDIN_FILENO);
+  ::posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+  ::posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
   sigset_t none, defaults;
   ::sigemptyset(&none);
   ::sigemptyset(&defaults);

@@ -772,6 +772,30 @@ TEST_F(operations, ConnectSpawnStartsExactlyOneDaemon) {
       << "the spawned daemon did not stop";
 }
 
+// A log the spawned daemon cannot have (its directory would be under a file) means its output goes
+// to /dev/null: the agent is served all the same.
+TEST_F(operations, ConnectSpawnWithoutAWritableLogStillStartsTheDaemon) {
+  const std::string socket = dir_.file("run/nolog/mcpmux.sock");
+  const std::string config = dir_.write("nolog.toml", fake_server_table("alpha", {}));
+  const std::string not_a_dir = dir_.write("a-file", "x");
+  child_process agent({mcpmux_path(), "--socket", socket, "connect", "--spawn"},
+                      {{"MCPMUX_CONFIG", config},
+                       {"XDG_STATE_HOME", not_a_dir + "/state"},
+                       {"XDG_CACHE_HOME", dir_.file("nolog-cache")}},
+                      dir_.file("nolog-agent.err"));
+  ASSERT_TRUE(agent.write(initialize_line(3)));
+  EXPECT_TRUE(agent.wait_output("\"protocolVersion\"", 15s))
+      << agent.out() << "\nstderr: " << read_file(dir_.file("nolog-agent.err"));
+  auto daemons = processes_mentioning(socket, "mcpmuxd");
+  ASSERT_EQ(daemons.size(), 1u);
+  agent.close_stdin();
+  EXPECT_EQ(agent.wait_exit(5s), std::optional<int>(0));
+  ::kill(daemons.front(), SIGTERM);
+  EXPECT_TRUE(wait_until(
+      [&] { return !process_exists(daemons.front()) || process_state(daemons.front()) == 'Z'; },
+      5s));
+}
+
 // `mcpmux connect --spawn` waits on a pipe that the daemon it started writes one byte down, and
 // closes, once its socket listens (--ready-fd), which none of its servers inherits.
 TEST_F(operations, TheDaemonSignalsReadyDownTheReadyPipe) {
