@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -117,6 +118,11 @@ class session : public transport_events,
   void reply_error(const json::value& id, int code, std::string_view text);
   void end(std::string_view why);
 
+  /// Runs `answer` once the startup gate opens (at once when it is open). A connection that
+  /// closes meanwhile (an agent that sends initialize and closes its input at once) still gets
+  /// these answers: its end waits for them, at most the gate's startup_wait.
+  void after_settled(std::function<void(session&)> answer);
+
   manager& manager_;
   std::shared_ptr<transport> transport_;
   std::uint64_t id_;
@@ -129,6 +135,8 @@ class session : public transport_events,
   mcp::era era_ = mcp::era::unknown;  ///< decided by the client's first MCP request
   bool initialized_ = false;          ///< initialize answered
   bool ended_ = false;
+  int settling_ = 0;                   ///< answers waiting for the startup gate (after_settled)
+  std::optional<std::string> closed_;  ///< the connection closed while some were waiting: why
   std::string protocol_version_;
   json::object client_capabilities_;
   struct in_flight {

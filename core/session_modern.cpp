@@ -78,9 +78,8 @@ void session::handle_modern(message& msg) {
 
 void session::discover(const json::value& id) {
   // Like initialize early in the daemon's life: wait (briefly) for servers still starting.
-  manager_.when_settled([weak = weak_from_this(), id] {
-    auto self = weak.lock();
-    if (!self || self->ended_) return;
+  after_settled([id](session& s) {
+    auto* self = &s;
     json::object caps = self->manager_.downstream_capabilities();
     if (self->manager_.offers_extension(mcp::tasks_extension))
       caps["extensions"] = json::object{{mcp::tasks_extension, json::object{}}};

@@ -627,6 +627,27 @@ TEST_F(healing, startup_gate_waits_at_most_startup_wait_then_announces_late_tool
   EXPECT_NE(std::find(names.begin(), names.end(), "late__echo"), names.end()) << dump(r2);
 }
 
+// A one-shot agent (its requests, then the end of its input at once) still gets the answers the
+// gate held back, then the end of its output.
+TEST_F(healing, answers_held_by_the_startup_gate_reach_a_client_that_closed_its_input) {
+  start("[daemon]\nstartup_wait_ms = 250\n" +
+            fake_server_table("late", {"--init-delay-ms", "1000", "--tools", "2"}),
+        {}, false);
+  const std::string lines =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oneshot","version":"1"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})"
+      "\n";
+  const auto t0 = steady::now();
+  auto r = run_process({mcpmux_path(), "--socket", daemon_->socket(), "connect"}, lines, 10s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"("id":1,"result":{"protocolVersion")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("id":2,"result":{"tools")"), std::string::npos) << r.out;
+  EXPECT_LE(ms_since(t0), 900) << "the end waited for the slow server, not the gate";
+}
+
 // ---------------------------------------------------------------------------------------------
 // 7. mcpmux/restart and `mcpmux restart NAME`.
 
