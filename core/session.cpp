@@ -167,13 +167,13 @@ void session::on_closed(std::error_code, std::string reason) {
   end(reason);
 }
 
-void session::after_settled(std::function<void(session&)> answer) {
+void session::after_settled(std::function<void(session*)> answer) {
   ++settling_;
   manager_.when_settled([weak = weak_from_this(), answer = std::move(answer)] {
     auto self = weak.lock();
     if (!self || self->ended_) return;
     --self->settling_;
-    answer(*self);
+    answer(self.get());
     if (self->closed_ && self->settling_ == 0) self->end(*self->closed_);
   });
 }
@@ -370,8 +370,7 @@ void session::initialize(const message& msg) {
   initialized_ = true;
   // Capabilities depend on what the servers offer: early in the daemon's life, wait (briefly)
   // for servers still starting.
-  after_settled([id = msg.id()](session& s) {
-    auto* self = &s;
+  after_settled([id = msg.id()](session* self) {
     json::object result;
     result["protocolVersion"] = self->protocol_version_;
     result["capabilities"] = self->manager_.downstream_capabilities();
@@ -390,8 +389,7 @@ void session::serve_list(const json::value& id, collection c, const json::object
     cursor = cur->get_string();
   }
   // Early in the daemon's life the list waits (briefly) for servers still starting.
-  after_settled([id, c, cursor = std::move(cursor)](session& s) {
-    auto* self = &s;
+  after_settled([id, c, cursor = std::move(cursor)](session* self) {
     auto page = self->manager_.page(c, cursor, self->profile_);
     if (auto* err = std::get_if<rpc_error>(&page))
       return self->reply_error(id, err->code, err->message);

@@ -121,7 +121,7 @@ class session : public transport_events,
   /// Runs `answer` once the startup gate opens (at once when it is open). A connection that
   /// closes meanwhile (an agent that sends initialize and closes its input at once) still gets
   /// these answers: its end waits for them, at most the gate's startup_wait.
-  void after_settled(std::function<void(session&)> answer);
+  void after_settled(std::function<void(session*)> answer);
 
   manager& manager_;
   std::shared_ptr<transport> transport_;

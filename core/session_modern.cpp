@@ -78,8 +78,7 @@ void session::handle_modern(message& msg) {
 
 void session::discover(const json::value& id) {
   // Like initialize early in the daemon's life: wait (briefly) for servers still starting.
-  after_settled([id](session& s) {
-    auto* self = &s;
+  after_settled([id](session* self) {
     json::object caps = self->manager_.downstream_capabilities();
     if (self->manager_.offers_extension(mcp::tasks_extension))
       caps["extensions"] = json::object{{mcp::tasks_extension, json::object{}}};

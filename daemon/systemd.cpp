@@ -1,4 +1,5 @@
-// sd_notify and socket activation, speaking systemd's documented environment protocol.
+// sd_notify and socket activation, speaking systemd's documented environment protocol; the ready
+// pipe of a spawned daemon.
 #include "daemon/systemd.hpp"
 
 #include <fcntl.h>

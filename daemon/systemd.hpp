@@ -1,4 +1,5 @@
-// systemd integration without libsystemd: sd_notify messages and socket activation.
+// systemd integration without libsystemd: sd_notify messages and socket activation; and the same
+// readiness signal for `mcpmux connect --spawn` (--ready-fd).
 #pragma once
 
 #include <chrono>

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -513,14 +514,16 @@ std::string file_tail(const fs::path& p, std::size_t max = 2000) {
   return s.size() > max ? s.substr(s.size() - max) : s;
 }
 
-// Polls mcpmux/status until every one of `servers` servers is "ready".
-void wait_ready(daemon_handle& d, std::size_t servers, const fs::path& log, int seconds = 30) {
+// Polls mcpmux/status on `socket` until every one of `servers` servers is "ready"; `alive` says
+// whether the daemon still runs (a daemon we did not start: always true).
+void wait_ready(const std::string& socket, const std::function<bool()>& alive, std::size_t servers,
+                const fs::path& log, int seconds = 30) {
   const auto until = clk::now() + std::chrono::seconds(seconds);
   std::string last;
   while (clk::now() < until) {
-    if (!d.proc.alive()) fail("mcpmuxd exited during start-up; its log:\n" + file_tail(log));
+    if (!alive()) fail("mcpmuxd exited during start-up; its log:\n" + file_tail(log));
     try {
-      auto c = line_conn::connect_unix(d.socket);
+      auto c = line_conn::connect_unix(socket);
       for (std::int64_t id = 1; clk::now() < until; ++id) {
         const auto st = c.call(id, "mcpmux/status", json::object{});
         const auto& arr = st.at("servers").as_array();
@@ -538,6 +541,11 @@ void wait_ready(daemon_handle& d, std::size_t servers, const fs::path& log, int 
   }
   fail(fmt::format("servers not ready within {} s; last status: ", seconds) + last +
        "\nmcpmuxd log:\n" + file_tail(log));
+}
+
+void wait_ready(daemon_handle& d, std::size_t servers, const fs::path& log, int seconds = 30) {
+  wait_ready(
+      d.socket, [&d] { return d.proc.alive(); }, servers, log, seconds);
 }
 
 }  // namespace

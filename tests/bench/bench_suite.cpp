@@ -751,17 +751,8 @@ void row_start(const bench_env& e) {
     line_conn c(agent.from_child(), agent.to_child(), false);
     const double took = first_list(c, t0);
     if (settle) {
-      auto ctl = line_conn::connect_unix(socket);
-      const auto until = clk::now() + std::chrono::seconds(30);
-      for (std::int64_t id = 1;; ++id) {
-        const auto st = ctl.call(id, "mcpmux/status", json::object{});
-        std::size_t ready = 0;
-        for (const auto& s : st.at("servers").as_array())
-          ready += s.at("state").as_string() == "ready";
-        if (ready == servers) break;
-        if (clk::now() > until) fail("start: the servers never became ready");
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      wait_ready(
+          socket, [] { return true; }, servers, home / "state/mcpmux/mcpmuxd.log");
       std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the cache rows written
     }
     stop_daemon_on(socket);

@@ -206,6 +206,13 @@ std::string temp_dir::write(std::string_view name, std::string_view text) const 
 // ---------------------------------------------------------------------------------------------
 // processes
 
+std::string initialize_line(int id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+         R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+         "\n";
+}
+
 run_result run_process(const std::vector<std::string>& argv, std::string_view stdin_text,
                        ms timeout, const std::map<std::string, std::optional<std::string>>& env) {
   run_result r;

@@ -86,6 +86,9 @@ run_result run_process(const std::vector<std::string>& argv, std::string_view st
                        ms timeout = 10s,
                        const std::map<std::string, std::optional<std::string>>& env = {});
 
+/// An initialize request with `id` as one NDJSON line (what an agent writes first).
+std::string initialize_line(int id);
+
 /// Runs `$MCPMUX --socket SOCKET args...`.
 run_result run_cli(const std::string& socket, const std::vector<std::string>& args,
                    std::string_view stdin_text = {}, ms timeout = 10s);

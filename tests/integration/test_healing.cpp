@@ -633,13 +633,11 @@ TEST_F(healing, answers_held_by_the_startup_gate_reach_a_client_that_closed_its_
   start("[daemon]\nstartup_wait_ms = 250\n" +
             fake_server_table("late", {"--init-delay-ms", "1000", "--tools", "2"}),
         {}, false);
-  const std::string lines =
-      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oneshot","version":"1"}}})"
-      "\n"
-      R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
-      "\n"
-      R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})"
-      "\n";
+  const std::string lines = initialize_line(1) +
+                            R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+                            "\n"
+                            R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})"
+                            "\n";
   const auto t0 = steady::now();
   auto r = run_process({mcpmux_path(), "--socket", daemon_->socket(), "connect"}, lines, 10s);
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -117,13 +117,6 @@ std::vector<pid_t> processes_mentioning(const std::string& needle, const std::st
   return out;
 }
 
-std::string initialize_line(int id) {
-  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-         R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
-         R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
-         "\n";
-}
-
 // ---------------------------------------------------------------------------------------------
 // status, tools, call, logs
 
