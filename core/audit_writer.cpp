@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <span>
+#include <utility>
 
 namespace mcpmux {
 
@@ -56,6 +57,11 @@ void audit_writer::drain() {
   idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
 }
 
+std::vector<audit_entry> audit_writer::take_spare() {
+  std::lock_guard lock(m_);
+  return std::exchange(spare_, {});
+}
+
 std::string audit_writer::take_error() {
   std::lock_guard lock(m_);
   if (error_.empty()) return {};
@@ -78,7 +84,11 @@ void audit_writer::run() {
     room_.notify_all();
     if (before_job_) before_job_();
     perform(j);
+    // Keep the storage of a batch that filled most of it; a quieter daemon lets it go.
+    const bool keep = j.batch.size() * 4 >= j.batch.capacity() && j.batch.size() >= 64;
+    j.batch.clear();
     lock.lock();
+    if (keep && j.batch.capacity() > spare_.capacity()) spare_ = std::move(j.batch);
     busy_ = false;
     if (jobs_.empty()) idle_.notify_all();
   }

@@ -41,6 +41,10 @@ class audit_writer {
   void trim(audit_retention r, std::int64_t now_ms);
   /// Waits until everything handed over is in the store (before reading it back).
   void drain();
+  /// An empty vector to fill with the next batch: the storage of a batch already written, so a
+  /// busy daemon does not grow a new vector of thousands of entries every flush (moving each
+  /// entry at every doubling and faulting in fresh pages). Empty, without storage, when none.
+  std::vector<audit_entry> take_spare();
   /// What went wrong since the last call ("" when nothing): the last error and how many
   /// entries were not kept.
   std::string take_error();
@@ -67,6 +71,7 @@ class audit_writer {
   std::size_t waiting_ = 0;  ///< entries in jobs_
   bool busy_ = false;
   bool stop_ = false;
+  std::vector<audit_entry> spare_;  ///< a written batch's storage, cleared
   std::string error_;
   std::size_t lost_ = 0;
   std::thread thread_;

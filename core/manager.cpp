@@ -164,7 +164,7 @@ void manager::flush_audit() {
   if (!flusher_) return;
   if (auto error = flusher_->writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
   if (audit_buffer_.empty()) return;
-  flusher_->writer.write(std::exchange(audit_buffer_, {}));
+  flusher_->writer.write(std::exchange(audit_buffer_, flusher_->writer.take_spare()));
   // Retention now and then, not at every batch.
   if (flusher_->flushes++ % 64 == 0)
     flusher_->writer.trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows},

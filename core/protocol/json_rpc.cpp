@@ -21,25 +21,31 @@ rpc_error invalid(std::string msg, json::value id = nullptr) {
   return {rpc_code::invalid_request, std::move(msg), std::move(id)};
 }
 
-// Appends serialized JSON of `v` to `out` without an intermediate string. A big value is
+// Appends serialized JSON of `v` to `out` without an intermediate string. A small value (every
+// id, most params) is serialized into a scratch buffer and appended: `out` is never grown past
+// what it holds, so no 16 KiB block is zeroed, allocated and freed per message. A big value is
 // measured first, so that `out` grows once, to its final size (growing a 10 MiB string step by
 // step would hold it twice at each step).
 void append_json(std::string& out, const json::value& v) {
   constexpr std::size_t first = 16 * 1024;
+  static thread_local char scratch[2][first];  // the first part, and the measuring pass's
   json::serializer sr;
   sr.reset(&v);
-  const auto base = out.size();
-  out.resize(base + first);
-  auto filled = sr.read(out.data() + base, first).size();
-  if (sr.done()) return out.resize(base + filled);
+  const std::string_view head = sr.read(scratch[0], first);
+  if (sr.done()) {
+    out.append(head);
+    return;
+  }
   std::size_t total = 0;
   {
     json::serializer counter;
     counter.reset(&v);
-    static thread_local char scratch[first];
-    while (!counter.done()) total += counter.read(scratch, sizeof scratch).size();
+    while (!counter.done()) total += counter.read(scratch[1], first).size();
   }
+  const auto base = out.size();
   out.reserve(base + total + 64);  // and room for what the caller closes the message with
+  out.append(head);
+  std::size_t filled = head.size();
   out.resize(base + total);
   while (!sr.done()) filled += sr.read(out.data() + base + filled, total - filled).size();
   out.resize(base + filled);

@@ -260,6 +260,23 @@ TEST(JsonRpcBuild, MakeResultRoundTrips) {
   }
 }
 
+// Values are serialized through a 16 KiB scratch buffer when small and measured first when not:
+// both paths, and the sizes around the boundary, give the same message.
+TEST(JsonRpcBuild, MessagesAroundTheScratchBufferRoundTrip) {
+  for (std::size_t size : {0u, 100u, 16 * 1024u - 40, 16 * 1024u - 1, 16 * 1024u, 16 * 1024u + 1,
+                           40 * 1024u, 1024 * 1024u + 7}) {
+    json::object args;
+    args["text"] = std::string(size, 'a');
+    const json::value params = json::object{{"name", "echo"}, {"arguments", args}};
+    const std::string req = make_request(json::value(7), "tools/call", params);
+    auto m = expect_message(req, message_kind::request);
+    EXPECT_EQ(m.body.at("params"), params) << size;
+    EXPECT_EQ(req.size(), json::serialize(m.body).size()) << size;
+    auto r = expect_message(make_result(json::value(size), args), message_kind::response);
+    EXPECT_EQ(r.body.at("result"), args) << size;
+  }
+}
+
 TEST(JsonRpcBuild, MakeErrorRoundTrips) {
   const std::string s =
       make_error(json::value("id-1"), rpc_code::method_not_found, "Method not found: \"x\"");

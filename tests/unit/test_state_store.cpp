@@ -201,6 +201,30 @@ TEST(AuditWriter, WritesWhatWasHandedOverBeforeItGoes) {
   EXPECT_EQ(idle.take_error(), "");
 }
 
+// A busy daemon's batches reuse one vector's storage instead of growing a new one per flush; a
+// quiet daemon's few entries do not keep a big vector alive.
+TEST(AuditWriter, HandsBackTheStorageOfABusyBatch) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  audit_writer w(*store);
+  EXPECT_EQ(w.take_spare().capacity(), 0u);
+  auto busy = batch_of(0, 1000);
+  const auto* storage = busy.data();
+  w.write(std::move(busy));
+  w.drain();
+  auto spare = w.take_spare();
+  EXPECT_TRUE(spare.empty());
+  EXPECT_GE(spare.capacity(), 1000u);
+  EXPECT_EQ(spare.data(), storage);
+  EXPECT_EQ(w.take_spare().capacity(), 0u);  // handed out once
+  spare.push_back(entry(1000, "s", "t", "ok"));
+  w.write(std::move(spare));  // one entry in room for 1000: let go
+  w.drain();
+  EXPECT_EQ(w.take_spare().capacity(), 0u);
+  EXPECT_EQ(store->audit_rows(), 1001);
+}
+
 TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
   temp_db t;
   auto store = t.open();
