@@ -46,15 +46,15 @@ using web_handler = std::function<web_response(const web_request&)>;
 /// Settings of the HTTP endpoint (`[daemon] http`, `http_allow_remote`, `http_token_file`).
 struct http_endpoint_options {
   /// "127.0.0.1:PORT", "[::1]:PORT" or "localhost:PORT"; port 0 picks a free port.
-  std::string address;
+  std::string address{};
   /// Permit a non-loopback address; then the Host header is not checked (Origin still is).
   bool allow_remote = false;
   /// File whose trimmed content must come as `Authorization: Bearer …`; empty = no token.
-  std::string token_file;
+  std::string token_file{};
   /// `http_tokens`: more tokens by name (the token file's is "default").
-  std::map<std::string, std::string> named_tokens;
+  std::map<std::string, std::string> named_tokens{};
   /// Request body cap (413) and unsent bytes per open stream before the session is dropped.
-  transport_limits limits;
+  transport_limits limits{};
   std::size_t max_header_bytes = 16 * 1024;  ///< request header cap (431)
   std::size_t max_connections = 256;         ///< open TCP connections; beyond: 503 and close
   std::size_t max_sessions = 128;            ///< live MCP sessions; beyond: 503 on initialize
@@ -74,14 +74,14 @@ struct http_endpoint_options {
   /// The Mcp-Param-* headers a 2026-07-28 tools/call of a tool must carry (its x-mcp-header
   /// annotations), checked against the arguments; null = none. Unset: nothing is checked.
   std::function<std::shared_ptr<const std::vector<mcp::param_header>>(std::string_view tool)>
-      tool_param_headers;
+      tool_param_headers{};
   /// Whether /mcp/NAME names a profile; unset: only /mcp is served.
-  std::function<bool(std::string_view name)> profile_known;
+  std::function<bool(std::string_view name)> profile_known{};
   /// false: the web side alone (the dashboard without [daemon] http): /mcp, /status and
   /// /metrics answer 404.
   bool serve_mcp = true;
   /// The web side (every other path); unset: 404.
-  web_handler web;
+  web_handler web{};
   /// How often an event stream of the web side is asked for news.
   std::chrono::milliseconds event_interval{250};
 };
