@@ -2,12 +2,14 @@
 
 #include "core/protocol/text.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,13 +24,20 @@ struct process {
   int parent = 0;
 };
 
+// At most `cap` bytes of a small file such as /proc/PID/cmdline, read as it comes: a client's
+// session starts after this, so no stream, no buffer filled in advance.
 std::string read_small(const std::string& path, std::size_t cap) {
-  std::ifstream in(path, std::ios::binary);
   std::string out;
-  if (!in) return out;
-  out.resize(cap);
-  in.read(out.data(), static_cast<std::streamsize>(cap));
-  out.resize(static_cast<std::size_t>(in.gcount()));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::array<char, 4096> buf;
+  while (out.size() < cap) {
+    const auto n = ::read(fd, buf.data(), std::min(buf.size(), cap - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return out;
 }
 
