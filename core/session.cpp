@@ -97,13 +97,19 @@ void session::end(std::string_view why) {
 }
 
 void session::send(std::string text) {
-  if (ended_) return;
-  if (auto ec = transport_->send(std::move(text))) {
-    if (ec == errc::queue_full)
-      log_.warn("client is not reading ({} bytes queued); disconnecting it",
-                transport_->queued_bytes());
-    end(ec.message());
-  }
+  if (!ended_) sent(transport_->send(std::move(text)));
+}
+
+void session::send(spliced_text text) {
+  if (!ended_) sent(transport_->send_spliced(std::move(text)));
+}
+
+void session::sent(std::error_code ec) {
+  if (!ec) return;
+  if (ec == errc::queue_full)
+    log_.warn("client is not reading ({} bytes queued); disconnecting it",
+              transport_->queued_bytes());
+  end(ec.message());
 }
 
 void session::reply_error(const json::value& id, int code, std::string_view text) {
@@ -397,22 +403,26 @@ void session::serve_list(const json::value& id, collection c, const json::object
     std::string found;
     if (c == collection::tools && !self->found_.empty() && cursor.empty())
       found = self->with_found_tools(p.items_json);
-    const std::string_view items = found.empty() ? std::string_view(p.items_json) : found;
-    std::string out;
-    out.reserve(items.size() + 128 + (p.next_cursor ? p.next_cursor->size() * 2 : 0));  // once
-    out += R"({"jsonrpc":"2.0","id":)";
-    out += json::serialize(id);
-    out += R"(,"result":{")";
-    out += to_string(c);
-    out += R"(":)";
-    out += items;
+    // The list is spliced in where the catalogue keeps it: a megabyte of tools is not copied
+    // for each tools/list.
+    spliced_text out;
+    if (found.empty()) {
+      out.keep = p.items_json.text;
+      out.middle = *out.keep;
+    }
+    out.head += R"({"jsonrpc":"2.0","id":)";
+    out.head += json::serialize(id);
+    out.head += R"(,"result":{")";
+    out.head += to_string(c);
+    out.head += R"(":)";
+    if (!found.empty()) out.head += found;
     if (p.next_cursor) {
-      out += R"(,"nextCursor":)";
-      out += json::serialize(json::string(*p.next_cursor));
+      out.tail += R"(,"nextCursor":)";
+      out.tail += json::serialize(json::string(*p.next_cursor));
     }
     if (self->era_ == mcp::era::modern)
-      out += modern_list_members(self->manager_.list_cache_hint());
-    out += "}}";
+      out.tail += modern_list_members(self->manager_.list_cache_hint());
+    out.tail += "}}";
     self->send(std::move(out));
   });
 }

@@ -115,6 +115,8 @@ class session : public transport_events,
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);
+  void send(spliced_text text);
+  void sent(std::error_code ec);  ///< a failed send ends the session
   void reply_error(const json::value& id, int code, std::string_view text);
   void end(std::string_view why);
 

@@ -28,7 +28,7 @@ namespace asio = boost::asio;
 using descriptor = asio::posix::stream_descriptor;
 
 constexpr std::size_t read_chunk = 64 * 1024;
-constexpr std::size_t max_gather = 64;  // messages per writev
+constexpr std::size_t max_gather = 64;  // messages per writev (up to 4 buffers each)
 
 class fd_transport final : public transport, public std::enable_shared_from_this<fd_transport> {
  public:
@@ -54,6 +54,10 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   std::error_code send(std::string message) override {
+    return send_spliced({std::move(message), nullptr, {}, {}});
+  }
+
+  std::error_code send_spliced(spliced_text message) override {
     if (closing_ || write_failed_ || !wr().is_open()) return errc::transport_closed;
     if (queued_ + message.size() + 1 > opt_.limits.max_queue_bytes) return errc::queue_full;
     // The newline goes out as a buffer of its own: appending it could reallocate a big message.
@@ -248,7 +252,10 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     in_flight_ = std::min(queue_.size(), max_gather);
     static constexpr char newline = '\n';
     for (std::size_t i = 0; i < in_flight_; ++i) {
-      gather_.push_back(asio::buffer(queue_[i]));
+      const auto& m = queue_[i];
+      gather_.push_back(asio::buffer(m.head));
+      if (!m.middle.empty()) gather_.push_back(asio::buffer(m.middle));
+      if (!m.tail.empty()) gather_.push_back(asio::buffer(m.tail));
       gather_.push_back(asio::buffer(&newline, 1));
     }
     asio::async_write(wr(), gather_,
@@ -326,7 +333,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   ndjson_framer framer_;
   asio::steady_timer linger_;
   transport_events* events_ = nullptr;
-  std::deque<std::string> queue_;
+  std::deque<spliced_text> queue_;
   std::vector<asio::const_buffer> gather_;
   std::size_t in_flight_ = 0;
   std::size_t queued_ = 0;

@@ -16,6 +16,25 @@ namespace mcp {
 struct tool_param_headers;
 }
 
+/// One outgoing message in three runs: `head`, then `middle` (text shared with other messages and
+/// kept alive by `keep`: a whole tool list of a megabyte), then `tail`.
+struct spliced_text {
+  std::string head;
+  std::shared_ptr<const std::string> keep;
+  std::string_view middle;
+  std::string tail;
+  std::size_t size() const { return head.size() + middle.size() + tail.size(); }
+  /// The message as one string.
+  std::string joined() && {
+    const auto bytes = size();
+    std::string out = std::move(head);
+    out.reserve(bytes);
+    out += middle;
+    out += tail;
+    return out;
+  }
+};
+
 /// What a transport reports to its owner. Called on the io_context thread.
 class transport_events {
  public:
@@ -47,6 +66,11 @@ class transport {
   /// Queues one message (newline added by the transport). Fails with errc::queue_full when the
   /// bounded queue is over its cap, errc::transport_closed after close or failure.
   virtual std::error_code send(std::string message) = 0;
+  /// The same for a message in runs. Transports that gather their writes send the middle from
+  /// where it is; by default the runs are joined.
+  virtual std::error_code send_spliced(spliced_text message) {
+    return send(std::move(message).joined());
+  }
   /// Closes gracefully in the background; no event fires after this call.
   virtual void close() = 0;
   /// Bytes queued and not yet written.

@@ -1,0 +1,117 @@
+// The fd transport's write side: messages in runs go out in order with plain ones, the shared
+// middle is not copied and is let go once written, and the queue cap counts every run.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <string>
+
+#include "core/protocol/error.hpp"
+#include "transports/fd_transport.hpp"
+
+namespace mcpmux {
+namespace {
+
+struct quiet_events : transport_events {
+  void on_message(std::string_view) override {}
+  void on_oversize(std::size_t) override {}
+  void on_closed(std::error_code, std::string) override {}
+};
+
+class fd_transport_write : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds_), 0); }
+  void TearDown() override { ::close(fds_[1]); }
+
+  std::shared_ptr<transport> open(std::size_t max_queue = 64u << 20) {
+    fd_transport_options o;
+    o.limits.max_queue_bytes = max_queue;
+    auto t = make_fd_transport(io_, fds_[0], fds_[0], o);
+    t->start(events_);
+    return t;
+  }
+  // Runs the loop until everything queued is written, then reads what the peer got.
+  std::string drain(transport& t, std::size_t expect) {
+    std::string got;
+    char buf[65536];
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (got.size() < expect && std::chrono::steady_clock::now() < until) {
+      io_.run_for(std::chrono::milliseconds(1));
+      io_.restart();
+      const auto n = ::recv(fds_[1], buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+    EXPECT_EQ(t.queued_bytes(), 0u);
+    return got;
+  }
+
+  boost::asio::io_context io_;
+  quiet_events events_;
+  int fds_[2] = {-1, -1};
+};
+
+TEST_F(fd_transport_write, SplicedMessagesGoOutWholeAndInOrder) {
+  auto t = open();
+  auto shared = std::make_shared<const std::string>(R"([{"name":"a"},{"name":"b"}])");
+  ASSERT_FALSE(t->send("first"));
+  ASSERT_FALSE(t->send_spliced({R"({"result":{"tools":)", shared, *shared, "}}"}));
+  ASSERT_FALSE(t->send_spliced({"head only", nullptr, {}, {}}));
+  ASSERT_FALSE(t->send_spliced({"", shared, std::string_view(*shared).substr(1, 12), "!"}));
+  ASSERT_FALSE(t->send("last"));
+  const std::string want =
+      "first\n"
+      R"({"result":{"tools":[{"name":"a"},{"name":"b"}]}})"
+      "\nhead only\n"
+      R"({"name":"a"}!)"
+      "\nlast\n";
+  EXPECT_EQ(drain(*t, want.size()), want);
+  // Written: the transport holds the shared text no longer.
+  EXPECT_EQ(shared.use_count(), 1);
+}
+
+TEST_F(fd_transport_write, ABigSharedMiddleIsWrittenInFull) {
+  auto t = open();
+  auto shared = std::make_shared<const std::string>(3u << 20, 'x');  // beyond a socket buffer
+  ASSERT_FALSE(t->send_spliced({"<", shared, *shared, ">"}));
+  EXPECT_EQ(t->queued_bytes(), shared->size() + 3);
+  const auto got = drain(*t, shared->size() + 3);
+  ASSERT_EQ(got.size(), shared->size() + 3);
+  EXPECT_EQ(got.front(), '<');
+  EXPECT_EQ(got.substr(got.size() - 2), ">\n");
+  EXPECT_EQ(got.find_first_not_of('x', 1), got.size() - 2);
+}
+
+TEST_F(fd_transport_write, TheQueueCapCountsTheSharedMiddle) {
+  auto t = open(1024);
+  auto shared = std::make_shared<const std::string>(2000, 'x');
+  EXPECT_EQ(t->send_spliced({"h", shared, *shared, "t"}), make_error_code(errc::queue_full));
+  EXPECT_EQ(t->queued_bytes(), 0u);
+  EXPECT_EQ(shared.use_count(), 1);  // refused: not kept
+  ASSERT_FALSE(t->send("small"));
+  EXPECT_EQ(drain(*t, 6), "small\n");
+}
+
+// A transport that only knows whole messages gets the runs joined.
+TEST(spliced_text, JoinsIntoOneMessageByDefault) {
+  struct recording : transport {
+    std::string last;
+    void start(transport_events&) override {}
+    std::error_code send(std::string m) override {
+      last = std::move(m);
+      return {};
+    }
+    void close() override {}
+    std::size_t queued_bytes() const override { return 0; }
+  } t;
+  auto shared = std::make_shared<const std::string>("0123456789");
+  EXPECT_FALSE(t.send_spliced({"<", shared, std::string_view(*shared).substr(2, 3), ">"}));
+  EXPECT_EQ(t.last, "<234>");
+  spliced_text s{"head", shared, *shared, "tail"};
+  EXPECT_EQ(s.size(), 18u);
+  EXPECT_EQ(std::move(s).joined(), "head0123456789tail");
+}
+
+}  // namespace
+}  // namespace mcpmux
