@@ -406,16 +406,13 @@ void session::serve_list(const json::value& id, collection c, const json::object
     // The list is spliced in where the catalogue keeps it: a megabyte of tools is not copied
     // for each tools/list.
     spliced_text out;
-    if (found.empty()) {
-      out.keep = p.items_json.text;
-      out.middle = *out.keep;
-    }
+    out.shared =
+        found.empty() ? p.items_json.text : std::make_shared<const std::string>(std::move(found));
     out.head += R"({"jsonrpc":"2.0","id":)";
     out.head += json::serialize(id);
     out.head += R"(,"result":{")";
     out.head += to_string(c);
     out.head += R"(":)";
-    if (!found.empty()) out.head += found;
     if (p.next_cursor) {
       out.tail += R"(,"nextCursor":)";
       out.tail += json::serialize(json::string(*p.next_cursor));

@@ -54,7 +54,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   std::error_code send(std::string message) override {
-    return send_spliced({std::move(message), nullptr, {}, {}});
+    return send_spliced({std::move(message), nullptr, {}});
   }
 
   std::error_code send_spliced(spliced_text message) override {
@@ -254,7 +254,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     for (std::size_t i = 0; i < in_flight_; ++i) {
       const auto& m = queue_[i];
       gather_.push_back(asio::buffer(m.head));
-      if (!m.middle.empty()) gather_.push_back(asio::buffer(m.middle));
+      if (m.shared) gather_.push_back(asio::buffer(*m.shared));
       if (!m.tail.empty()) gather_.push_back(asio::buffer(m.tail));
       gather_.push_back(asio::buffer(&newline, 1));
     }

@@ -16,20 +16,22 @@ namespace mcp {
 struct tool_param_headers;
 }
 
-/// One outgoing message in three runs: `head`, then `middle` (text shared with other messages and
-/// kept alive by `keep`: a whole tool list of a megabyte), then `tail`.
+/// One outgoing message in three runs: `head`, then `shared` (text other messages share too: a
+/// whole tool list of a megabyte; may be null), then `tail`.
 struct spliced_text {
   std::string head;
-  std::shared_ptr<const std::string> keep;
-  std::string_view middle;
+  std::shared_ptr<const std::string> shared;
   std::string tail;
-  std::size_t size() const { return head.size() + middle.size() + tail.size(); }
+  std::string_view middle() const {
+    return shared ? std::string_view(*shared) : std::string_view();
+  }
+  std::size_t size() const { return head.size() + middle().size() + tail.size(); }
   /// The message as one string.
   std::string joined() && {
     const auto bytes = size();
     std::string out = std::move(head);
     out.reserve(bytes);
-    out += middle;
+    out += middle();
     out += tail;
     return out;
   }
