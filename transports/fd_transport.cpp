@@ -63,7 +63,14 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     // The newline goes out as a buffer of its own: appending it could reallocate a big message.
     queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
-    if (!writing_) write_more();
+    if (!writing_) {
+      if (cork_depth() == 0)
+        write_more();
+      else if (!corked_) {
+        corked_ = true;
+        corked().push_back(shared_from_this());
+      }
+    }
     return {};
   }
 
@@ -71,6 +78,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     if (closing_) return;
     closing_ = true;
     events_ = nullptr;
+    if (!writing_ && !queue_.empty()) write_more();  // corked: what was sent still goes
     if (!writing_) {
       finish_writes();
       return;
@@ -222,7 +230,35 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     maybe_drained();
   }
 
+  // What one read hands to the session is answered in one write per destination: messages sent
+  // to any fd transport of the thread while a read is being fed wait (corked) until the read is
+  // fed whole, then each destination writes its batch at once. Without it, the first message of
+  // a batch went out alone and the rest after it.
+  static int& cork_depth() {
+    static thread_local int depth = 0;
+    return depth;
+  }
+  static std::vector<std::shared_ptr<fd_transport>>& corked() {
+    static thread_local std::vector<std::shared_ptr<fd_transport>> list;
+    return list;
+  }
+  static void uncork() {
+    auto& list = corked();
+    for (std::size_t i = 0; i < list.size(); ++i) {  // a flush cannot add to it (depth is 0)
+      auto& t = *list[i];
+      t.corked_ = false;
+      if (!t.writing_ && !t.queue_.empty() && !t.write_failed_) t.write_more();
+    }
+    list.clear();
+  }
+
   void feed(std::string_view data) {
+    ++cork_depth();
+    feed_uncorked(data);
+    if (--cork_depth() == 0) uncork();
+  }
+
+  void feed_uncorked(std::string_view data) {
     if (events_) {
       framer_.feed(
           data,
@@ -338,6 +374,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   std::size_t in_flight_ = 0;
   std::size_t queued_ = 0;
   bool writing_ = false;
+  bool corked_ = false;  ///< in corked(), its queue written when the read being fed is done
   bool write_failed_ = false;
   bool closing_ = false;
   bool read_done_ = false;

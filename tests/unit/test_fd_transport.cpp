@@ -1,5 +1,6 @@
 // The fd transport's write side: messages in runs go out in order with plain ones, the shared
-// middle is not copied and is let go once written, and the queue cap counts every run.
+// middle is not copied and is let go once written, and the queue cap counts every run; what one
+// read makes a session send goes out in one write per destination (corked while the read is fed).
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "core/protocol/error.hpp"
 #include "transports/fd_transport.hpp"
@@ -96,6 +98,75 @@ TEST_F(fd_transport_write, TheQueueCapCountsTheSharedMiddle) {
 }
 
 // A transport that only knows whole messages gets the runs joined.
+// A relay of two transports: every line read on `from` is sent on to `to`, as a session forwards
+// requests. `to` writes into a SOCK_SEQPACKET socket, so its peer receives one record per write.
+struct forward_events : transport_events {
+  std::shared_ptr<transport> to;
+  int sent = 0;
+  bool close_at_third = false;
+  void on_message(std::string_view line) override {
+    EXPECT_FALSE(to->send(std::string(line)));
+    if (++sent == 3 && close_at_third) to->close();
+  }
+  void on_oversize(std::size_t) override {}
+  void on_closed(std::error_code, std::string) override {}
+};
+
+class fd_transport_cork : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, in_), 0);
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, out_), 0);
+    fwd_.to = make_fd_transport(io_, out_[0], out_[0], {});
+    fwd_.to->start(sink_);
+    from_ = make_fd_transport(io_, in_[0], in_[0], {});
+    from_->start(fwd_);
+  }
+  void TearDown() override {
+    ::close(in_[1]);
+    ::close(out_[1]);
+  }
+  // Writes `batch` in one send and returns the records `to` wrote, until `expect` bytes came.
+  std::vector<std::string> relay(std::string_view batch, std::size_t expect) {
+    EXPECT_EQ(::send(in_[1], batch.data(), batch.size(), 0), static_cast<ssize_t>(batch.size()));
+    std::vector<std::string> got;
+    std::size_t bytes = 0;
+    char buf[4096];
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (bytes < expect && std::chrono::steady_clock::now() < until) {
+      io_.run_for(std::chrono::milliseconds(1));
+      io_.restart();
+      ssize_t n;
+      while ((n = ::recv(out_[1], buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+        got.emplace_back(buf, static_cast<std::size_t>(n));
+        bytes += static_cast<std::size_t>(n);
+      }
+    }
+    return got;
+  }
+
+  boost::asio::io_context io_;
+  quiet_events sink_;
+  forward_events fwd_;
+  std::shared_ptr<transport> from_;
+  int in_[2] = {-1, -1}, out_[2] = {-1, -1};
+};
+
+TEST_F(fd_transport_cork, AReadsBatchGoesOutInOneWrite) {
+  const std::string batch = "{\"id\":1}\n{\"id\":22}\n{\"id\":333}\n";
+  EXPECT_EQ(relay(batch, batch.size()), std::vector<std::string>{batch});
+  EXPECT_EQ(fwd_.sent, 3);
+  EXPECT_EQ(fwd_.to->queued_bytes(), 0u);
+  // Alone, a line goes out as soon as its read is fed.
+  EXPECT_EQ(relay("{\"id\":4}\n", 9), std::vector<std::string>{"{\"id\":4}\n"});
+}
+
+TEST_F(fd_transport_cork, ClosingACorkedTransportStillWritesWhatWasSent) {
+  fwd_.close_at_third = true;
+  const std::string batch = "{\"id\":1}\n{\"id\":22}\n{\"id\":333}\n";
+  EXPECT_EQ(relay(batch, batch.size()), std::vector<std::string>{batch});
+}
+
 TEST(spliced_text, JoinsIntoOneMessageByDefault) {
   struct recording : transport {
     std::string last;
