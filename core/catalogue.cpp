@@ -210,6 +210,25 @@ bool catalogue::install(collection c, std::pair<std::string, std::vector<std::si
   return true;
 }
 
+bool catalogue::restore(collection c, std::string joined, std::vector<std::size_t> begins,
+                        routes_t routes) {
+  if (c != collection::tools && c != collection::prompts) return false;
+  if (joined.size() < 2 || joined.front() != '[' || joined.back() != ']') return false;
+  if (begins.size() != routes.size() || (begins.empty() && joined.size() != 2)) return false;
+  if (!begins.empty() && begins[0] != 1) return false;
+  for (std::size_t i = 0; i < begins.size(); ++i) {
+    // Each item is `{…}`, followed by a comma, or by the closing bracket for the last (so the
+    // begins rise).
+    const auto end = i + 1 < begins.size() ? begins[i + 1] - 1 : joined.size() - 1;
+    if (end <= begins[i] || end >= joined.size() || joined[begins[i]] != '{' ||
+        joined[end - 1] != '}' || (i + 1 < begins.size() && joined[end] != ','))
+      return false;
+    if (i && !(routes[i - 1].first < routes[i].first)) return false;
+  }
+  install(c, {std::move(joined), std::move(begins)}, std::move(routes));
+  return true;
+}
+
 const route* catalogue::find(collection c, std::string_view exposed) const {
   const auto& routes = at(c).routes;
   auto it = std::lower_bound(routes.begin(), routes.end(), exposed,

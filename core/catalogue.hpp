@@ -26,6 +26,7 @@ namespace mcpmux {
 struct route {
   std::string server;    ///< upstream name
   std::string original;  ///< its name or URI on that server
+  bool operator==(const route&) const = default;
 };
 
 /// One page of a combined list, ready to be spliced into a result.
@@ -92,6 +93,22 @@ class catalogue {
   std::string_view item(collection c, std::string_view exposed) const;
   /// The whole serialized list (a JSON array).
   std::string_view joined(collection c) const { return *at(c).joined; }
+
+  /// A list as it can be kept (core/catalogue_snapshot.hpp): its text, where each item starts
+  /// in it, and the routes. Of tools and prompts, the i-th route is the i-th item.
+  struct kept_list {
+    std::shared_ptr<const std::string> joined;
+    const std::vector<std::size_t>* begins;
+    const routes_t* routes;
+  };
+  kept_list kept(collection c) const {
+    const auto& l = at(c);
+    return {l.joined, &l.begins, &l.routes};
+  }
+  /// Puts a kept list of tools or prompts back, as if rebuilt. False, and nothing changed, when
+  /// the parts do not fit together (items framed by the begins, one route for each, in name
+  /// order).
+  bool restore(collection c, std::string joined, std::vector<std::size_t> begins, routes_t routes);
 
  private:
   struct list {

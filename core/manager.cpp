@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "core/audit_writer.hpp"
+#include "core/catalogue_snapshot.hpp"
 #include "core/naming.hpp"
 #include "core/protocol/modern.hpp"
 #include "core/protocol/param_headers.hpp"
@@ -47,16 +48,26 @@ struct manager::startup_gate {
   bool open = false;  ///< startup_wait has passed, or every server settled once
 };
 
+/// How the tool cache came in at start.
+struct manager::cache_start {
+  explicit cache_start(asio::io_context& io) : keep_timer(io) {}
+  /// A snapshot lists the tools while the entries it stands for are read (read_next_cached).
+  bool pending = false;
+  std::vector<server_config> to_read;
+  std::size_t next_read = 0;
+  asio::steady_timer keep_timer;  ///< after a start without a snapshot, keeps one
+};
+constexpr auto keep_snapshot_after = std::chrono::seconds(1);
+
 manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_factory open)
     : io_(io),
       cfg_(std::move(cfg)),
       info_(std::move(info)),
       open_(std::move(open)),
-      gate_(std::make_unique<startup_gate>(io)) {
+      gate_(std::make_unique<startup_gate>(io)),
+      cache_start_(std::make_unique<cache_start>(io)) {
   open_store();
-  // Their cached tools are read side by side: the first client waits for all of them.
-  auto cached = store_ ? load_cache_entries(*store_, cfg_.servers)
-                       : std::vector<cache_entry>(cfg_.servers.size());
+  auto cached = read_tool_cache();
   for (std::size_t i = 0; i < cfg_.servers.size(); ++i)
     upstreams_.emplace(cfg_.servers[i].name,
                        make_upstream(cfg_.servers[i], cfg_.daemon, &cached[i]));
@@ -80,6 +91,84 @@ void manager::open_store() {
   for (const auto& w : warnings) log_.warn("{}", w);
 }
 
+std::vector<cache_entry> manager::read_tool_cache() {
+  auto& c = *cache_start_;
+  std::vector<cache_entry> out(cfg_.servers.size());
+  if (!store_) return out;
+  // Profiles' views are built from the tools themselves: a snapshot stands for the main list
+  // only, so it serves configurations without profiles.
+  std::optional<std::vector<snapshot_server>> snapshot;
+  if (cfg_.profiles.empty())
+    if (auto row = store_->catalogue_snapshot(catalogue_snapshot_key(cfg_)))
+      snapshot = restore_catalogue(cat_, std::move(*row));
+  if (!snapshot) return load_cache_entries(*store_, cfg_.servers);  // the first client waits
+  for (const auto& s : *snapshot) {
+    auto it = std::find_if(cfg_.servers.begin(), cfg_.servers.end(),
+                           [&](const server_config& sc) { return sc.name == s.name; });
+    if (it == cfg_.servers.end()) continue;  // (the key rules it out: a store edited by hand)
+    auto& e = out[static_cast<std::size_t>(it - cfg_.servers.begin())];
+    e.pending = true;
+    e.era = s.era;
+    c.to_read.push_back(*it);
+  }
+  log_.info("listing {} tools of {} servers from the catalogue snapshot while their cache is read",
+            cat_.size(collection::tools), c.to_read.size());
+  c.pending = true;
+  return out;
+}
+
+bool manager::cached_reads_pending() const {
+  return cache_start_->pending;
+}
+
+bool manager::read_next_cached() {
+  auto& c = *cache_start_;
+  if (!c.pending) return false;
+  if (c.next_read < c.to_read.size()) {
+    const auto& s = c.to_read[c.next_read++];
+    if (auto it = upstreams_.find(s.name); it != upstreams_.end() && it->second->cache_pending() &&
+                                           it->second->take_cached(load_cache_entry(*store_, s)))
+      trust_cached(*it->second);
+    return true;
+  }
+  c.pending = false;
+  c.to_read.clear();
+  rebuild();  // the same tools list, now built from the entries (no list_changed)
+  return true;
+}
+
+// Built from the tool cache as a start without a snapshot would build it (every enabled
+// server's entry, named under the configuration, nothing held back), when the one kept is not
+// of the cache as it is now.
+void manager::keep_snapshot() {
+  if (!store_ || !cfg_.profiles.empty()) return;
+  const auto key = catalogue_snapshot_key(cfg_);
+  const auto generation = store_->tool_cache_generation();
+  if (store_->catalogue_snapshot_generation(key) == generation) return;
+  auto entries = load_cache_entries(*store_, cfg_.servers);
+  const std::vector<json::object> none;
+  std::vector<catalogue_source> from;
+  std::vector<snapshot_server> cached;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& s = cfg_.servers[i];
+    if (!s.enabled) continue;
+    catalogue_source src{s.name, s.effective_prefix(), {}, {}};
+    src.lists.fill(&none);
+    if (entries[i].tools) {
+      src.lists[static_cast<std::size_t>(collection::tools)] = &*entries[i].tools;
+      cached.push_back({s.name, entries[i].era});
+    }
+    src.shown[static_cast<std::size_t>(collection::tools)] = &s.tools_shown;
+    from.push_back(std::move(src));
+  }
+  catalogue built;
+  std::vector<std::string> warnings;  // told at start already
+  built.rebuild(from, {cfg_.daemon.tool_separator, cfg_.daemon.max_tool_name}, warnings);
+  if (store_->put_catalogue_snapshot({generation, key, *built.kept(collection::tools).joined,
+                                      encode_catalogue_routes(built, cached)}))
+    log_.debug("kept a catalogue snapshot of {} tools", built.size(collection::tools));
+}
+
 manager::~manager() {
   flush_audit();
   *alive_ = false;
@@ -90,6 +179,13 @@ void manager::start() {
   // The servers start later, one at a time (start_next): their cached tools are listed now.
   for (auto& [name, up] : upstreams_) to_start_.push_back(up);
   rebuild();
+  if (!cache_start_->pending) {  // (a crash before stop() would leave none)
+    cache_start_->keep_timer.expires_after(keep_snapshot_after);
+    cache_start_->keep_timer.async_wait(
+        [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+          if (!ec && !alive.expired()) keep_snapshot();
+        });
+  }
   gate_->timer.expires_after(cfg_.daemon.startup_wait);
   gate_->timer.async_wait(
       [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
@@ -138,6 +234,7 @@ void manager::release_waiters() {
 
 void manager::stop() {
   stopped_ = true;  // servers not started yet stay unstarted
+  keep_snapshot();  // for the next start
   flush_audit();
   if (flusher_) flusher_->writer.drain();
   mrtr_.clear();
@@ -322,7 +419,13 @@ void manager::schedule_rebuild() {
 
 void manager::rebuild() {
   // Most changes are of state only (a server connecting, ready, backing off): when no list and
-  // no server's place in the catalogue changed, naming and serializing are skipped.
+  // no server's place in the catalogue changed, naming and serializing are skipped. While a
+  // snapshot stands for the tool cache, the lists wait for the cache too.
+  if (cache_start_->pending) {
+    if (!gate_->open && settled()) release_waiters();
+    if (info_.on_change) info_.on_change();
+    return;
+  }
   std::vector<std::tuple<std::string, bool, std::uint64_t>> signature;
   signature.reserve(upstreams_.size());
   for (const auto& [name, up] : upstreams_)

@@ -21,15 +21,20 @@ std::optional<collection> collection_named(std::string_view kind) {
 std::shared_ptr<upstream> manager::make_upstream(const server_config& s, const daemon_config& d,
                                                  cache_entry* cached) {
   auto up = std::make_shared<upstream>(io_, s, d, *this, open_, cached);
-  // Cached tools were trusted when they were cached: a trusted server's are not judged again
-  // until it lists something new. (Those of a server with no trust recorded, such as the cache
-  // files of older versions, are judged with its first live lists, its first sight.)
-  if (up->tools_from_cache() && store_ && store_->trusted(s.name, server_config_hash(s))) {
-    auto& t = trust_[s.name];
-    t.judged = up->lists_version();
-    t.cached_tools = up->tools_version();
-  }
+  trust_cached(*up);
   return up;
+}
+
+// Cached tools were trusted when they were cached: a trusted server's are not judged again
+// until it lists something new. (Those of a server with no trust recorded, such as the cache
+// files of older versions, are judged with its first live lists, its first sight.)
+void manager::trust_cached(upstream& up) {
+  if (!up.tools_from_cache() || !store_ ||
+      !store_->trusted(up.name(), server_config_hash(up.config())))
+    return;
+  auto& t = trust_[up.name()];
+  t.judged = up.lists_version();
+  t.cached_tools = up.tools_version();
 }
 
 void manager::judge_lists() {

@@ -35,6 +35,22 @@ constexpr const char* schema =
     "CREATE INDEX IF NOT EXISTS audit_server ON audit(server, time_ms);"
     "CREATE TABLE IF NOT EXISTS tool_cache ("
     " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID;"
+    // Every change to the tool cache moves its generation on; a catalogue snapshot is good
+    // only at the generation it was taken at.
+    "CREATE TABLE IF NOT EXISTS tool_cache_generation ("
+    " id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);"
+    "CREATE TRIGGER IF NOT EXISTS tool_cache_inserted AFTER INSERT ON tool_cache BEGIN"
+    " INSERT INTO tool_cache_generation VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1;"
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS tool_cache_updated AFTER UPDATE ON tool_cache BEGIN"
+    " INSERT INTO tool_cache_generation VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1;"
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS tool_cache_deleted AFTER DELETE ON tool_cache BEGIN"
+    " INSERT INTO tool_cache_generation VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1;"
+    " END;"
+    "CREATE TABLE IF NOT EXISTS catalogue_snapshot ("
+    " id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL, key BLOB NOT NULL,"
+    " tools BLOB NOT NULL, routes BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS pins ("
     " server TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, definition TEXT NOT NULL,"
     " PRIMARY KEY (server, kind, name)) WITHOUT ROWID;"
@@ -71,6 +87,16 @@ struct state_store::impl {
     int i = 0;
     for (auto p : params)
       sqlite3_bind_text(s, ++i, p.data(), static_cast<int>(p.size()), SQLITE_TRANSIENT);
+    while (sqlite3_step(s) == SQLITE_ROW) row(s);
+    sqlite3_finalize(s);
+  }
+  /// The same with one parameter, ?1, bound as a blob (the catalogue snapshot's key: a blob
+  /// never equals a text).
+  template <class Row>
+  void read_by_key(const char* sql, std::string_view key, Row row) const {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return;
+    sqlite3_bind_blob(s, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
     while (sqlite3_step(s) == SQLITE_ROW) row(s);
     sqlite3_finalize(s);
   }
@@ -251,6 +277,83 @@ std::vector<cached_tools_row> state_store::cached_tools() const {
     out.push_back({column(s, 0), column(s, 1), column(s, 2)});
   });
   impl_->exec("PRAGMA mmap_size = 0");
+  return out;
+}
+
+std::int64_t state_store::tool_cache_generation() const {
+  std::lock_guard lock(impl_->m);
+  std::int64_t n = 0;
+  impl_->read("SELECT n FROM tool_cache_generation", {},
+              [&](sqlite3_stmt* s) { n = sqlite3_column_int64(s, 0); });
+  return n;
+}
+
+std::optional<catalogue_snapshot_row> state_store::catalogue_snapshot(std::string_view key) const {
+  std::lock_guard lock(impl_->m);
+  auto& d = *impl_;
+  std::optional<catalogue_snapshot_row> out;
+  d.read_by_key(
+      "SELECT generation, length(tools), length(routes) FROM catalogue_snapshot WHERE id = 1 AND"
+      " key = ?1 AND generation = coalesce((SELECT n FROM tool_cache_generation), 0)",
+      key, [&](sqlite3_stmt* s) {
+        out = catalogue_snapshot_row{sqlite3_column_int64(s, 0), std::string(key), {}, {}};
+        out->tools.resize(static_cast<std::size_t>(sqlite3_column_int64(s, 1)));
+        out->routes.resize(static_cast<std::size_t>(sqlite3_column_int64(s, 2)));
+      });
+  if (!out) return out;
+  // Read straight into the strings, through a mapping of the file (see cached_tools()): a
+  // megabyte or more, which a query would first copy into a buffer of SQLite's own.
+  d.exec("PRAGMA mmap_size = 268435456");
+  bool ok = d.exec("BEGIN").empty();  // both columns from the same row
+  for (auto [column, into] : {std::pair{"tools", &out->tools}, {"routes", &out->routes}}) {
+    sqlite3_blob* b = nullptr;
+    ok = ok &&
+         sqlite3_blob_open(d.db, "main", "catalogue_snapshot", column, 1, 0, &b) == SQLITE_OK &&
+         static_cast<std::size_t>(sqlite3_blob_bytes(b)) == into->size() &&
+         sqlite3_blob_read(b, into->data(), static_cast<int>(into->size()), 0) == SQLITE_OK;
+    sqlite3_blob_close(b);
+  }
+  d.exec("COMMIT");
+  d.exec("PRAGMA mmap_size = 0");
+  if (!ok) out.reset();
+  return out;
+}
+
+std::optional<std::int64_t> state_store::catalogue_snapshot_generation(std::string_view key) const {
+  std::lock_guard lock(impl_->m);
+  std::optional<std::int64_t> out;
+  impl_->read_by_key("SELECT generation FROM catalogue_snapshot WHERE key = ?1", key,
+                     [&](sqlite3_stmt* s) { out = sqlite3_column_int64(s, 0); });
+  return out;
+}
+
+bool state_store::put_catalogue_snapshot(const catalogue_snapshot_row& row) {
+  std::lock_guard lock(impl_->m);
+  auto& d = *impl_;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(d.db,
+                         "INSERT OR REPLACE INTO catalogue_snapshot(id, generation, key, tools, "
+                         "routes) SELECT 1, ?1, ?2, ?3, ?4 WHERE ?1 = coalesce((SELECT n FROM "
+                         "tool_cache_generation), 0)",
+                         -1, &s, nullptr) != SQLITE_OK)
+    return false;
+  sqlite3_bind_int64(s, 1, row.generation);
+  // Blobs all three: their lengths are then known without reading them.
+  int i = 1;
+  for (const auto* b : {&row.key, &row.tools, &row.routes})
+    sqlite3_bind_blob(s, ++i, b->data(), static_cast<int>(b->size()), SQLITE_TRANSIENT);
+  const bool ok = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(d.db) == 1;
+  sqlite3_finalize(s);
+  return ok;
+}
+
+std::optional<cached_tools_row> state_store::cached_tools(const std::string& server) const {
+  std::lock_guard lock(impl_->m);
+  std::optional<cached_tools_row> out;
+  impl_->read("SELECT server, config_hash, doc FROM tool_cache WHERE server = ?1", {server},
+              [&](sqlite3_stmt* s) {
+                out = {column(s, 0), column(s, 1), column(s, 2)};
+              });
   return out;
 }
 

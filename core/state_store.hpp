@@ -55,6 +55,16 @@ struct cached_tools_row {
   std::string server, config_hash, doc;
 };
 
+/// What the catalogue showed of the tool cache at start (core/catalogue_snapshot.hpp): taken
+/// at one generation of the tool cache, under one configuration (`key`), and good only while
+/// the cache is still at that generation.
+struct catalogue_snapshot_row {
+  std::int64_t generation = 0;
+  std::string key;
+  std::string tools;   ///< the tools list, a JSON array
+  std::string routes;  ///< where each item starts and goes (catalogue::snapshot)
+};
+
 /// One pinned definition (core/trust.hpp).
 struct pin_row {
   std::string server;
@@ -86,10 +96,22 @@ class state_store {
 
   /// Every server's tool cache entry.
   std::vector<cached_tools_row> cached_tools() const;
+  /// One server's.
+  std::optional<cached_tools_row> cached_tools(const std::string& server) const;
   /// Replaces a server's entry; "" or why not.
   std::string put_cached_tools(const cached_tools_row& row);
   /// Moves entries in (the JSON cache files of old versions) in one transaction.
   std::string put_cached_tools(const std::vector<cached_tools_row>& rows);
+  /// The tool cache's generation: every insert, update or delete of an entry, by this process
+  /// or another, moves it on (SQLite triggers). 0 before the first.
+  std::int64_t tool_cache_generation() const;
+  /// The catalogue snapshot taken under `key` at the tool cache's current generation, if any.
+  std::optional<catalogue_snapshot_row> catalogue_snapshot(std::string_view key) const;
+  /// The generation of the tool cache the snapshot under `key` was taken at, if there is one.
+  std::optional<std::int64_t> catalogue_snapshot_generation(std::string_view key) const;
+  /// Keeps `row` (replacing the one before) when the tool cache is still at `row.generation`;
+  /// false when it moved on, or could not be written.
+  bool put_catalogue_snapshot(const catalogue_snapshot_row& row);
 
   /// A server's pins.
   std::vector<pin_row> pins(const std::string& server) const;

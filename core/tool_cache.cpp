@@ -109,6 +109,14 @@ std::vector<cache_entry> load_cache_entries(const state_store& store,
   return out;
 }
 
+cache_entry load_cache_entry(const state_store& store, const server_config& s) {
+  cache_entry out;
+  if (!s.enabled) return out;
+  if (auto row = store.cached_tools(s.name); row && row->config_hash == server_config_hash(s))
+    parse_entry(*row, out);
+  return out;
+}
+
 bool store_cached_tools(state_store& store, const server_config& s,
                         const std::vector<json::object>& tools, std::string* error,
                         std::string_view era, const std::unordered_set<std::string>* skip) {

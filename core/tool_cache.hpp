@@ -22,6 +22,9 @@ struct cache_entry {
   std::optional<std::vector<json::object>> tools;
   std::string warning;
   std::string era;
+  /// Still to be read (a catalogue snapshot lists its tools meanwhile): `tools` is empty and
+  /// comes later (upstream::take_cached).
+  bool pending = false;
 };
 
 /// The entries of `servers` in `store` (disabled servers and entries listed under another
@@ -29,6 +32,9 @@ struct cache_entry {
 /// a hundred servers serves their cached tools sooner. In the order of `servers`.
 std::vector<cache_entry> load_cache_entries(const state_store& store,
                                             const std::vector<server_config>& servers);
+
+/// The entry of one server, `s` (see load_cache_entries).
+cache_entry load_cache_entry(const state_store& store, const server_config& s);
 
 /// Replaces the entry of `s` with `tools` (but those named in `skip`) and its `era` when
 /// known; false and `error` on failure.

@@ -97,15 +97,34 @@ upstream::upstream(asio::io_context& io, server_config cfg, const daemon_config&
       timers_(std::make_unique<timer_holder>(io)),
       lists_version_(new_lists_version()) {
   if (!cfg_.enabled || !cached) return;
-  if (cached->tools) {
+  take_era(cached->era);
+  if (cached->pending) {
+    tools_from_cache_ = true;  // listed by the catalogue's snapshot until they are read
+    cache_pending_ = true;
+  } else if (cached->tools) {
     lists_[0] = std::move(*cached->tools);
-    if (cached->era == "modern") era_ = mcp::era::modern;
-    if (cached->era == "legacy") era_ = mcp::era::legacy;
     tools_from_cache_ = true;
     log_.info("serving {} cached tools until connected", tools().size());
   } else if (!cached->warning.empty()) {
     log_.warn("{}", cached->warning);
   }
+}
+
+void upstream::take_era(std::string_view era) {
+  if (era == "modern") era_ = mcp::era::modern;
+  if (era == "legacy") era_ = mcp::era::legacy;
+}
+
+bool upstream::take_cached(cache_entry entry) {
+  if (!std::exchange(cache_pending_, false) || !tools_from_cache_) return false;  // live now
+  if (entry.tools) {
+    set_list(collection::tools, std::move(*entry.tools));
+    log_.info("serving {} cached tools until connected", tools().size());
+  } else {
+    tools_from_cache_ = false;
+    if (!entry.warning.empty()) log_.warn("{}", entry.warning);
+  }
+  return true;
 }
 
 upstream::~upstream() {

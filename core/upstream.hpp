@@ -167,6 +167,11 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// an early tools/list need not wait for it any longer.
   bool settled() const;
   bool tools_from_cache() const { return tools_from_cache_; }
+  /// Made with a pending cache entry, and not yet given it nor listed live.
+  bool cache_pending() const { return cache_pending_; }
+  /// The pending cache entry, read at last: listed until the server lists. False (and nothing
+  /// taken) when none was pending or the server listed live first.
+  bool take_cached(cache_entry entry);
   /// True once it was ready: its lists are the server's own, not (only) the cache's.
   bool ever_ready() const { return ever_ready_; }
   /// Bumped whenever one of its lists changes (the manager skips rebuilds when nothing did).
@@ -226,6 +231,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void finish_handshake();
   void request_page(std::shared_ptr<list_pager> pager);
   void store_list(collection c, std::vector<json::object> items);
+  void take_era(std::string_view era);  ///< a cache entry's ("modern", "legacy" or "")
   /// Replaces a list; true when it changed (its version is bumped).
   bool set_list(collection c, std::vector<json::object> items);
   void list_failed(collection c, std::string why);
@@ -280,6 +286,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool started_ = false;  ///< start() was called (the manager starts servers one per loop turn)
   bool ever_ready_ = false;
   bool tools_from_cache_ = false;
+  bool cache_pending_ = false;  ///< see cache_pending()
   liveness live_{std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
   std::shared_ptr<rpc_peer> peer_;
   std::uint64_t generation_ = 0;      ///< bumped per connection; stale callbacks compare it

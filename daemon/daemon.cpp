@@ -134,7 +134,9 @@ class client_outputs {
 // tool cache is there for come first, then a hundred starting processes may take the CPU. The
 // first start also waits for a short quiet spell, so that clients present at the start (socket
 // activation) get through their first exchanges, and so does a client that connects while
-// servers start. Busy clients hold a start back by at most max_start_deferral.
+// servers start. Busy clients hold a start back by at most max_start_deferral. When a catalogue
+// snapshot listed the cached tools, the cached entries are read in the same idle moments, one
+// server's a turn (the manager's read_next_cached), so that reading them never holds a client up.
 void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   constexpr auto quiet_before_first_start = std::chrono::milliseconds(2);
   constexpr auto max_start_deferral = std::chrono::milliseconds(10);
@@ -144,12 +146,17 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   auto work = asio::make_work_guard(io);  // an idle poll() must not find the loop out of work
   auto last_start = std::chrono::steady_clock::now();
   bool first = true;
-  while (mgr.starts_pending() && !io.stopped()) {
-    if (std::chrono::steady_clock::now() - last_start < max_start_deferral) {
-      if ((first ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
+  while ((mgr.starts_pending() || mgr.cached_reads_pending()) && !io.stopped()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!mgr.starts_pending() || now - last_start < max_start_deferral) {
+      const bool wait = first && mgr.starts_pending();
+      if ((wait ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
       if (io.stopped()) break;
-      if (clients.writing() || std::chrono::steady_clock::now() - mgr.last_attach() < new_client) {
-        io.run_one_for(std::chrono::milliseconds(1));
+      // Idle: the next server's cached tools read (when a snapshot listed them), then a start.
+      const bool read = mgr.read_next_cached();
+      if (!mgr.starts_pending()) continue;
+      if (clients.writing() || now - mgr.last_attach() < new_client) {
+        if (!read) io.run_one_for(std::chrono::milliseconds(1));
         continue;
       }
     }

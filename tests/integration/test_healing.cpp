@@ -503,8 +503,10 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
   daemon_->stop();
   daemon_.reset();
 
-  // Second run, same config: the cached tools are answered at once.
+  // Second run, same config: the cached tools are answered at once, from the catalogue
+  // snapshot the first run kept when it stopped (core/catalogue_snapshot.hpp).
   {
+    const auto log_before = read_file(dir_.file("daemon.log")).size();
     start(config, {}, false);
     const auto t0 = steady::now();
     client c = connect_initialized();
@@ -521,6 +523,9 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
     auto s = status_of(ctl, "lazy");
     EXPECT_EQ(s.state, "connecting") << s.raw;
     EXPECT_TRUE(s.tools_from_cache) << s.raw;
+    EXPECT_TRUE(contains(read_file(dir_.file("daemon.log")).substr(log_before),
+                         "from the catalogue snapshot"))
+        << "the second start did not list from the snapshot";
     // A call to a cached tool waits for the server and succeeds once it is up (~2 s).
     const auto tc = steady::now();
     auto echo = c.call("lazy__echo", {{"text", "cached"}}, 5s);
