@@ -275,18 +275,13 @@ int run_daemon(const daemon_options& opt) {
       info.on_change();
     });
   });
-  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
-  mgr.add_control_extension(&logins);
-  dashboard board(mgr);  // the page on the HTTP endpoint, when there is one
-  mgr.add_control_extension(&board);
-  logins.set_configured([&](const std::string& server) {
-    auto up = mgr.find_upstream(server);
-    return up && up->config().oauth.enabled;
-  });
-
+  // The socket listens before the manager reads the tool cache: a client that comes early has
+  // connected and sent its initialize by the time the loop runs. (Accepts are handled by the
+  // loop, once `serving` is set.)
   std::uint64_t next_session = 1;
   client_outputs clients;
   std::string error;
+  manager* serving = nullptr;
   const auto inherited = sd_listen_fd();
   auto listener = listen_unix(
       io, socket_path, inherited.value_or(-1),
@@ -297,14 +292,24 @@ int run_daemon(const daemon_options& opt) {
         fo.accept_handoff = true;  // mcpmux connect hands over the agent's stdio
         auto who = identify_peer(fd);
         auto t = make_fd_transport(io, fd, fd, fo);
-        if (mgr.starts_pending()) clients.add(t);
-        session::start(mgr, std::move(t), next_session++, std::move(who));
+        if (serving->starts_pending()) clients.add(t);
+        session::start(*serving, std::move(t), next_session++, std::move(who));
       },
       &error);
   if (!listener) {
     log.error("{}", error);
     return 1;
   }
+  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
+  serving = &mgr;
+  mgr.add_control_extension(&logins);
+  dashboard board(mgr);  // the page on the HTTP endpoint, when there is one
+  mgr.add_control_extension(&board);
+  logins.set_configured([&](const std::string& server) {
+    auto up = mgr.find_upstream(server);
+    return up && up->config().oauth.enabled;
+  });
+
   // [daemon] http: MCP over loopback Streamable HTTP, with the dashboard's page. Without it, the
   // page alone is started on a free loopback port at the first `mcpmux dashboard`.
   std::shared_ptr<http_endpoint> http;
