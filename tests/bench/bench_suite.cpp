@@ -163,10 +163,11 @@ void row_floor(const bench_env& e) {
     std::int64_t id = 1;
     figures seq, wide;
   };
-  std::vector<path> paths(5);
+  std::vector<path> paths(6);
   const std::vector<std::vector<std::string>> argvs = {
       {e.fake}, {e.relay, e.fake}, {e.relay, e.relay, e.fake}};
-  const char* names[] = {"direct", "relay x1", "relay x2", "mux socket", "mux connect"};
+  const char* names[] = {"direct",     "relay x1",    "relay x2",
+                         "mux socket", "mux connect", "relay x1 socket"};
   for (std::size_t i = 0; i < paths.size(); ++i) paths[i].name = names[i];
   for (std::size_t i = 0; i < argvs.size(); ++i) {
     paths[i].proc.spawn(argvs[i], true, "", "/dev/null");
@@ -180,9 +181,13 @@ void row_floor(const bench_env& e) {
   paths[4].proc.spawn({e.mcpmux, "--socket", d.socket, "connect"}, true, "", "/dev/null");
   paths[4].conn =
       std::make_unique<line_conn>(paths[4].proc.from_child(), paths[4].proc.to_child(), false);
+  // The same relay with its client on a Unix socket: the floor for the socket row's medium.
+  const auto relay_socket = (e.tmp / "relay.sock").string();
+  paths[5].proc.spawn({e.relay, "--listen", relay_socket, e.fake}, false, "/dev/null", "/dev/null");
+  paths[5].conn = std::make_unique<line_conn>(connect_retry(relay_socket, std::chrono::seconds(5)));
   const std::size_t n = e.calls;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (i >= 3) paths[i].tool = "f__echo";
+    if (i == 3 || i == 4) paths[i].tool = "f__echo";  // through mcpmux
     paths[i].conn->mcp_handshake();
     warm_up({paths[i].conn.get()}, paths[i].tool, paths[i].id, std::min<std::size_t>(2000, n / 4));
   }
@@ -217,6 +222,8 @@ void row_floor(const bench_env& e) {
   };
   compare(paths[3], paths[1], "1 hop");
   compare(paths[4], paths[2], "2 hops");
+  // Like for like: a Unix socket costs the client and the hop more than a pipe.
+  compare(paths[3], paths[5], "1 hop, client on a socket");
   for (auto& p : paths) p.conn.reset();
   for (auto& p : paths) p.proc.stop();
   d.proc.stop();
