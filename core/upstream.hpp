@@ -168,7 +168,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool settled() const;
   bool tools_from_cache() const { return tools_from_cache_; }
   /// Made with a pending cache entry, and not yet given it nor listed live.
-  bool cache_pending() const { return cache_pending_; }
+  bool cache_pending() const { return cache_pending_ && tools_from_cache_; }
   /// The pending cache entry, read at last: listed until the server lists. False (and nothing
   /// taken) when none was pending or the server listed live first.
   bool take_cached(cache_entry entry);

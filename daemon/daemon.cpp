@@ -136,7 +136,8 @@ class client_outputs {
 // activation) get through their first exchanges, and so does a client that connects while
 // servers start. Busy clients hold a start back by at most max_start_deferral. When a catalogue
 // snapshot listed the cached tools, the cached entries are read in the same idle moments, one
-// server's a turn (the manager's read_next_cached), so that reading them never holds a client up.
+// server's a turn (the manager's read_next_cached), so that reading them never holds a client up
+// (and, the loop busy, one every max_start_deferral).
 void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   constexpr auto quiet_before_first_start = std::chrono::milliseconds(2);
   constexpr auto max_start_deferral = std::chrono::milliseconds(10);
@@ -145,15 +146,19 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   constexpr auto new_client = std::chrono::milliseconds(20);
   auto work = asio::make_work_guard(io);  // an idle poll() must not find the loop out of work
   auto last_start = std::chrono::steady_clock::now();
+  auto last_read = last_start;
   bool first = true;
   while ((mgr.starts_pending() || mgr.cached_reads_pending()) && !io.stopped()) {
     const auto now = std::chrono::steady_clock::now();
+    // The lists wait for the cached entries: a busy loop still reads one every so often.
+    if (now - last_read >= max_start_deferral && mgr.read_next_cached()) last_read = now;
     if (!mgr.starts_pending() || now - last_start < max_start_deferral) {
       const bool wait = first && mgr.starts_pending();
       if ((wait ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
       if (io.stopped()) break;
       // Idle: the next server's cached tools read (when a snapshot listed them), then a start.
       const bool read = mgr.read_next_cached();
+      if (read) last_read = now;
       if (!mgr.starts_pending()) continue;
       if (clients.writing() || now - mgr.last_attach() < new_client) {
         if (!read) io.run_one_for(std::chrono::milliseconds(1));
