@@ -48,13 +48,23 @@ struct manager::startup_gate {
   bool open = false;  ///< startup_wait has passed, or every server settled once
 };
 
+// A server's place in the catalogue as its configuration gives it: name, prefix, filters (its
+// lists and what trust holds back are the caller's).
+static catalogue_source source_of(const server_config& cfg) {
+  catalogue_source s{cfg.name, cfg.effective_prefix(), {}, {}};
+  s.shown[static_cast<std::size_t>(collection::tools)] = &cfg.tools_shown;
+  s.shown[static_cast<std::size_t>(collection::prompts)] = &cfg.prompts_shown;
+  s.shown[static_cast<std::size_t>(collection::resources)] = &cfg.resources_shown;
+  s.shown[static_cast<std::size_t>(collection::resource_templates)] = &cfg.resources_shown;
+  return s;
+}
+
 /// How the tool cache came in at start.
 struct manager::cache_start {
   explicit cache_start(asio::io_context& io) : keep_timer(io) {}
-  /// A snapshot lists the tools while the entries it stands for are read (read_next_cached).
-  bool pending = false;
+  /// While a snapshot lists the tools: the servers whose entries are still to be read
+  /// (read_next_cached), the next last.
   std::vector<server_config> to_read;
-  std::size_t next_read = 0;
   asio::steady_timer keep_timer;  ///< after a start without a snapshot, keeps one
 };
 constexpr auto keep_snapshot_after = std::chrono::seconds(1);
@@ -111,29 +121,25 @@ std::vector<cache_entry> manager::read_tool_cache() {
     e.era = s.era;
     c.to_read.push_back(*it);
   }
+  std::reverse(c.to_read.begin(), c.to_read.end());  // read in name order, from the back
   log_.info("listing {} tools of {} servers from the catalogue snapshot while their cache is read",
             cat_.size(collection::tools), c.to_read.size());
-  c.pending = true;
   return out;
 }
 
 bool manager::cached_reads_pending() const {
-  return cache_start_->pending;
+  return !cache_start_->to_read.empty();
 }
 
 bool manager::read_next_cached() {
-  auto& c = *cache_start_;
-  if (!c.pending) return false;
-  if (c.next_read < c.to_read.size()) {
-    const auto& s = c.to_read[c.next_read++];
-    if (auto it = upstreams_.find(s.name); it != upstreams_.end() && it->second->cache_pending() &&
-                                           it->second->take_cached(load_cache_entry(*store_, s)))
-      trust_cached(*it->second);
-    return true;
-  }
-  c.pending = false;
-  c.to_read.clear();
-  rebuild();  // the same tools list, now built from the entries (no list_changed)
+  auto& to_read = cache_start_->to_read;
+  if (to_read.empty()) return false;
+  const auto s = std::move(to_read.back());
+  to_read.pop_back();
+  if (auto it = upstreams_.find(s.name); it != upstreams_.end() && it->second->cache_pending() &&
+                                         it->second->take_cached(load_cache_entry(*store_, s)))
+    trust_cached(*it->second);
+  if (to_read.empty()) rebuild();  // the same tools list, now built from the entries
   return true;
 }
 
@@ -152,13 +158,12 @@ void manager::keep_snapshot() {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& s = cfg_.servers[i];
     if (!s.enabled) continue;
-    catalogue_source src{s.name, s.effective_prefix(), {}, {}};
+    auto src = source_of(s);
     src.lists.fill(&none);
     if (entries[i].tools) {
       src.lists[static_cast<std::size_t>(collection::tools)] = &*entries[i].tools;
       cached.push_back({s.name, entries[i].era});
     }
-    src.shown[static_cast<std::size_t>(collection::tools)] = &s.tools_shown;
     from.push_back(std::move(src));
   }
   catalogue built;
@@ -179,7 +184,7 @@ void manager::start() {
   // The servers start later, one at a time (start_next): their cached tools are listed now.
   for (auto& [name, up] : upstreams_) to_start_.push_back(up);
   rebuild();
-  if (!cache_start_->pending) {  // (a crash before stop() would leave none)
+  if (!cached_reads_pending()) {  // (a crash before stop() would leave none)
     cache_start_->keep_timer.expires_after(keep_snapshot_after);
     cache_start_->keep_timer.async_wait(
         [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
@@ -421,7 +426,7 @@ void manager::rebuild() {
   // Most changes are of state only (a server connecting, ready, backing off): when no list and
   // no server's place in the catalogue changed, naming and serializing are skipped. While a
   // snapshot stands for the tool cache, the lists wait for the cache too.
-  if (cache_start_->pending) {
+  if (cached_reads_pending()) {
     if (!gate_->open && settled()) release_waiters();
     if (info_.on_change) info_.on_change();
     return;
@@ -470,14 +475,9 @@ std::vector<catalogue_source> manager::sources() const {
   std::vector<catalogue_source> out;
   for (const auto& [name, up] : upstreams_) {
     if (!up->listed()) continue;
-    const auto& cfg = up->config();
-    catalogue_source s{name, cfg.effective_prefix(), {}, {}};
+    auto s = source_of(up->config());
     for (std::size_t i = 0; i < collection_count; ++i)
       s.lists[i] = &up->list(static_cast<collection>(i));
-    s.shown[static_cast<std::size_t>(collection::tools)] = &cfg.tools_shown;
-    s.shown[static_cast<std::size_t>(collection::prompts)] = &cfg.prompts_shown;
-    s.shown[static_cast<std::size_t>(collection::resources)] = &cfg.resources_shown;
-    s.shown[static_cast<std::size_t>(collection::resource_templates)] = &cfg.resources_shown;
     if (auto t = trust_.find(name); t != trust_.end())
       for (std::size_t i = 0; i < collection_count; ++i) s.held[i] = &t->second.held[i];
     out.push_back(std::move(s));

@@ -79,26 +79,37 @@ struct state_store::impl {
     insert.s = nullptr;
     sqlite3_close(db);
   }
-  /// Runs `sql` with the text parameters `params` (?1, ?2, …), calling `row` for each row.
-  template <class Row>
-  void read(const char* sql, std::initializer_list<std::string_view> params, Row row) const {
+  /// Runs `sql` with its parameters bound by `bind`, calling `row` for each row.
+  template <class Bind, class Row>
+  void read_bound(const char* sql, Bind bind, Row row) const {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return;
-    int i = 0;
-    for (auto p : params)
-      sqlite3_bind_text(s, ++i, p.data(), static_cast<int>(p.size()), SQLITE_TRANSIENT);
+    bind(s);
     while (sqlite3_step(s) == SQLITE_ROW) row(s);
     sqlite3_finalize(s);
   }
-  /// The same with one parameter, ?1, bound as a blob (the catalogue snapshot's key: a blob
-  /// never equals a text).
+  /// The same with the text parameters `params` (?1, ?2, …).
+  template <class Row>
+  void read(const char* sql, std::initializer_list<std::string_view> params, Row row) const {
+    read_bound(
+        sql,
+        [&](sqlite3_stmt* s) {
+          int i = 0;
+          for (auto p : params)
+            sqlite3_bind_text(s, ++i, p.data(), static_cast<int>(p.size()), SQLITE_TRANSIENT);
+        },
+        row);
+  }
+  /// The same with one blob parameter, ?1 (the catalogue snapshot's key: a blob never equals a
+  /// text).
   template <class Row>
   void read_by_key(const char* sql, std::string_view key, Row row) const {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return;
-    sqlite3_bind_blob(s, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
-    while (sqlite3_step(s) == SQLITE_ROW) row(s);
-    sqlite3_finalize(s);
+    read_bound(
+        sql,
+        [&](sqlite3_stmt* s) {
+          sqlite3_bind_blob(s, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+        },
+        row);
   }
   /// Runs `step` for each of `rows` with `sql` prepared, in one transaction.
   template <class Row, class Bind>
