@@ -565,31 +565,38 @@ void row_scale(const bench_env& e) {
   for (const auto& f : fs::recursive_directory_iterator(cache)) cache_files += f.is_regular_file();
 
   // mux, warm cache: exec to the first tools/list answer holding all tools, as received (parsing
-  // a 1 MiB answer here takes this process 10-20 ms that are not the daemon's).
-  double first_list_ms = 0, first_any_ms = 0, warm_ready_ms = 0, connect_ms = 0, init_ms = 0;
+  // a 1 MiB answer here takes this process 10-20 ms that are not the daemon's). Five starts, the
+  // daemon stopped in between; the last one goes on to the figures of a running daemon.
+  constexpr int warm_starts = 5;
+  std::vector<double> first_list, connect, init;
+  double first_any_ms = 0, warm_ready_ms = 0;
   std::size_t first_count = 0;
   double list_ms = 0, list_direct_ms = 0;
   std::size_t list_bytes = 0, list_direct_bytes = 0;
   long rss_kib = 0, hwm_kib = 0;
-  {
+  for (int run = 0; run < warm_starts; ++run) {
     daemon_handle d;
     const auto t0 = start_mux(d, e, "scale", cfg_big, cache);
     auto c = connect_retry(d.socket, std::chrono::seconds(20));
-    connect_ms = since_ms(t0);
+    connect.push_back(since_ms(t0));
     c.mcp_handshake();
-    init_ms = since_ms(t0);
+    init.push_back(since_ms(t0));
     std::int64_t id = 10;
     for (;;) {
       const auto a = list_page(c, id++, "");
       const auto received_ms = std::chrono::duration<double, std::milli>(a.received - t0).count();
-      if (first_any_ms == 0) first_any_ms = received_ms, first_count = a.tools;
+      if (run == 0 && first_any_ms == 0) first_any_ms = received_ms, first_count = a.tools;
       if (a.tools >= want) {
-        first_list_ms = received_ms;
+        first_list.push_back(received_ms);
         break;
       }
       if (since_ms(t0) > 120000) fail("tools/list never reached all tools");
     }
     wait_ready(d, servers, e.tmp / "scale.log", 120);
+    if (run + 1 < warm_starts) {
+      d.proc.stop();
+      continue;
+    }
     warm_ready_ms = since_ms(t0);
     std::vector<double> lat;
     for (int i = 0; i < 20; ++i) {
@@ -603,6 +610,10 @@ void row_scale(const bench_env& e) {
     hwm_kib = status_kib(d.proc.pid(), "VmHWM:");
     d.proc.stop();
   }
+  const double first_list_max = *std::max_element(first_list.begin(), first_list.end());
+  auto p50_max = [](const std::vector<double>& v) {
+    return fmt::format("{:.1f}/{:.1f} ms", median(v), *std::max_element(v.begin(), v.end()));
+  };
   // Direct: one fake with all 10,000 tools, tools/list latency and size.
   {
     child fake;
@@ -654,10 +665,10 @@ void row_scale(const bench_env& e) {
   row("scale", "100×100 tools: start to all ready (cold cache)", ms(cold_ready_ms),
       ms(direct_ready_ms), "direct: 100 fakes listed");
   row("scale", "start to all ready (warm cache)", ms(warm_ready_ms), "-");
-  row("scale", "start to first tools/list with all 10,000", ms(first_list_ms), "-",
-      fmt::format("{} files in the cache and state dirs", cache_files));
-  row("scale", "start to socket connected (warm cache)", ms(connect_ms), "-");
-  row("scale", "start to initialize answered (warm cache)", ms(init_ms), "-");
+  row("scale", fmt::format("start to first tools/list with all 10,000, p50/max of {}", warm_starts),
+      p50_max(first_list), "-", fmt::format("{} files in the cache and state dirs", cache_files));
+  row("scale", "start to socket connected (warm cache), p50/max", p50_max(connect), "-");
+  row("scale", "start to initialize answered (warm cache), p50/max", p50_max(init), "-");
   row("scale", "start to first tools/list answer (any)", ms(first_any_ms), "-",
       fmt::format("{} tools in it", first_count));
   row("scale", "tools/list 10,000 tools, one page: latency", ms(list_ms), ms(list_direct_ms),
@@ -670,8 +681,8 @@ void row_scale(const bench_env& e) {
       fmt::format("{:.1f}/{:.1f} MiB", rss_kib / 1024.0, hwm_kib / 1024.0), "-");
   row("scale", "mcpmuxd idle RSS, 10 servers (VmRSS/VmHWM)",
       fmt::format("{:.1f}/{:.1f} MiB", idle_rss / 1024.0, idle_hwm / 1024.0), "-");
-  target("scale: cached tools served after start", "<= 20 ms", ms(first_list_ms),
-         first_list_ms <= 20);
+  target("scale: cached tools served after start, every run", "<= 20 ms", ms(first_list_max),
+         first_list_max <= 20);
   target("scale: RSS with 100 servers × 100 tools", "<= 64 MiB", mib(rss_kib),
          rss_kib <= 64 * 1024);
   target("scale: idle RSS with 10 servers", "<= 8 MiB", mib(idle_rss), idle_rss <= 8 * 1024);
