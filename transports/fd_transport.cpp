@@ -8,12 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -95,9 +95,9 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   void read_ready() override {
     while (!read_done_ && events_) {
       boost::system::error_code ec;
-      const std::size_t n = rd_.read_some(asio::buffer(shared_buffer()), ec);
+      const std::size_t n = rd_.read_some(asio::buffer(shared_buffer(), read_chunk), ec);
       if (ec == asio::error::would_block || ec == asio::error::try_again) return;
-      if (n > 0) feed(std::string_view(shared_buffer().data(), n));
+      if (n > 0) feed(std::string_view(shared_buffer(), n));
       if (ec) return on_read_end(ec);
     }
   }
@@ -109,14 +109,14 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   // Waits for readability, then reads into one buffer shared by every transport of the thread:
   // an idle connection holds no read buffer at all.
   void read_more() {
-    rd_.async_wait(descriptor::wait_read,
-                   [self = shared_from_this()](boost::system::error_code ec) {
-                     if (ec) return self->on_read(ec, 0);
-                     std::size_t n = self->rd_.read_some(asio::buffer(shared_buffer()), ec);
-                     if (ec == asio::error::would_block || ec == asio::error::try_again)
-                       return self->read_more();
-                     self->on_read(ec, n);
-                   });
+    rd_.async_wait(
+        descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
+          if (ec) return self->on_read(ec, 0);
+          std::size_t n = self->rd_.read_some(asio::buffer(shared_buffer(), read_chunk), ec);
+          if (ec == asio::error::would_block || ec == asio::error::try_again)
+            return self->read_more();
+          self->on_read(ec, n);
+        });
   }
 
   // The first read of a client socket: recvmsg, so that descriptors passed with the first line
@@ -126,8 +126,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     rd_.async_wait(descriptor::wait_read, [self =
                                                shared_from_this()](boost::system::error_code ec) {
       if (ec) return self->on_read(ec, 0);
-      auto& buf = shared_buffer();
-      iovec iov{buf.data(), buf.size()};
+      iovec iov{shared_buffer(), read_chunk};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
       msghdr msg{};
       msg.msg_iov = &iov;
@@ -149,7 +148,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
           fds.push_back(fd);
         }
       }
-      const std::string_view got(buf.data(), static_cast<std::size_t>(n));
+      const std::string_view got(shared_buffer(), static_cast<std::size_t>(n));
       if (fds.size() == 2 && got.size() == handoff::request.size() + 1 &&
           got.starts_with(handoff::request) && got.back() == '\n' &&
           self->take_over(fds[0], fds[1]))
@@ -207,14 +206,17 @@ class fd_transport final : public transport, public std::enable_shared_from_this
         });
   }
 
-  static std::array<char, read_chunk>& shared_buffer() {
-    static thread_local std::array<char, read_chunk> buf;
-    return buf;
+  // Allocated at the thread's first read: as a thread-local array it was zeroed at the start of
+  // every thread, the audit writer's included, and stayed in its memory.
+  static char* shared_buffer() {  // of read_chunk bytes
+    static thread_local std::unique_ptr<char[]> buf;
+    if (!buf) buf.reset(new char[read_chunk]);
+    return buf.get();
   }
 
   void on_read(boost::system::error_code ec, std::size_t n) {
     if (read_done_) return;  // read_ready() already met the end
-    if (n > 0) feed(std::string_view(shared_buffer().data(), n));
+    if (n > 0) feed(std::string_view(shared_buffer(), n));
     if (ec) return on_read_end(ec);
     read_more();
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parser.hpp>
@@ -28,10 +29,13 @@ rpc_error invalid(std::string msg, json::value id = nullptr) {
 // step would hold it twice at each step).
 void append_json(std::string& out, const json::value& v) {
   constexpr std::size_t first = 16 * 1024;
-  static thread_local char scratch[2][first];  // the first part, and the measuring pass's
+  // The first part, and the measuring pass's; allocated at the thread's first use (as a
+  // thread-local array, every thread's start zeroed it).
+  static thread_local std::unique_ptr<char[]> scratch;
+  if (!scratch) scratch.reset(new char[2 * first]);
   json::serializer sr;
   sr.reset(&v);
-  const std::string_view head = sr.read(scratch[0], first);
+  const std::string_view head = sr.read(scratch.get(), first);
   if (sr.done()) {
     out.append(head);
     return;
@@ -40,7 +44,7 @@ void append_json(std::string& out, const json::value& v) {
   {
     json::serializer counter;
     counter.reset(&v);
-    while (!counter.done()) total += counter.read(scratch[1], first).size();
+    while (!counter.done()) total += counter.read(scratch.get() + first, first).size();
   }
   const auto base = out.size();
   out.reserve(base + total + 64);  // and room for what the caller closes the message with
