@@ -556,6 +556,23 @@ void wait_ready(const std::string& socket, const std::function<bool()>& alive, s
        "\nmcpmuxd log:\n" + file_tail(log));
 }
 
+// Waits until no process runs `exe` (at most `timeout`).
+inline void wait_gone(const fs::path& exe, std::chrono::milliseconds timeout) {
+  const auto target = fs::weakly_canonical(exe);
+  const auto until = clk::now() + timeout;
+  for (;;) {
+    bool running = false;
+    std::error_code ec;
+    for (const auto& p : fs::directory_iterator("/proc", ec)) {
+      std::error_code link_ec;
+      if (fs::read_symlink(p.path() / "exe", link_ec) == target) running = true;
+      if (running) break;
+    }
+    if (!running || clk::now() > until) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 void wait_ready(daemon_handle& d, std::size_t servers, const fs::path& log, int seconds = 30) {
   wait_ready(
       d.socket, [&d] { return d.proc.alive(); }, servers, log, seconds);

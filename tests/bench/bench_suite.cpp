@@ -575,6 +575,9 @@ void row_scale(const bench_env& e) {
   std::size_t list_bytes = 0, list_direct_bytes = 0;
   long rss_kib = 0, hwm_kib = 0;
   for (int run = 0; run < warm_starts; ++run) {
+    // As systemd restarts a service: once the last instance's processes are gone (the 100
+    // servers exit after the daemon).
+    wait_gone(e.fake, std::chrono::seconds(10));
     daemon_handle d;
     const auto t0 = start_mux(d, e, "scale", cfg_big, cache);
     auto c = connect_retry(d.socket, std::chrono::seconds(20));
@@ -748,6 +751,7 @@ void row_start(const bench_env& e) {
   };
   // mcpmuxd launched by us, a client on its socket.
   auto launched = [&] {
+    wait_gone(e.fake, std::chrono::seconds(10));  // as systemd restarts a service (row_scale)
     daemon_handle d;
     const auto t0 = start_mux(d, e, "start", cfg_text, home);
     auto c = connect_retry(d.socket, std::chrono::seconds(10));
@@ -762,6 +766,7 @@ void row_start(const bench_env& e) {
     ::setenv("MCPMUX_CONFIG", cfg.c_str(), 1);
     ::setenv("XDG_CACHE_HOME", home.c_str(), 1);
     ::setenv("XDG_STATE_HOME", (home / "state").c_str(), 1);
+    wait_gone(e.fake, std::chrono::seconds(10));
     child agent;
     const auto t0 = clk::now();
     agent.spawn({e.mcpmux, "--socket", socket, "connect", "--spawn"}, true, "",
