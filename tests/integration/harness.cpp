@@ -342,6 +342,12 @@ bool process_exists(pid_t pid) {
   return ::kill(pid, 0) == 0;
 }
 
+long vm_rss_kib(pid_t pid) {
+  for (const auto& line : read_lines("/proc/" + std::to_string(pid) + "/status"))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // daemon
 

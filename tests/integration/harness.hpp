@@ -99,6 +99,8 @@ std::vector<pid_t> child_pids(pid_t parent);
 char process_state(pid_t pid);
 /// True while kill(pid, 0) succeeds.
 bool process_exists(pid_t pid);
+/// VmRSS of a process in KiB; -1 when unreadable.
+long vm_rss_kib(pid_t pid);
 
 /// How to start a daemon.
 struct daemon_options {

@@ -580,6 +580,23 @@ TEST_F(core_path, client_that_does_not_read_is_disconnected_without_harming_othe
       << daemon_->describe_fds();
 }
 
+// Memory handed back: while servers start the heap keeps a reserve (in huge pages, big blocks
+// inside it); once they have started, a big message's buffers are mapped and unmapped again,
+// so a 6 MiB answer does not stay resident after it was sent.
+TEST_F(core_path, big_answers_do_not_stay_resident_once_servers_have_started) {
+  start("[daemon]\nmax_message_bytes = 16777216\n\n" + fake_server_table("a", {}));
+  client c = connect_initialized();
+  auto r = c.call("a__echo", {{"text", "warm"}});  // the paths of a call, used once
+  ASSERT_EQ(first_text(*r), "warm") << dump(r);
+  const long before = vm_rss_kib(daemon_->pid());
+  const std::string text(3 * 1024 * 1024, 'z');  // the answer carries it twice
+  r = c.call("a__echo", {{"text", text}});
+  ASSERT_EQ(first_text(*r).size(), text.size());
+  long after = 0;
+  EXPECT_TRUE(wait_until([&] { return (after = vm_rss_kib(daemon_->pid())) < before + 2048; }, 3s))
+      << "VmRSS " << before << " KiB before the big call, " << after << " KiB after";
+}
+
 // ---------------------------------------------------------------------------------------------
 // 12. Shutdown
 

@@ -94,13 +94,6 @@ int count_notifications(client& c, std::string_view method) {
   return n;
 }
 
-// VmRSS of a process in KiB; -1 when unreadable.
-long vm_rss_kib(pid_t pid) {
-  for (const auto& line : read_lines("/proc/" + std::to_string(pid) + "/status"))
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  return -1;
-}
-
 bool is_fake_server(pid_t pid) {
   return contains(read_file("/proc/" + std::to_string(pid) + "/cmdline"), "fake_mcp_server");
 }
