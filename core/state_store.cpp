@@ -31,8 +31,10 @@ constexpr const char* schema =
     " server TEXT NOT NULL, name TEXT NOT NULL, duration_us INTEGER NOT NULL,"
     " outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL,"
     " detail TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS audit_time ON audit(time_ms);"
-    "CREATE INDEX IF NOT EXISTS audit_server ON audit(server, time_ms);"
+    "CREATE INDEX IF NOT EXISTS audit_time ON audit(time_ms);"  // the trim by age
+    // No query used the index by server (history's optional filters scan by id), and each row
+    // paid for it: stores made before 2026-12-04 lose it.
+    "DROP INDEX IF EXISTS audit_server;"
     "CREATE TABLE IF NOT EXISTS tool_cache ("
     " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID;"
     // Every change to the tool cache moves its generation on; a catalogue snapshot is good

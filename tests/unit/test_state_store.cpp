@@ -116,6 +116,42 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   EXPECT_EQ(store->history({.limit = 1}).front().time_ms, now + 999);  // the newest stay
 }
 
+// Each audit row paid for an index by server that no query used (history's optional filters
+// scan by id): a store made before keeps its rows, loses the index and answers as before.
+TEST(StateStore, AStoreWithTheOldServerIndexLosesItAndKeepsItsRows) {
+  temp_db t;
+  {
+    auto store = t.open();
+    ASSERT_TRUE(store);
+    const std::vector<audit_entry> rows{entry(1, "a", "x", "ok"), entry(2, "b", "y", "ok")};
+    ASSERT_EQ(store->append(rows), "");
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(t.path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE INDEX audit_server ON audit(server, time_ms)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  auto indexes = [&] {
+    std::vector<std::string> out;
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(
+        db,
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' ORDER BY name",
+        -1, &s, nullptr);
+    while (sqlite3_step(s) == SQLITE_ROW)
+      out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+    sqlite3_finalize(s);
+    return out;
+  };
+  EXPECT_THAT(indexes(), ElementsAre("audit_server", "audit_time"));
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  EXPECT_THAT(indexes(), ElementsAre("audit_time"));
+  sqlite3_close(db);
+  EXPECT_EQ(store->audit_rows(), 2);
+  EXPECT_THAT(names(store->history({.server = "b"})), ElementsAre("y"));
+}
+
 TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   temp_db t;
   auto store = t.open();
