@@ -60,8 +60,11 @@ constexpr const char* schema =
     " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, since_ms INTEGER NOT NULL)"
     " WITHOUT ROWID;";
 
-void bind(sqlite3_stmt* s, int i, const std::string& text) {
-  sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+// Copied by SQLite unless the caller says the text outlives the statement's use of it
+// (SQLITE_STATIC).
+void bind(sqlite3_stmt* s, int i, const std::string& text,
+          sqlite3_destructor_type lifetime = SQLITE_TRANSIENT) {
+  sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), lifetime);
 }
 
 std::string column(sqlite3_stmt* s, int i) {
@@ -202,21 +205,19 @@ std::string state_store::append(std::span<const audit_entry> entries) {
   sqlite3_stmt* s = d.insert.s;
   // The entries outlive each step: their text is bound in place, not copied, and the bindings are
   // cleared before they go.
-  auto text = [s](int i, const std::string& t) {
-    sqlite3_bind_text(s, i, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
-  };
+  constexpr auto in_place = SQLITE_STATIC;
   for (const auto& a : entries) {
     sqlite3_bind_int64(s, 1, a.time_ms);
-    text(2, a.kind);
-    text(3, a.client);
-    text(4, a.profile);
-    text(5, a.server);
-    text(6, a.name);
+    bind(s, 2, a.kind, in_place);
+    bind(s, 3, a.client, in_place);
+    bind(s, 4, a.profile, in_place);
+    bind(s, 5, a.server, in_place);
+    bind(s, 6, a.name, in_place);
     sqlite3_bind_int64(s, 7, a.duration_us);
-    text(8, a.outcome);
+    bind(s, 8, a.outcome, in_place);
     sqlite3_bind_int64(s, 9, a.request_bytes);
     sqlite3_bind_int64(s, 10, a.response_bytes);
-    text(11, a.detail);
+    bind(s, 11, a.detail, in_place);
     const int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc != SQLITE_DONE) {

@@ -101,6 +101,7 @@ void setup_logging(log_level level) {
 // glibc's adaptive threshold would move them into the heap once the first one is freed, and a
 // 10 MiB answer would stay resident long after it was sent.
 constexpr int mmap_threshold = 256 * 1024;
+constexpr int default_top_pad = 128 * 1024;  // glibc's M_TOP_PAD
 
 // Starting writes megabytes of fresh heap (the configuration, the catalogue snapshot, the
 // upstreams), and each fresh 4 KiB page is a fault: ~10 µs in a virtual machine, most of a
@@ -131,7 +132,9 @@ class start_heap {
     if (begin_ - first > 4096) below_ = ::malloc(begin_ - first - 64);
 #endif
   }
-  ~start_heap() { ::free(below_); }
+  ~start_heap() {
+    ::free(below_);
+  }
   start_heap(const start_heap&) = delete;
   start_heap& operator=(const start_heap&) = delete;
 
@@ -141,7 +144,7 @@ class start_heap {
 #ifdef __GLIBC__
     if (std::exchange(over_, true)) return;
     ::mallopt(M_MMAP_THRESHOLD, mmap_threshold);
-    ::mallopt(M_TOP_PAD, 128 * 1024);
+    ::mallopt(M_TOP_PAD, default_top_pad);
     if (end_ > begin_) ::madvise(reinterpret_cast<void*>(begin_), end_ - begin_, MADV_NOHUGEPAGE);
     ::free(std::exchange(below_, nullptr));
     ::malloc_trim(0);

@@ -561,13 +561,12 @@ inline void wait_gone(const fs::path& exe, std::chrono::milliseconds timeout) {
   const auto target = fs::weakly_canonical(exe);
   const auto until = clk::now() + timeout;
   for (;;) {
-    bool running = false;
     std::error_code ec;
-    for (const auto& p : fs::directory_iterator("/proc", ec)) {
-      std::error_code link_ec;
-      if (fs::read_symlink(p.path() / "exe", link_ec) == target) running = true;
-      if (running) break;
-    }
+    const bool running =
+        std::any_of(fs::directory_iterator("/proc", ec), fs::directory_iterator(), [&](auto& p) {
+          std::error_code link_ec;
+          return fs::read_symlink(p.path() / "exe", link_ec) == target;
+        });
     if (!running || clk::now() > until) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

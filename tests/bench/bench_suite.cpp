@@ -439,6 +439,11 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// "p50/max ms" of repeated measurements (the start rows: "every run" is the max).
+std::string p50_max(const std::vector<double>& v) {
+  return fmt::format("{:.1f}/{:.1f} ms", median(v), *std::max_element(v.begin(), v.end()));
+}
+
 // The audit log's cost: the same calls through a daemon that audits each one (the default) and
 // through one with `audit = false`, interleaved; mcpmuxd CPU per call on each.
 void row_audit(const bench_env& e) {
@@ -614,9 +619,6 @@ void row_scale(const bench_env& e) {
     d.proc.stop();
   }
   const double first_list_max = *std::max_element(first_list.begin(), first_list.end());
-  auto p50_max = [](const std::vector<double>& v) {
-    return fmt::format("{:.1f}/{:.1f} ms", median(v), *std::max_element(v.begin(), v.end()));
-  };
   // Direct: one fake with all 10,000 tools, tools/list latency and size.
   {
     child fake;
@@ -792,15 +794,12 @@ void row_start(const bench_env& e) {
   }
   std::sort(on_socket.begin(), on_socket.end());
   std::sort(through_connect.begin(), through_connect.end());
-  auto spread = [](const std::vector<double>& v) {
-    return fmt::format("{:.1f}/{:.1f} ms", v[v.size() / 2], v.back());
-  };
   row("start",
       fmt::format("{} servers cached: first tools/list, p50/max of {}", servers, on_socket.size()),
       "", "", fmt::format("{} tools", tools));
-  row("start", "mcpmuxd launched, a client on its socket", spread(on_socket), "-",
+  row("start", "mcpmuxd launched, a client on its socket", p50_max(on_socket), "-",
       fmt::format("min {:.1f} ms", on_socket.front()));
-  row("start", "an agent's mcpmux connect --spawn, no daemon", spread(through_connect), "-",
+  row("start", "an agent's mcpmux connect --spawn, no daemon", p50_max(through_connect), "-",
       fmt::format("min {:.1f} ms", through_connect.front()));
   row("start", "the same, empty cache (servers' own lists)", ms(cold), "-",
       fmt::format("{} tools", cold_tools));
