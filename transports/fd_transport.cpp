@@ -9,9 +9,8 @@
 #include <cstring>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -19,13 +18,14 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/ndjson.hpp"
+#include "transports/reactor_fd.hpp"
 #include "transports/stdio_handoff.hpp"
 
 namespace mcpmux {
 namespace {
 
 namespace asio = boost::asio;
-using descriptor = asio::posix::stream_descriptor;
+using boost::system::error_code;
 
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr std::size_t max_gather = 64;  // messages per writev (up to 4 buffers each)
@@ -33,16 +33,8 @@ constexpr std::size_t max_gather = 64;  // messages per writev (up to 4 buffers 
 class fd_transport final : public transport, public std::enable_shared_from_this<fd_transport> {
  public:
   fd_transport(asio::io_context& io, int read_fd, int write_fd, fd_transport_options opt)
-      : rd_(io, read_fd), opt_(opt), framer_(opt.limits.max_message_bytes), linger_(io) {
+      : io_(io), rd_(io, read_fd), opt_(opt), framer_(opt.limits.max_message_bytes), linger_(io) {
     if (write_fd != read_fd) wr_own_.emplace(io, write_fd);
-    rd_.non_blocking(true);
-  }
-
-  ~fd_transport() override {
-    boost::system::error_code ignored;
-    rd_.close(ignored);
-    if (wr_own_) wr_own_->close(ignored);
-    if (bridge_) bridge_->close(ignored);
   }
 
   void start(transport_events& events) override {
@@ -85,7 +77,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     }
     // Give queued bytes a bounded chance to drain (an error reply before hanging up).
     linger_.expires_after(opt_.flush_timeout);
-    linger_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    linger_.async_wait([self = shared_from_this()](error_code ec) {
       if (!ec) self->close_all();
     });
   }
@@ -94,37 +86,52 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 
   void read_ready() override {
     while (!read_done_ && events_) {
-      boost::system::error_code ec;
-      const std::size_t n = rd_.read_some(asio::buffer(shared_buffer(), read_chunk), ec);
-      if (ec == asio::error::would_block || ec == asio::error::try_again) return;
+      std::size_t n = 0;
+      const error_code ec = read_some(n);
+      if (ec == asio::error::would_block) return;
       if (n > 0) feed(std::string_view(shared_buffer(), n));
       if (ec) return on_read_end(ec);
     }
   }
 
  private:
-  descriptor& wr() { return wr_own_ ? *wr_own_ : rd_; }
+  reactor_fd& wr() { return wr_own_ ? *wr_own_ : rd_; }
   bool same_fd() const { return !wr_own_; }
 
-  // Waits for readability, then reads into one buffer shared by every transport of the thread:
-  // an idle connection holds no read buffer at all.
+  // One read into the buffer shared by every transport of the thread: an idle connection holds
+  // no read buffer at all. End of stream is asio::error::eof.
+  error_code read_some(std::size_t& n) {
+    ssize_t got;
+    do got = ::read(rd_.native_handle(), shared_buffer(), read_chunk);
+    while (got < 0 && errno == EINTR);
+    n = got > 0 ? static_cast<std::size_t>(got) : 0;
+    if (got > 0) return {};
+    if (got == 0) return asio::error::eof;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return asio::error::would_block;
+    return {errno, boost::system::system_category()};
+  }
+
+  // Waits for readability, then reads. The wait is edge-triggered (transports/reactor_fd.hpp):
+  // it is made only after a read came up short or would block.
   void read_more() {
-    rd_.async_wait(
-        descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
-          if (ec) return self->on_read(ec, 0);
-          std::size_t n = self->rd_.read_some(asio::buffer(shared_buffer(), read_chunk), ec);
-          if (ec == asio::error::would_block || ec == asio::error::try_again)
-            return self->read_more();
-          self->on_read(ec, n);
-        });
+    rd_.async_readable([self = shared_from_this()](error_code ec) {
+      if (ec) return self->on_read(ec, 0);
+      self->read_now();
+    });
+  }
+
+  void read_now() {
+    std::size_t n = 0;
+    const error_code ec = read_some(n);
+    if (ec == asio::error::would_block) return read_more();
+    on_read(ec, n);
   }
 
   // The first read of a client socket: recvmsg, so that descriptors passed with the first line
   // arrive. The handoff line with two of them hands the agent's stdio over; anything else is
   // an ordinary first read (passed descriptors closed).
   void read_first() {
-    rd_.async_wait(descriptor::wait_read, [self =
-                                               shared_from_this()](boost::system::error_code ec) {
+    rd_.async_readable([self = shared_from_this()](error_code ec) {
       if (ec) return self->on_read(ec, 0);
       iovec iov{shared_buffer(), read_chunk};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
@@ -136,8 +143,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       const ssize_t n = ::recvmsg(self->rd_.native_handle(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return self->read_first();
-      if (n < 0)
-        return self->on_read(boost::system::error_code(errno, boost::system::system_category()), 0);
+      if (n < 0) return self->on_read(error_code(errno, boost::system::system_category()), 0);
       std::vector<int> fds;
       for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
@@ -170,12 +176,10 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   // goes to the session as an ordinary request.
   bool take_over(int in, int out) {
     if (!is_stream(in) || !is_stream(out)) return false;
-    boost::system::error_code ec;
-    descriptor agent_in(rd_.get_executor()), agent_out(rd_.get_executor());
+    error_code ec;
+    reactor_fd agent_in(io_), agent_out(io_);
     agent_in.assign(in, ec);
     if (!ec) agent_out.assign(out, ec);
-    if (!ec) agent_in.non_blocking(true, ec);
-    if (!ec) agent_out.non_blocking(true, ec);
     if (ec) {
       (void)agent_in.release();  // the caller closes both
       (void)agent_out.release();
@@ -192,18 +196,19 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   void watch_bridge() {
-    bridge_->async_wait(
-        descriptor::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
-          if (ec == asio::error::operation_aborted || !self->bridge_) return;
-          char byte;
-          const ssize_t n =
-              ec ? -1 : ::recv(self->bridge_->native_handle(), &byte, 1, MSG_DONTWAIT);
-          const bool again = !ec && n < 0 && (errno == EAGAIN || errno == EINTR);
-          if (n > 0 || again) return self->watch_bridge();  // nothing is expected; ignore it
-          self->fail(errc::transport_closed, "mcpmux connect exited");
-          boost::system::error_code ignored;
-          self->rd_.cancel(ignored);  // stop reading the agent: nobody listens
-        });
+    bridge_->async_readable([self = shared_from_this()](error_code ec) {
+      if (ec == asio::error::operation_aborted || !self->bridge_) return;
+      // Nothing is expected but the end: whatever else comes is read away (all of it, since
+      // the wait is edge-triggered) and ignored.
+      ssize_t n = -1;
+      char ignored[256];
+      if (!ec) do
+          n = ::recv(self->bridge_->native_handle(), ignored, sizeof ignored, MSG_DONTWAIT);
+        while (n > 0 || (n < 0 && errno == EINTR));
+      if (!ec && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return self->watch_bridge();
+      self->fail(errc::transport_closed, "mcpmux connect exited");
+      self->rd_.cancel();  // stop reading the agent: nobody listens
+    });
   }
 
   // Allocated at the thread's first read: as a thread-local array it was zeroed at the start of
@@ -214,14 +219,19 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     return buf.get();
   }
 
-  void on_read(boost::system::error_code ec, std::size_t n) {
+  void on_read(error_code ec, std::size_t n) {
     if (read_done_) return;  // read_ready() already met the end
     if (n > 0) feed(std::string_view(shared_buffer(), n));
     if (ec) return on_read_end(ec);
-    read_more();
+    if (n < read_chunk) return read_more();
+    // A full buffer: more may be waiting, and no new edge will say so. Read on after what
+    // else the loop has to do.
+    asio::post(io_, [self = shared_from_this()] {
+      if (!self->read_done_) self->read_now();
+    });
   }
 
-  void on_read_end(boost::system::error_code ec) {
+  void on_read_end(error_code ec) {
     read_done_ = true;
     if (ec == asio::error::eof) {
       if (opt_.last_line_at_eof) feed("\n");  // a last line without its newline still counts
@@ -289,20 +299,21 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     gather_.clear();
     in_flight_ = std::min(queue_.size(), max_gather);
     static constexpr char newline = '\n';
+    const auto add = [this](std::string_view s) {
+      gather_.push_back({const_cast<char*>(s.data()), s.size()});
+    };
     for (std::size_t i = 0; i < in_flight_; ++i) {
       const auto& m = queue_[i];
-      gather_.push_back(asio::buffer(m.head));
-      if (m.shared) gather_.push_back(asio::buffer(*m.shared));
-      if (!m.tail.empty()) gather_.push_back(asio::buffer(m.tail));
-      gather_.push_back(asio::buffer(&newline, 1));
+      if (!m.head.empty()) add(m.head);
+      if (m.shared) add(*m.shared);
+      if (!m.tail.empty()) add(m.tail);
+      add({&newline, 1});
     }
-    asio::async_write(wr(), gather_,
-                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-                        self->on_written(ec);
-                      });
+    wr().async_write_all(gather_.data(), gather_.size(),
+                         [self = shared_from_this()](error_code ec) { self->on_written(ec); });
   }
 
-  void on_written(boost::system::error_code ec) {
+  void on_written(error_code ec) {
     writing_ = false;
     for (std::size_t i = 0; i < in_flight_; ++i) {
       queued_ -= queue_.front().size() + 1;
@@ -324,28 +335,26 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 
   // All queued bytes are out (or abandoned): end the write direction.
   void finish_writes() {
-    boost::system::error_code ignored;
     linger_.cancel();
     if (same_fd()) {
       if (opt_.half_close_on_flush && rd_.is_open()) ::shutdown(rd_.native_handle(), SHUT_WR);
       // Keep reading (and discarding) until the peer hangs up, bounded by the linger timer.
       linger_.expires_after(opt_.flush_timeout);
-      linger_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      linger_.async_wait([self = shared_from_this()](error_code ec) {
         if (!ec) self->close_all();
       });
       if (read_done_) close_all();
     } else {
-      wr_own_->close(ignored);  // EOF on the child's stdin: the polite way to ask it to stop
+      wr_own_->close();  // EOF on the child's stdin: the polite way to ask it to stop
       maybe_drained();
     }
   }
 
   void close_all() {
-    boost::system::error_code ignored;
     linger_.cancel();
-    rd_.close(ignored);
-    if (wr_own_) wr_own_->close(ignored);
-    if (bridge_) bridge_->close(ignored);
+    rd_.close();
+    if (wr_own_) wr_own_->close();
+    if (bridge_) bridge_->close();
     read_done_ = true;
     maybe_drained();
   }
@@ -353,10 +362,9 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   void maybe_drained() {
     if (!closing_ || !read_done_) return;
     if (same_fd() || !wr_own_->is_open()) {
-      boost::system::error_code ignored;
       linger_.cancel();
-      rd_.close(ignored);
-      if (bridge_) bridge_->close(ignored);  // the bridge sees the end and exits
+      rd_.close();
+      if (bridge_) bridge_->close();  // the bridge sees the end and exits
     }
   }
 
@@ -364,15 +372,16 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     if (auto* ev = std::exchange(events_, nullptr)) ev->on_closed(ec, std::move(reason));
   }
 
-  descriptor rd_;
-  std::optional<descriptor> wr_own_;
-  std::optional<descriptor> bridge_;  ///< after a stdio handoff: the socket of mcpmux connect
+  asio::io_context& io_;
+  reactor_fd rd_;
+  std::optional<reactor_fd> wr_own_;
+  std::optional<reactor_fd> bridge_;  ///< after a stdio handoff: the socket of mcpmux connect
   fd_transport_options opt_;
   ndjson_framer framer_;
   asio::steady_timer linger_;
   transport_events* events_ = nullptr;
   std::deque<spliced_text> queue_;
-  std::vector<asio::const_buffer> gather_;
+  std::vector<iovec> gather_;
   std::size_t in_flight_ = 0;
   std::size_t queued_ = 0;
   bool writing_ = false;

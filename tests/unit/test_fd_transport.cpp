@@ -1,6 +1,7 @@
 // The fd transport's write side: messages in runs go out in order with plain ones, the shared
 // middle is not copied and is let go once written, and the queue cap counts every run; what one
-// read makes a session send goes out in one write per destination (corked while the read is fed).
+// read makes a session send goes out in one write per destination (corked while the read is fed);
+// what one edge brings is read whole.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -165,6 +166,47 @@ TEST_F(fd_transport_cork, ClosingACorkedTransportStillWritesWhatWasSent) {
   fwd_.close_at_third = true;
   const std::string batch = "{\"id\":1}\n{\"id\":22}\n{\"id\":333}\n";
   EXPECT_EQ(relay(batch, batch.size()), std::vector<std::string>{batch});
+}
+
+// Readiness is edge-triggered (transports/reactor_fd.hpp): after a read that filled the buffer
+// the transport reads on by itself, since no new edge will come for what is left.
+struct recording_events : transport_events {
+  std::vector<std::string> lines;
+  void on_message(std::string_view line) override { lines.emplace_back(line); }
+  void on_oversize(std::size_t) override {}
+  void on_closed(std::error_code, std::string) override {}
+};
+
+TEST(fd_transport_read, WhatOneEdgeBringsIsReadWholeThoughItFillsTheBufferTwice) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  int size = 1 << 20;
+  ASSERT_EQ(::setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+  boost::asio::io_context io;
+  recording_events events;
+  auto t = make_fd_transport(io, sv[0], sv[0], {});
+  t->start(events);
+  const auto run = [&io](auto done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done() && std::chrono::steady_clock::now() < until) {
+      io.run_for(std::chrono::milliseconds(1));
+      io.restart();
+    }
+  };
+  // One short line first, so that the transport's wait is queued and the next bytes are one
+  // edge; then a line of 150 KiB and a short one, in one send, and nothing after them.
+  ASSERT_EQ(::send(sv[1], "{\"id\":0}\n", 9, 0), 9);
+  run([&] { return events.lines.size() == 1; });
+  ASSERT_EQ(events.lines.size(), 1u);
+  const std::string big = "{\"id\":1,\"pad\":\"" + std::string(150 * 1024, 'p') + "\"}";
+  const std::string batch = big + "\n{\"id\":2}\n";
+  ASSERT_EQ(::send(sv[1], batch.data(), batch.size(), 0), static_cast<ssize_t>(batch.size()));
+  run([&] { return events.lines.size() == 3; });
+  ASSERT_EQ(events.lines.size(), 3u);
+  EXPECT_EQ(events.lines[1], big);
+  EXPECT_EQ(events.lines[2], "{\"id\":2}");
+  t->close();
+  ::close(sv[1]);
 }
 
 TEST(spliced_text, JoinsIntoOneMessageByDefault) {
