@@ -72,16 +72,54 @@ std::string column(sqlite3_stmt* s, int i) {
   return t ? std::string(t, static_cast<std::size_t>(sqlite3_column_bytes(s, i))) : std::string();
 }
 
+// The audit insert: one statement for `rows` entries. A batch goes in by groups of
+// audit_group_rows (the statement's own cost, run and reset, paid once a group), the rest by one.
+constexpr int audit_columns = 11;
+constexpr std::size_t audit_group_rows = 16;
+
+std::string audit_insert_sql(std::size_t rows) {
+  std::string sql =
+      "INSERT INTO audit(time_ms, kind, client, profile, server, name, duration_us, outcome,"
+      " request_bytes, response_bytes, detail) VALUES ";
+  for (std::size_t r = 0; r < rows; ++r)
+    sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?)";
+  return sql;
+}
+
+// Binds `a` as the row whose first parameter is `first`. The entries outlive each step: their
+// text is bound in place, not copied, and the bindings are cleared before they go.
+void bind_entry(sqlite3_stmt* s, int first, const audit_entry& a) {
+  constexpr auto in_place = SQLITE_STATIC;
+  sqlite3_bind_int64(s, first, a.time_ms);
+  bind(s, first + 1, a.kind, in_place);
+  bind(s, first + 2, a.client, in_place);
+  bind(s, first + 3, a.profile, in_place);
+  bind(s, first + 4, a.server, in_place);
+  bind(s, first + 5, a.name, in_place);
+  sqlite3_bind_int64(s, first + 6, a.duration_us);
+  bind(s, first + 7, a.outcome, in_place);
+  sqlite3_bind_int64(s, first + 8, a.request_bytes);
+  sqlite3_bind_int64(s, first + 9, a.response_bytes);
+  bind(s, first + 10, a.detail, in_place);
+}
+
 }  // namespace
 
 struct state_store::impl {
   sqlite3* db = nullptr;
-  statement insert;
+  statement insert;        ///< one audit entry
+  statement insert_group;  ///< audit_group_rows of them
+  /// Before the entries bound in place go.
+  void clear_insert_bindings() {
+    sqlite3_clear_bindings(insert.s);
+    sqlite3_clear_bindings(insert_group.s);
+  }
   /// The connection serves one thread at a time: the event loop, and the audit writer's thread.
   mutable std::mutex m;
   ~impl() {
     sqlite3_finalize(insert.s);
-    insert.s = nullptr;
+    sqlite3_finalize(insert_group.s);
+    insert.s = insert_group.s = nullptr;
     sqlite3_close(db);
   }
   /// Runs `sql` with its parameters bound by `bind`, calling `row` for each row.
@@ -186,14 +224,13 @@ std::unique_ptr<state_store> state_store::open(const std::string& path, std::str
       error = fmt::format("{}: {}", path, e);
       return nullptr;
     }
-  if (sqlite3_prepare_v3(i->db,
-                         "INSERT INTO audit(time_ms, kind, client, profile, server, name, "
-                         "duration_us, outcome, request_bytes, response_bytes, detail) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                         -1, SQLITE_PREPARE_PERSISTENT, &i->insert.s, nullptr) != SQLITE_OK) {
-    error = fmt::format("{}: {}", path, sqlite3_errmsg(i->db));
-    return nullptr;
-  }
+  for (auto [stmt, rows] :
+       {std::pair{&i->insert, std::size_t{1}}, std::pair{&i->insert_group, audit_group_rows}})
+    if (sqlite3_prepare_v3(i->db, audit_insert_sql(rows).c_str(), -1, SQLITE_PREPARE_PERSISTENT,
+                           &stmt->s, nullptr) != SQLITE_OK) {
+      error = fmt::format("{}: {}", path, sqlite3_errmsg(i->db));
+      return nullptr;
+    }
   return std::unique_ptr<state_store>(new state_store(std::move(i)));
 }
 
@@ -202,32 +239,22 @@ std::string state_store::append(std::span<const audit_entry> entries) {
   auto& d = *impl_;
   std::lock_guard lock(d.m);
   if (auto e = d.exec("BEGIN"); !e.empty()) return e;
-  sqlite3_stmt* s = d.insert.s;
-  // The entries outlive each step: their text is bound in place, not copied, and the bindings are
-  // cleared before they go.
-  constexpr auto in_place = SQLITE_STATIC;
-  for (const auto& a : entries) {
-    sqlite3_bind_int64(s, 1, a.time_ms);
-    bind(s, 2, a.kind, in_place);
-    bind(s, 3, a.client, in_place);
-    bind(s, 4, a.profile, in_place);
-    bind(s, 5, a.server, in_place);
-    bind(s, 6, a.name, in_place);
-    sqlite3_bind_int64(s, 7, a.duration_us);
-    bind(s, 8, a.outcome, in_place);
-    sqlite3_bind_int64(s, 9, a.request_bytes);
-    sqlite3_bind_int64(s, 10, a.response_bytes);
-    bind(s, 11, a.detail, in_place);
+  for (std::size_t at = 0; at < entries.size();) {
+    const std::size_t rows = entries.size() - at >= audit_group_rows ? audit_group_rows : 1;
+    sqlite3_stmt* s = rows == 1 ? d.insert.s : d.insert_group.s;
+    for (std::size_t r = 0; r < rows; ++r)
+      bind_entry(s, static_cast<int>(r) * audit_columns + 1, entries[at + r]);
     const int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc != SQLITE_DONE) {
-      sqlite3_clear_bindings(s);
       std::string why = sqlite3_errmsg(d.db);
+      d.clear_insert_bindings();
       d.exec("ROLLBACK");
       return why;
     }
+    at += rows;
   }
-  sqlite3_clear_bindings(s);
+  d.clear_insert_bindings();
   return d.exec("COMMIT");
 }
 

@@ -97,6 +97,51 @@ TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   EXPECT_EQ(store->audit_rows(), 3);
 }
 
+// A batch goes in by groups of rows in one statement and the rest one by one: 37 entries, every
+// field different from row to row, come back in order and whole.
+TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  std::vector<audit_entry> batch;
+  for (int i = 0; i < 37; ++i) {
+    audit_entry e;
+    e.time_ms = 1000 + i;
+    e.kind = i % 2 ? "tools/call" : "prompts/get";
+    e.client = "socket pid " + std::to_string(i);
+    e.profile = "p" + std::to_string(i);
+    e.server = "s" + std::to_string(i % 5);
+    e.name = "tool" + std::to_string(i);
+    e.duration_us = 10 * i;
+    e.outcome = i % 3 ? "ok" : "error";
+    e.request_bytes = 100 + i;
+    e.response_bytes = 200 + i;
+    e.detail = std::string(static_cast<std::size_t>(i), 'd');
+    batch.push_back(std::move(e));
+  }
+  ASSERT_EQ(store->append(batch), "");
+  ASSERT_EQ(store->append(std::span(batch).first(20)), "");  // a group and four alone, again
+  EXPECT_EQ(store->audit_rows(), 57);
+  const auto got = store->history({.limit = 100});
+  ASSERT_EQ(got.size(), 57u);
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const auto& want = batch[k < 37 ? k : k - 37];
+    const auto& row = got[k];
+    SCOPED_TRACE(k);
+    EXPECT_EQ(row.time_ms, want.time_ms);
+    EXPECT_EQ(row.kind, want.kind);
+    EXPECT_EQ(row.client, want.client);
+    EXPECT_EQ(row.profile, want.profile);
+    EXPECT_EQ(row.server, want.server);
+    EXPECT_EQ(row.name, want.name);
+    EXPECT_EQ(row.duration_us, want.duration_us);
+    EXPECT_EQ(row.outcome, want.outcome);
+    EXPECT_EQ(row.request_bytes, want.request_bytes);
+    EXPECT_EQ(row.response_bytes, want.response_bytes);
+    EXPECT_EQ(row.detail, want.detail);
+  }
+}
+
 TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   temp_db t;
   auto store = t.open();
