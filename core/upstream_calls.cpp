@@ -73,8 +73,9 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     // the call cannot have run or cannot harm twice; the call waits in the queue, still
     // bounded by its original deadline.
     const bool dropped = out.ec == errc::transport_closed;
+    // (Whether the tool is harmless twice is looked up in its server's list: only when it counts.)
     const call_policy::dropped_call drop{c->retried, self->state() == upstream_state::stopped,
-                                         !out.unsent, self->harmless_twice(*c)};
+                                         !out.unsent, dropped && self->harmless_twice(*c)};
     if (dropped && self->policy().resend_after_drop(drop)) {
       c->retried = true;
       self->log_.info("{} failed with a dropped connection; resending once after the reconnect",

@@ -4,6 +4,7 @@
 #include "core/protocol/text.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <memory>
 
@@ -53,6 +54,30 @@ void append_json(std::string& out, const json::value& v) {
   out.resize(base + total);
   while (!sr.done()) filled += sr.read(out.data() + base + filled, total - filled).size();
   out.resize(base + filled);
+}
+
+// What a request or a notification of the usual size fits in.
+constexpr std::size_t small_message = 512;
+
+// Appends `s` as a JSON string: as it is when nothing in it needs escaping (a method name always),
+// else through the serializer.
+void append_string(std::string& out, std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
+  });
+  if (!plain) return append_json(out, json::string(s));
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+// Appends the serialized `id`: an integer without the serializer.
+void append_id(std::string& out, const json::value& id) {
+  if (!id.is_int64()) return append_json(out, id);
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, id.get_int64()).ptr;
+  out.append(buf, end);
 }
 
 }  // namespace
@@ -323,7 +348,9 @@ std::variant<message, rpc_error> message_parser::parse(std::string_view line) {
 std::string relay_reply(const json::value& id, message& reply) {
   if (!reply.raw.empty()) {
     std::string out = std::move(reply.raw);
-    out.replace(reply.raw_id_pos, reply.raw_id_len, json::serialize(id));
+    std::string text;
+    append_id(text, id);
+    out.replace(reply.raw_id_pos, reply.raw_id_len, text);
     return out;
   }
   if (reply.kind == message_kind::response) return make_result(id, reply.body["result"]);
@@ -357,8 +384,10 @@ std::int64_t int_member(const json::object& o, std::string_view key) {
 }
 
 std::string make_result(const json::value& id, const json::value& result) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  append_json(out, id);
+  std::string out;
+  out.reserve(small_message);
+  out = R"({"jsonrpc":"2.0","id":)";
+  append_id(out, id);
   out += R"(,"result":)";
   append_json(out, result);
   out += '}';
@@ -383,7 +412,7 @@ namespace {
 // `"method":...,"params":...}` closing a request or a notification.
 std::string finish_call(std::string out, std::string_view method, const json::value& params) {
   out += R"("method":)";
-  out += json::serialize(json::string(method));
+  append_string(out, method);
   if (!params.is_null()) {
     out += R"(,"params":)";
     append_json(out, params);
@@ -395,14 +424,19 @@ std::string finish_call(std::string out, std::string_view method, const json::va
 
 std::string make_request(const json::value& id, std::string_view method,
                          const json::value& params) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  append_json(out, id);
+  std::string out;
+  out.reserve(small_message);  // one allocation for a typical request, not one per part
+  out = R"({"jsonrpc":"2.0","id":)";
+  append_id(out, id);
   out += ',';
   return finish_call(std::move(out), method, params);
 }
 
 std::string make_notification(std::string_view method, const json::value& params) {
-  return finish_call(R"({"jsonrpc":"2.0",)", method, params);
+  std::string out;
+  out.reserve(small_message);
+  out = R"({"jsonrpc":"2.0",)";
+  return finish_call(std::move(out), method, params);
 }
 
 }  // namespace mcpmux

@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,6 +24,19 @@ message expect_message(std::string_view line, message_kind kind) {
   }
   auto m = std::get<message>(std::move(r));
   EXPECT_EQ(m.kind, kind) << line;
+  return m;
+}
+
+// A success response kept as received, as rpc_peer keeps one for relay_reply.
+message raw_reply(std::string line) {
+  message_parser p;
+  auto span = p.scan_response(line);
+  EXPECT_TRUE(span) << line;
+  message m{message_kind::response, {}};
+  if (!span) return m;
+  m.raw = std::move(line);
+  m.raw_id_pos = span->id_pos;
+  m.raw_id_len = span->id_len;
   return m;
 }
 
@@ -329,6 +343,26 @@ TEST(JsonRpcBuild, MakeRequestEscapesMethod) {
   EXPECT_EQ(m.method(), "we\"ird\\\n");
 }
 
+// Integer ids are written without the serializer, method names as they are when nothing in them
+// needs escaping: every id comes back exactly, a method with escapes or non-ASCII bytes too.
+TEST(JsonRpcBuild, IdsAndMethodsComeBackExactly) {
+  for (const json::value& id :
+       {json::value(0), json::value(-1), json::value(INT64_MIN), json::value(INT64_MAX),
+        json::parse("18446744073709551615"), json::value("s"), json::value("q\"uote")}) {
+    auto m = expect_message(make_request(id, "tools/call", nullptr), message_kind::request);
+    EXPECT_EQ(m.id(), id) << json::serialize(id);
+    auto r = expect_message(make_result(id, json::object{}), message_kind::response);
+    EXPECT_EQ(r.id(), id) << json::serialize(id);
+
+    auto raw = raw_reply(R"({"jsonrpc":"2.0","id":1,"result":{}})");
+    EXPECT_EQ(expect_message(relay_reply(id, raw), message_kind::response).id(), id);
+  }
+  for (std::string_view method : {"notifications/progress", "caf\xc3\xa9", "tab\there", "/"}) {
+    auto m = expect_message(make_notification(method, nullptr), message_kind::notification);
+    EXPECT_EQ(m.method(), method);
+  }
+}
+
 TEST(JsonRpcBuild, MakeNotificationRoundTrips) {
   auto m =
       expect_message(make_notification("notifications/cancelled", json::object{{"requestId", 3}}),
@@ -477,14 +511,7 @@ TEST(ScanResponse, RefusesInvalidUtf8LikeParse) {
 // A raw reply is relayed with only its id rewritten: the result's bytes are untouched (no
 // reserialization: 1.0 stays 1.0, key order and escapes stay as the server wrote them).
 TEST(RelayReply, RewritesOnlyTheIdOfARawReply) {
-  message_parser p;
-  const std::string line = R"({"jsonrpc":"2.0","id":7,"result":{"b":1.0,"a":"\u00e9"}})";
-  auto span = p.scan_response(line);
-  ASSERT_TRUE(span);
-  message m{message_kind::response, {}};
-  m.raw = line;
-  m.raw_id_pos = span->id_pos;
-  m.raw_id_len = span->id_len;
+  auto m = raw_reply(R"({"jsonrpc":"2.0","id":7,"result":{"b":1.0,"a":"\u00e9"}})");
   EXPECT_EQ(relay_reply(json::value("client-id-that-is-longer"), m),
             R"({"jsonrpc":"2.0","id":"client-id-that-is-longer","result":{"b":1.0,"a":"\u00e9"}})");
 }
