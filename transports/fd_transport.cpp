@@ -140,9 +140,10 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       msg.msg_iovlen = 1;
       msg.msg_control = control;
       msg.msg_controllen = sizeof control;
-      const ssize_t n = ::recvmsg(self->rd_.native_handle(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return self->read_first();
+      ssize_t n;
+      do n = ::recvmsg(self->rd_.native_handle(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+      while (n < 0 && errno == EINTR);  // again at once: the edge is not coming back
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return self->read_first();
       if (n < 0) return self->on_read(error_code(errno, boost::system::system_category()), 0);
       std::vector<int> fds;
       for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
