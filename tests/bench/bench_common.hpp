@@ -191,7 +191,7 @@ double cpu_seconds(pid_t pid) {
 
 // CPU time of every thread of `pid` in seconds, from /proc/PID/task/*/schedstat (nanoseconds:
 // fine enough for a few thousand calls, where the 100 Hz ticks of /proc/PID/stat are not).
-double cpu_seconds_fine(pid_t pid) {
+[[maybe_unused]] double cpu_seconds_fine(pid_t pid) {
   std::uint64_t ns = 0;
   std::error_code ec;
   for (const auto& t : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
