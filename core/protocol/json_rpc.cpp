@@ -56,8 +56,14 @@ void append_json(std::string& out, const json::value& v) {
   out.resize(base + filled);
 }
 
-// What a request or a notification of the usual size fits in.
-constexpr std::size_t small_message = 512;
+// A message's text beginning with `head`, with room for one of the usual size: one allocation
+// for a typical message, not one per part.
+std::string begin_message(std::string_view head) {
+  std::string out;
+  out.reserve(512);
+  out = head;
+  return out;
+}
 
 // Appends `s` as a JSON string: as it is when nothing in it needs escaping (a method name always),
 // else through the serializer.
@@ -384,9 +390,7 @@ std::int64_t int_member(const json::object& o, std::string_view key) {
 }
 
 std::string make_result(const json::value& id, const json::value& result) {
-  std::string out;
-  out.reserve(small_message);
-  out = R"({"jsonrpc":"2.0","id":)";
+  std::string out = begin_message(R"({"jsonrpc":"2.0","id":)");
   append_id(out, id);
   out += R"(,"result":)";
   append_json(out, result);
@@ -424,19 +428,14 @@ std::string finish_call(std::string out, std::string_view method, const json::va
 
 std::string make_request(const json::value& id, std::string_view method,
                          const json::value& params) {
-  std::string out;
-  out.reserve(small_message);  // one allocation for a typical request, not one per part
-  out = R"({"jsonrpc":"2.0","id":)";
+  std::string out = begin_message(R"({"jsonrpc":"2.0","id":)");
   append_id(out, id);
   out += ',';
   return finish_call(std::move(out), method, params);
 }
 
 std::string make_notification(std::string_view method, const json::value& params) {
-  std::string out;
-  out.reserve(small_message);
-  out = R"({"jsonrpc":"2.0",)";
-  return finish_call(std::move(out), method, params);
+  return finish_call(begin_message(R"({"jsonrpc":"2.0",)"), method, params);
 }
 
 }  // namespace mcpmux
