@@ -442,8 +442,9 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
     if (rewrite && out.reply->kind == message_kind::response)
       if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
     auto text = relay_reply(id, *out.reply);
-    if (call) self->audit_end(call.mapped(), outcome, text.size());
-    self->send(std::move(text));
+    const auto bytes = text.size();
+    self->send(std::move(text));  // first: the audit need not delay the answer
+    if (call) self->audit_end(call.mapped(), outcome, bytes);
   };
   // Recorded before the call: a call that fails at once answers (and erases it) inside call().
   auto& entry = calls_[key] = in_flight{up, 0};

@@ -91,9 +91,12 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     self->release_progress(*c);
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
-    self->stats_.record(elapsed, out.ec || out.reply->kind == message_kind::error_response,
-                        tool_of(c->method, c->params));
-    if (!out.ec) return c->done(std::move(out));
+    const bool failed = out.ec || out.reply->kind == message_kind::error_response;
+    if (!out.ec) {
+      c->done(std::move(out));  // first: the histograms need not delay the answer
+      return self->stats_.record(elapsed, failed, tool_of(c->method, c->params));
+    }
+    self->stats_.record(elapsed, failed, tool_of(c->method, c->params));
     const auto& server = self->cfg_.name;
     if (out.ec == errc::timeout)
       return c->done(error_reply(rpc_code::request_timeout,

@@ -58,7 +58,11 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     if (!writing_) {
       if (cork_depth() == 0)
         write_more();
-      else if (!corked_) {
+      else if (final_line()) {  // the read's last line: the batch goes now, this one with it
+        corked_ = true;
+        corked().push_back(shared_from_this());
+        uncork();
+      } else if (!corked_) {
         corked_ = true;
         corked().push_back(shared_from_this());
       }
@@ -255,6 +259,13 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     static thread_local std::vector<std::shared_ptr<fd_transport>> list;
     return list;
   }
+  // Set while the read's last line is handled: its first message takes the whole batch out,
+  // and what it sends after that is written at once. The work the session does after sending
+  // (the audit, the histograms) then overlaps the peer's reading instead of delaying it.
+  static bool& final_line() {
+    static thread_local bool released = false;
+    return released;
+  }
   static void uncork() {
     auto& list = corked();
     for (std::size_t i = 0; i < list.size(); ++i) {  // a flush cannot add to it (depth is 0)
@@ -268,15 +279,33 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   void feed(std::string_view data) {
     ++cork_depth();
     feed_uncorked(data);
-    if (--cork_depth() == 0) uncork();
+    if (--cork_depth() == 0) {
+      final_line() = false;
+      uncork();
+    }
+  }
+
+  // True for the last whole line of `data`, the read being fed (`line` a view into it, or the
+  // line assembled across reads that its first newline ended). Only the outermost read counts:
+  // a read fed while another is being fed keeps its batch until the outer one is done.
+  static bool last_line(std::string_view data, std::string_view line, bool assembled,
+                        const char* last_newline) {
+    if (cork_depth() != 1 || !last_newline) return false;
+    const char* end = assembled
+                          ? static_cast<const char*>(std::memchr(data.data(), '\n', data.size()))
+                          : line.data() + line.size();
+    return end == last_newline || end + 1 == last_newline;  // a CR may stand between
   }
 
   void feed_uncorked(std::string_view data) {
     if (events_) {
+      const char* last_newline =
+          static_cast<const char*>(::memrchr(data.data(), '\n', data.size()));
       framer_.feed(
           data,
-          [this](std::string_view line, std::string* whole) {
+          [this, data, last_newline](std::string_view line, std::string* whole) {
             if (!events_) return;
+            if (last_line(data, line, whole != nullptr, last_newline)) final_line() = true;
             if (whole)
               events_->on_message_buffer(std::move(*whole));
             else

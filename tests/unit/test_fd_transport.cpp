@@ -105,8 +105,14 @@ struct forward_events : transport_events {
   std::shared_ptr<transport> to;
   int sent = 0;
   bool close_at_third = false;
+  int peek_fd = -1;               ///< when set: what its reader could take after each send
+  std::vector<ssize_t> readable;  ///< bytes of the first record then, -1 for none
   void on_message(std::string_view line) override {
     EXPECT_FALSE(to->send(std::string(line)));
+    if (peek_fd >= 0) {
+      char buf[4096];
+      readable.push_back(::recv(peek_fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT));
+    }
     if (++sent == 3 && close_at_third) to->close();
   }
   void on_oversize(std::size_t) override {}
@@ -160,6 +166,29 @@ TEST_F(fd_transport_cork, AReadsBatchGoesOutInOneWrite) {
   EXPECT_EQ(fwd_.to->queued_bytes(), 0u);
   // Alone, a line goes out as soon as its read is fed.
   EXPECT_EQ(relay("{\"id\":4}\n", 9), std::vector<std::string>{"{\"id\":4}\n"});
+}
+
+// The batch goes out with the last line's first message, while the session is still handling
+// that line: what it does after sending (the audit, the histograms) does not delay the peer.
+TEST_F(fd_transport_cork, TheBatchLeavesWithTheLastLinesFirstMessage) {
+  fwd_.peek_fd = out_[1];
+  const std::string batch = "{\"id\":1}\n{\"id\":22}\r\n{\"id\":333}\r\n";
+  const std::string sent = "{\"id\":1}\n{\"id\":22}\n{\"id\":333}\n";
+  EXPECT_EQ(relay(batch, sent.size()), std::vector<std::string>{sent});
+  EXPECT_EQ(fwd_.readable, (std::vector<ssize_t>{-1, -1, static_cast<ssize_t>(sent.size())}));
+  // A line completed across reads is the last of its read too.
+  fwd_.readable.clear();
+  ASSERT_EQ(::send(in_[1], "{\"id\":4", 7, 0), 7);
+  EXPECT_EQ(relay("}\n", 9), std::vector<std::string>{"{\"id\":4}\n"});
+  EXPECT_EQ(fwd_.readable, std::vector<ssize_t>{9});
+  // After blank lines the batch waits for the end of the read, as before; an unfinished line
+  // is not part of the read's batch.
+  fwd_.readable.clear();
+  EXPECT_EQ(relay("{\"id\":5}\n\n  \n", 9), std::vector<std::string>{"{\"id\":5}\n"});
+  EXPECT_EQ(fwd_.readable, std::vector<ssize_t>{-1});
+  fwd_.readable.clear();
+  EXPECT_EQ(relay("{\"id\":6}\n{\"id\"", 9), std::vector<std::string>{"{\"id\":6}\n"});
+  EXPECT_EQ(fwd_.readable, std::vector<ssize_t>{9});
 }
 
 TEST_F(fd_transport_cork, ClosingACorkedTransportStillWritesWhatWasSent) {
