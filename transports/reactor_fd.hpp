@@ -107,6 +107,13 @@ class reactor_fd {
     start(reactor::read_op, new_op<readable_op<std::decay_t<Handler>>>(std::move(handler)));
   }
 
+  /// Writes what the descriptor takes of `iov[0..count)` now, with no wait and no handler; true
+  /// when all of it went. Otherwise `iov` and `count` are left at what remains (an error is
+  /// left for async_write_all to meet again and report).
+  bool write_now(iovec*& iov, std::size_t& count) {
+    return write_gather(fd_, iov, count) == 0 && count == 0;
+  }
+
   /// Writes all of `iov[0..count)` (which must stay valid and may be changed until the handler
   /// runs), then calls `handler(error_code)`. The first attempt is made at once; the handler
   /// always runs later, from the loop.
@@ -166,30 +173,10 @@ class reactor_fd {
 
     static status perform(op_base* base) {
       auto* o = static_cast<write_op*>(base);
-      while (o->count > 0) {
-        const ssize_t n =
-            ::writev(o->fd, o->iov, static_cast<int>(std::min<std::size_t>(o->count, IOV_MAX)));
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          if (errno == EAGAIN || errno == EWOULDBLOCK) return not_done;
-          o->ec_.assign(errno, boost::system::system_category());
-          return done;
-        }
-        o->advance(static_cast<std::size_t>(n));
-      }
+      const int err = write_gather(o->fd, o->iov, o->count);
+      if (err == EAGAIN) return not_done;
+      if (err) o->ec_.assign(err, boost::system::system_category());
       return done;
-    }
-
-    void advance(std::size_t n) {
-      while (count > 0 && n >= iov->iov_len) {
-        n -= iov->iov_len;
-        ++iov;
-        --count;
-      }
-      if (count > 0) {
-        iov->iov_base = static_cast<char*>(iov->iov_base) + n;
-        iov->iov_len -= n;
-      }
     }
 
     Handler handler;
@@ -197,6 +184,29 @@ class reactor_fd {
     iovec* iov;
     std::size_t count;
   };
+
+  // Writes until `iov[0..count)` is all out (0), the descriptor is full (EAGAIN) or fails (its
+  // errno); `iov` and `count` follow what was written.
+  static int write_gather(int fd, iovec*& iov, std::size_t& count) {
+    while (count > 0) {
+      const ssize_t n = ::writev(fd, iov, static_cast<int>(std::min<std::size_t>(count, IOV_MAX)));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno == EWOULDBLOCK ? EAGAIN : errno;
+      }
+      auto left = static_cast<std::size_t>(n);
+      while (count > 0 && left >= iov->iov_len) {
+        left -= iov->iov_len;
+        ++iov;
+        --count;
+      }
+      if (count > 0) {
+        iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+        iov->iov_len -= left;
+      }
+    }
+    return 0;
+  }
 
   void start(int op_type, op_base* op) {
     if (!is_open()) {

@@ -76,6 +76,21 @@ TEST_F(fd_transport_write, SplicedMessagesGoOutWholeAndInOrder) {
   EXPECT_EQ(item.use_count(), 1);
 }
 
+// What the descriptor takes at once is done when send returns: nothing is left queued and no
+// completion is posted (one cost the loop an epoll_wait of its own per message).
+TEST_F(fd_transport_write, AWriteTheDescriptorTakesIsDoneWhenSendReturns) {
+  auto t = open();
+  io_.poll();  // the transport's first wait for input is queued
+  ASSERT_FALSE(t->send("one"));
+  ASSERT_FALSE(t->send_spliced({"two", std::make_shared<const std::string>("+"), "!"}));
+  EXPECT_EQ(t->queued_bytes(), 0u);
+  EXPECT_EQ(io_.poll(), 0u);
+  char buf[64];
+  const auto n = ::recv(fds_[1], buf, sizeof buf, MSG_DONTWAIT);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)), "one\ntwo+!\n");
+}
+
 TEST_F(fd_transport_write, ABigSharedMiddleIsWrittenInFull) {
   auto t = open();
   auto shared = std::make_shared<const std::string>(3u << 20, 'x');  // beyond a socket buffer
