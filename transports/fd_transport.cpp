@@ -55,18 +55,16 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     // The newline goes out as a buffer of its own: appending it could reallocate a big message.
     queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
-    if (!writing_) {
-      if (cork_depth() == 0)
-        write_more();
-      else if (final_line()) {  // the read's last line: the batch goes now, this one with it
-        corked_ = true;
-        corked().push_back(shared_from_this());
-        uncork();
-      } else if (!corked_) {
-        corked_ = true;
-        corked().push_back(shared_from_this());
-      }
+    if (writing_) return {};
+    if (cork_depth() == 0) {
+      write_more();
+      return {};
     }
+    if (!corked_) {
+      corked_ = true;
+      corked().push_back(shared_from_this());
+    }
+    if (final_line()) uncork();  // the read's last line: the batch goes now, this one with it
     return {};
   }
 

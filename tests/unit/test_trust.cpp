@@ -119,7 +119,9 @@ TEST(Trust, ChangedRenamedAndAddedAreQuarantinedAndTheRestUnaffected) {
       EXPECT_EQ(q.pinned, book.at({collection::tools, "read"}));
       EXPECT_EQ(q.offered, canonical_definition(after.tools[0], collection::tools));
     }
-    if (q.name == "send_mail") EXPECT_EQ(q.was, "send");
+    if (q.name == "send_mail") {
+      EXPECT_EQ(q.was, "send");
+    }
   }
 }
 
