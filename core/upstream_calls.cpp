@@ -92,20 +92,19 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
     const bool failed = out.ec || out.reply->kind == message_kind::error_response;
-    if (!out.ec) {
-      c->done(std::move(out));  // first: the histograms need not delay the answer
-      return self->stats_.record(elapsed, failed, tool_of(c->method, c->params));
-    }
+    const auto failure = [&] {
+      const auto& server = self->cfg_.name;
+      if (out.ec == errc::timeout)
+        return error_reply(rpc_code::request_timeout,
+                           "MCP server \"" + server + "\" did not answer " + c->method +
+                               " within " + std::to_string(self->timeout_.count()) + "ms");
+      std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
+      if (dropped && drop.reached_server && !drop.server_stopped)
+        why = self->not_repeated(*c, drop, why);
+      return error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why);
+    };
+    c->done(out.ec ? failure() : std::move(out));  // first: the histograms need not delay it
     self->stats_.record(elapsed, failed, tool_of(c->method, c->params));
-    const auto& server = self->cfg_.name;
-    if (out.ec == errc::timeout)
-      return c->done(error_reply(rpc_code::request_timeout,
-                                 "MCP server \"" + server + "\" did not answer " + c->method +
-                                     " within " + std::to_string(self->timeout_.count()) + "ms"));
-    std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
-    if (dropped && drop.reached_server && !drop.server_stopped)
-      why = self->not_repeated(*c, drop, why);
-    c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why));
   };
   add_era_meta(c->params, c->owner.lock());
   auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
