@@ -261,8 +261,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   // and what it sends after that is written at once. The work the session does after sending
   // (the audit, the histograms) then overlaps the peer's reading instead of delaying it.
   static bool& final_line() {
-    static thread_local bool released = false;
-    return released;
+    static thread_local bool handling_last = false;
+    return handling_last;
   }
   static void uncork() {
     auto& list = corked();
@@ -283,27 +283,15 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     }
   }
 
-  // True for the last whole line of `data`, the read being fed (`line` a view into it, or the
-  // line assembled across reads that its first newline ended). Only the outermost read counts:
-  // a read fed while another is being fed keeps its batch until the outer one is done.
-  static bool last_line(std::string_view data, std::string_view line, bool assembled,
-                        const char* last_newline) {
-    if (cork_depth() != 1 || !last_newline) return false;
-    const char* end = assembled
-                          ? static_cast<const char*>(std::memchr(data.data(), '\n', data.size()))
-                          : line.data() + line.size();
-    return end == last_newline || end + 1 == last_newline;  // a CR may stand between
-  }
-
   void feed_uncorked(std::string_view data) {
     if (events_) {
-      const char* last_newline =
-          static_cast<const char*>(::memrchr(data.data(), '\n', data.size()));
       framer_.feed(
           data,
-          [this, data, last_newline](std::string_view line, std::string* whole) {
+          [this](std::string_view line, std::string* whole) {
             if (!events_) return;
-            if (last_line(data, line, whole != nullptr, last_newline)) final_line() = true;
+            // Only the outermost read's last line: a read fed while another is being fed keeps
+            // its batch until the outer one is done.
+            if (cork_depth() == 1 && framer_.at_last_line()) final_line() = true;
             if (whole)
               events_->on_message_buffer(std::move(*whole));
             else

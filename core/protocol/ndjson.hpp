@@ -22,6 +22,9 @@ class ndjson_framer {
   template <class OnLine, class OnOversize>
   void feed(std::string_view data, OnLine&& on_line, OnOversize&& on_oversize);
 
+  /// During `on_line`: true when no newline follows that line's in the data being fed, so no
+  /// other line of this feed comes after it (a send made now is the feed's last).
+  bool at_last_line() const { return at_last_line_; }
   /// Bytes of an unterminated line held so far (for tests and accounting).
   std::size_t pending() const { return partial_.size(); }
   /// True while the rest of an oversize line is being skipped.
@@ -50,12 +53,15 @@ class ndjson_framer {
   std::string partial_;
   bool discarding_ = false;
   std::size_t discarded_ = 0;
+  bool at_last_line_ = false;
 };
 
 template <class OnLine, class OnOversize>
 void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& on_oversize) {
-  while (!data.empty()) {
+  const auto last_nl = data.rfind('\n');  // where the feed's last whole line ends
+  for (std::size_t at = 0; !data.empty();) {
     const auto nl = data.find('\n');
+    at_last_line_ = nl != std::string_view::npos && at + nl == last_nl;
     const std::string_view chunk = data.substr(0, nl);  // whole rest when no newline
     // The CR of a CRLF (or a last CR that a LF may follow) is not part of the line's length.
     const bool ends_cr =
@@ -91,7 +97,9 @@ void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& o
       discarded_ = 0;
     }
     data.remove_prefix(nl + 1);
+    at += nl + 1;
   }
+  at_last_line_ = false;
 }
 
 }  // namespace mcpmux

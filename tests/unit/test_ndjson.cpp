@@ -241,5 +241,24 @@ TEST(NdjsonFramer, BufferNotTakenIsReused) {
   EXPECT_THAT(lines, ElementsAre("{\"x\":1}", "{\"y\":2}"));
 }
 
+// While a line is handed over the framer says whether another whole line of the same feed
+// follows it: CRLF, a line assembled across feeds, blank lines and an unfinished line after it.
+TEST(NdjsonFramer, SaysWhichLineIsTheFeedsLast) {
+  ndjson_framer framer(1024);
+  std::vector<std::string> seen;  // "line:last" or "line:more"
+  auto on_line = [&](std::string_view line, std::string*) {
+    seen.push_back(std::string(line) + (framer.at_last_line() ? ":last" : ":more"));
+  };
+  auto on_oversize = [](std::size_t) {};
+  framer.feed("a\nb\r\nc\r\n", on_line, on_oversize);
+  framer.feed("d", on_line, on_oversize);
+  framer.feed("\ne\n", on_line, on_oversize);
+  framer.feed("f\n\n  \n", on_line, on_oversize);  // blank lines end the feed
+  framer.feed("g\n{\"h\"", on_line, on_oversize);  // an unfinished line does not
+  EXPECT_THAT(seen,
+              ElementsAre("a:more", "b:more", "c:last", "d:more", "e:last", "f:more", "g:last"));
+  EXPECT_FALSE(framer.at_last_line());  // outside a feed
+}
+
 }  // namespace
 }  // namespace mcpmux
