@@ -237,9 +237,54 @@ std::string resolve_config_path(const std::string& explicit_path);
 /// file does not exist and no path was given explicitly (flag or env).
 config_result load_config(const std::string& explicit_path, env_lookup lookup = process_env);
 
-/// The socket path per the contract: --socket, else $MCPMUX_SOCKET, else `daemon.socket`,
-/// else $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock (falling back to /tmp/mcpmux-UID/mcpmux.sock).
-std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon);
+/// Where a socket path came from, in the order of precedence.
+enum class socket_origin {
+  flag,         ///< --socket
+  environment,  ///< $MCPMUX_SOCKET
+  config,       ///< `daemon.socket`
+  runtime_dir,  ///< $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock, or /run/user/UID/mcpmux/mcpmux.sock
+  tmp,          ///< /tmp/mcpmux-UID/mcpmux.sock: no runtime directory at all
+};
+struct socket_location {
+  std::string path;
+  socket_origin origin;
+  /// A path nobody chose by name (daemon.socket or the default): the one a daemon records in
+  /// daemon_record_path() for clients whose environment lacks what found it.
+  bool is_default() const {
+    return origin != socket_origin::flag && origin != socket_origin::environment;
+  }
+};
+
+/// The socket path per the contract, the one rule every daemon and client follows: --socket,
+/// else $MCPMUX_SOCKET, else `daemon.socket`, else <runtime dir>/mcpmux/mcpmux.sock (see
+/// runtime_dir()), else /tmp/mcpmux-UID/mcpmux.sock. `lookup` reads the environment.
+socket_location locate_socket(const std::string& explicit_path, const daemon_config* daemon,
+                              env_lookup lookup = process_env);
+/// locate_socket(...).path.
+std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon,
+                                env_lookup lookup = process_env);
+
+/// The user's runtime directory: $XDG_RUNTIME_DIR when set and absolute; else /run/user/UID when
+/// it is the user's own private directory (private_dir_problem finds nothing; the systemd
+/// convention, for the agents that pass a bare environment); else nothing.
+std::optional<std::string> runtime_dir(env_lookup lookup = process_env);
+
+/// The environment an agent built on the official TypeScript SDK gives a stdio server by default
+/// (`getDefaultEnvironment()`): HOME, LOGNAME, PATH, SHELL, TERM and USER of this process, nothing
+/// else. For asking where `mcpmux connect` started by such an agent would look.
+std::optional<std::string> agent_default_env(std::string_view name);
+
+/// Where a daemon on a default socket records the path it listens on:
+/// ~/.local/state/mcpmux/daemon-socket, from the home directory alone (not $XDG_STATE_HOME,
+/// not the socket's path), so that a client started with a bare environment finds it.
+std::string daemon_record_path();
+/// Writes the record (atomically, 0600, in a private directory). "" or an error message.
+std::string write_daemon_record(const std::string& socket_path);
+/// The recorded socket path, when the record is a regular file of this user (not a symlink)
+/// holding an absolute path.
+std::optional<std::string> read_daemon_record();
+/// Removes the record if it still names `socket_path` (a newer daemon's record is left).
+void remove_daemon_record(const std::string& socket_path);
 
 /// The effective request timeout of a server: MCPMUX_TIMEOUT_MS env, else server, else daemon.
 std::chrono::milliseconds effective_timeout(const server_config& s, const daemon_config& d,

@@ -35,8 +35,8 @@ max_tool_name = 64
 # trace, debug, info, warn, error or off.
 log_level = "info"
 
-# Unix socket clients connect to. Default: $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock.
-# --socket and $MCPMUX_SOCKET take precedence.
+# Unix socket clients connect to. Default: $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock (unset: your
+# own /run/user/UID, else /tmp/mcpmux-UID). --socket and $MCPMUX_SOCKET take precedence.
 # socket = "/run/user/1000/mcpmux/mcpmux.sock"
 
 # Longest accepted JSON-RPC message in bytes, from clients and servers alike (1 KiB..1 GiB).

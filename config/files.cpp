@@ -1,4 +1,5 @@
 #include "config/files.hpp"
+#include "config/paths.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -125,6 +126,28 @@ bool make_dirs(const std::string& dir, mode_t mode, std::string* error) {
         *error = fmt::format("cannot create directory {}: {}", prefix, std::strerror(errno));
       return false;
     }
+  }
+  return true;
+}
+
+bool make_private_dir(const std::string& dir, std::string* error) {
+  const auto slash = dir.rfind('/');
+  if (slash != std::string::npos && slash > 0 && !make_dirs(dir.substr(0, slash), 0700, error))
+    return false;
+  // mkdir() does not follow a symlink in the last component (EEXIST), and what we made is ours:
+  // only then is its mode ours to set (the umask may have taken bits from 0700).
+  if (::mkdir(dir.c_str(), 0700) == 0) {
+    if (::chmod(dir.c_str(), 0700) != 0) {
+      *error = fmt::format("cannot set the mode of {}: {}", dir, std::strerror(errno));
+      return false;
+    }
+  } else if (errno != EEXIST) {
+    *error = fmt::format("cannot create directory {}: {}", dir, std::strerror(errno));
+    return false;
+  }
+  if (auto problem = private_dir_problem(dir); !problem.empty()) {
+    *error = std::move(problem);
+    return false;
   }
   return true;
 }

@@ -35,4 +35,10 @@ std::string write_file_atomically(const std::string& path, std::string_view text
 /// (if given) naming the directory and the reason, on failure.
 bool make_dirs(const std::string& dir, mode_t mode, std::string* error = nullptr);
 
+/// A directory for a socket or a lock that only this user may reach: made (mode 0700, missing
+/// parents too) when it does not exist; else it must already be private (`private_dir_problem`:
+/// the user's own, 0700, not a symlink). The mode of a directory that was there before is never
+/// changed. False, with `*error` saying why, otherwise.
+bool make_private_dir(const std::string& dir, std::string* error);
+
 }  // namespace mcpmux

@@ -1,14 +1,19 @@
 #include "config/paths.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "config/config.hpp"
+#include "config/files.hpp"
 
 namespace mcpmux {
 
@@ -45,15 +50,79 @@ std::string resolve_config_path(const std::string& explicit_path) {
   return xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux/config.toml";
 }
 
-std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon) {
-  if (!explicit_path.empty()) return expand_tilde(explicit_path);
-  if (auto env = getenv_nonempty("MCPMUX_SOCKET")) return expand_tilde(*env);
-  if (daemon && !daemon->socket.empty()) return daemon->socket;
-  if (auto run = getenv_nonempty("XDG_RUNTIME_DIR"); run && run->front() == '/')
-    return *run + "/mcpmux/mcpmux.sock";
-  // No runtime dir (e.g. a login without systemd-logind): a per-user directory in /tmp, which the
-  // listener creates with mode 0700 and checks ownership of.
-  return fmt::format("/tmp/mcpmux-{}/mcpmux.sock", ::getuid());
+std::string private_dir_problem(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return fmt::format("{}: {}", dir, std::strerror(errno));
+  if (S_ISLNK(st.st_mode)) return dir + " is a symbolic link, not a directory";
+  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+  if (st.st_uid != ::getuid()) {
+    return fmt::format("{} belongs to uid {}, not to uid {}", dir, st.st_uid, ::getuid());
+  }
+  if ((st.st_mode & 077) != 0) {
+    return fmt::format("{} has mode {:04o}; it must be private (0700)", dir, st.st_mode & 07777);
+  }
+  return {};
+}
+
+std::optional<std::string> runtime_dir(env_lookup lookup) {
+  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && run->front() == '/')
+    return *run;
+  // What pam_systemd makes for every login (and what $XDG_RUNTIME_DIR names when it is set);
+  // only the user's own private directory, so that another user cannot have made it first.
+  std::string conventional = fmt::format("/run/user/{}", ::getuid());
+  if (private_dir_problem(conventional).empty()) return conventional;
+  return std::nullopt;
+}
+
+socket_location locate_socket(const std::string& explicit_path, const daemon_config* daemon,
+                              env_lookup lookup) {
+  if (!explicit_path.empty()) return {expand_tilde(explicit_path), socket_origin::flag};
+  if (auto env = lookup("MCPMUX_SOCKET"); env && !env->empty())
+    return {expand_tilde(*env), socket_origin::environment};
+  if (daemon && !daemon->socket.empty()) return {daemon->socket, socket_origin::config};
+  if (auto run = runtime_dir(lookup))
+    return {*run + "/mcpmux/mcpmux.sock", socket_origin::runtime_dir};
+  // No runtime directory (a login without systemd-logind): a per-user directory in /tmp. Another
+  // user may have made it first: the listener and every client check it is ours and private.
+  return {fmt::format("/tmp/mcpmux-{}/mcpmux.sock", ::getuid()), socket_origin::tmp};
+}
+
+std::string resolve_socket_path(const std::string& explicit_path, const daemon_config* daemon,
+                                env_lookup lookup) {
+  return locate_socket(explicit_path, daemon, lookup).path;
+}
+
+std::optional<std::string> agent_default_env(std::string_view name) {
+  for (std::string_view kept : {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"})
+    if (name == kept) return process_env(name);
+  return std::nullopt;
+}
+
+std::string daemon_record_path() {
+  return home_dir() + "/.local/state/mcpmux/daemon-socket";
+}
+
+std::string write_daemon_record(const std::string& socket_path) {
+  return write_file_atomically(daemon_record_path(), socket_path + "\n", durability::cache);
+}
+
+std::optional<std::string> read_daemon_record() {
+  const std::string path = daemon_record_path();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  char buf[512];
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::getuid())
+    n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 1 || static_cast<std::size_t>(n) == sizeof buf || buf[n - 1] != '\n' || buf[0] != '/')
+    return std::nullopt;
+  return std::string(buf, static_cast<std::size_t>(n - 1));
+}
+
+void remove_daemon_record(const std::string& socket_path) {
+  if (read_daemon_record() == socket_path) ::unlink(daemon_record_path().c_str());
 }
 
 std::string cache_dir() {

@@ -6,9 +6,17 @@
 
 #include <dlfcn.h>
 
+#include <fmt/format.h>
 #include <libsecret/secret.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+
+#include "config/config.hpp"
 
 namespace mcpmux {
 namespace {
@@ -122,6 +130,25 @@ secret_service_result unavailable() {
 }
 
 }  // namespace
+
+void derive_session_bus() {
+  if (const char* bus = std::getenv("DBUS_SESSION_BUS_ADDRESS"); bus && *bus) return;
+  const auto run = runtime_dir();
+  if (!run) return;
+  const std::string path = *run + "/bus";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != ::getuid()) return;
+  // D-Bus address values keep [-0-9A-Za-z_/.\\*] as they are; any other byte is %XX.
+  std::string address = "unix:path=";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("-_/.\\*", c) != nullptr) {
+      address += static_cast<char>(c);
+    } else {
+      address += fmt::format("%{:02x}", c);
+    }
+  }
+  ::setenv("DBUS_SESSION_BUS_ADDRESS", address.c_str(), 1);
+}
 
 bool secret_service_wanted() {
   const char* file = std::getenv("MCPMUX_SECRETS_FILE");

@@ -16,6 +16,12 @@ namespace mcpmux {
 /// and $MCPMUX_SECRETS_FILE does not name a file as the only store.
 bool secret_service_wanted();
 
+/// Sets $DBUS_SESSION_BUS_ADDRESS when it is unset and <runtime dir>/bus (see `runtime_dir`:
+/// /run/user/UID/bus by the systemd convention) is a socket of this user: an agent that passes a
+/// bare environment gives its `mcpmux connect --spawn`, and so the daemon, no bus address, and
+/// `${secret:…}` kept in the Secret Service must still resolve. Call at start, before threads.
+void derive_session_bus();
+
 /// What an operation on the Secret Service came to.
 struct secret_service_result {
   bool available =

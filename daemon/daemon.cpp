@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "config/config.hpp"
+#include "config/secret_service.hpp"
 #include "core/manager.hpp"
 #include "core/oauth_store.hpp"
 #include "core/protocol/log.hpp"
@@ -242,6 +243,7 @@ int check_config(const daemon_options& opt) {
 
 int run_daemon(const daemon_options& opt) {
   start_heap heap;
+  derive_session_bus();  // before the config's ${secret:…} are looked up
   if (opt.ready_fd >= 0 && !take_ready_fd(opt.ready_fd)) {  // before any child could inherit it
     std::fprintf(stderr, "mcpmuxd: --ready-fd %d: not an open pipe\n", opt.ready_fd);
     return 2;
@@ -264,7 +266,8 @@ int run_daemon(const daemon_options& opt) {
   ::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
 
-  const std::string socket_path = resolve_socket_path(opt.socket_path, &cfg.daemon);
+  const socket_location where = locate_socket(opt.socket_path, &cfg.daemon);
+  const std::string& socket_path = where.path;
   // The file to watch: the one loaded, or where a user would create one.
   const std::string watched =
       cfg.source == "<default>" ? resolve_config_path(opt.config_path) : cfg.source;
@@ -350,6 +353,14 @@ int run_daemon(const daemon_options& opt) {
     log.error("{}", error);
     return 1;
   }
+  // A daemon nobody pointed at a socket by name says where it listens, in a place found from
+  // the home directory alone: `mcpmux connect` started by an agent that passes a bare
+  // environment (no $XDG_RUNTIME_DIR) finds this daemon instead of starting a second one.
+  const bool recorded = where.is_default();
+  if (recorded) {
+    if (auto err = write_daemon_record(socket_path); !err.empty())
+      log.warn("cannot record the socket in {}: {}", daemon_record_path(), err);
+  }
   manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
   serving = &mgr;
   mgr.add_control_extension(&logins);
@@ -406,6 +417,7 @@ int run_daemon(const daemon_options& opt) {
     if (!http) {
       log.error("{}", error);
       listener->close();
+      if (recorded) remove_daemon_record(socket_path);
       return 1;
     }
     // The page's address: the configured host, the bound port.
@@ -513,6 +525,7 @@ int run_daemon(const daemon_options& opt) {
     watchdog.cancel();
     sampler.cancel();
     listener->close();
+    if (recorded) remove_daemon_record(socket_path);
     if (http) http->close();
     mgr.close_sessions();
     mgr.stop();

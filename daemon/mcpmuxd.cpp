@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
       ->type_name("PATH");
   app.add_option("--socket", opt.socket_path,
                  "socket to listen on (default: $MCPMUX_SOCKET, else\n"
-                 "daemon.socket, else $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock)")
+                 "daemon.socket, else $XDG_RUNTIME_DIR/mcpmux/mcpmux.sock,\n"
+                 "else /run/user/UID/mcpmux/mcpmux.sock when that directory\n"
+                 "is yours, else /tmp/mcpmux-UID/mcpmux.sock)")
       ->type_name("PATH");
   app.add_option("--log-level", opt.log_level,
                  "trace, debug, info, warn, error or off (default: the\nconfig's)")

@@ -27,22 +27,6 @@ const logger& log() {
   return l;
 }
 
-// Creates missing directories; the last one (the socket's own) private to this user.
-bool make_private_dir(const std::string& dir, std::string* error) {
-  if (!make_dirs(dir, 0700, error)) return false;
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    *error = dir + " is not a directory";
-    return false;
-  }
-  if (st.st_uid != ::getuid()) {
-    *error = dir + " belongs to another user";
-    return false;
-  }
-  if ((st.st_mode & 0777) != 0700) ::chmod(dir.c_str(), 0700);
-  return true;
-}
-
 // True when something accepts connections at `path`.
 bool live_socket(const std::string& path) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -76,6 +60,7 @@ class listener_impl final : public unix_listener,
       return false;
     }
     auto dir = std::filesystem::path(path).parent_path().string();
+    // Ours and private, or made now; never a symlink followed, never another's mode changed.
     if (!dir.empty() && !make_private_dir(dir, error)) return false;
     if (live_socket(path)) {
       *error = "another mcpmuxd is already serving " + path;

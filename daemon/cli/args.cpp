@@ -240,7 +240,7 @@ std::variant<int, invocation> parse_args(int argc, char** argv) {
   app.footer([] {
     return "Global options may come before or after the command. `mcpmux COMMAND --help` for\n"
            "one command.\nThe socket here: " +
-           default_socket_path() + "\n\n" + global_footer;
+           default_socket_location().path + "\n\n" + global_footer;
   });
 
   std::optional<std::string> socket;
@@ -249,8 +249,12 @@ std::variant<int, invocation> parse_args(int argc, char** argv) {
                  "the daemon's socket; default $MCPMUX_SOCKET, else\n"
                  "daemon.socket of the config ($MCPMUX_CONFIG or\n"
                  "~/.config/mcpmux/config.toml), else\n"
-                 "$XDG_RUNTIME_DIR/mcpmux/mcpmux.sock, else\n"
-                 "/tmp/mcpmux-UID/mcpmux.sock")
+                 "$XDG_RUNTIME_DIR/mcpmux/mcpmux.sock (unset: the\n"
+                 "user's own /run/user/UID), else\n"
+                 "/tmp/mcpmux-UID/mcpmux.sock; without --socket and\n"
+                 "$MCPMUX_SOCKET, the socket the running daemon\n"
+                 "recorded in ~/.local/state/mcpmux/daemon-socket\n"
+                 "comes first")
       ->type_name("PATH")
       ->check(non_empty("a path"));
   add_count(app, "--timeout", timeout_ms, 1, INT32_MAX, "milliseconds > 0",
@@ -304,7 +308,13 @@ std::variant<int, invocation> parse_args(int argc, char** argv) {
   for (const auto& [sub, spec] : subs) {
     if (sub != &chosen) continue;
     inv.run = spec->run;
-    inv.ctx.socket_path = socket ? *socket : default_socket_path();
+    if (socket) {
+      inv.ctx.socket_path = *socket;
+    } else {
+      const auto where = default_socket_location();
+      inv.ctx.socket_path = where.path;
+      inv.ctx.default_socket = where.is_default();
+    }
     inv.ctx.timeout = timeout_ms > 0 ? milliseconds(timeout_ms) : spec->default_timeout;
   }
   return inv;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include "config/config.hpp"
+#include "config/paths.hpp"
 
 namespace mcpmux::cli {
 
@@ -21,10 +23,10 @@ void unique_fd::reset() {
   fd_ = -1;
 }
 
-std::string default_socket_path() {
-  if (env("MCPMUX_SOCKET")) return resolve_socket_path("", nullptr);
+socket_location default_socket_location() {
+  if (env("MCPMUX_SOCKET")) return locate_socket("", nullptr);
   const auto cfg = load_config("");
-  return resolve_socket_path("", cfg.value ? &cfg.value->daemon : nullptr);
+  return locate_socket("", cfg.value ? &cfg.value->daemon : nullptr);
 }
 
 namespace {
@@ -38,6 +40,27 @@ failure no_daemon(const std::string& path) {
                              "mcpmuxd.socket` or `mcpmuxd`",
                              path),
                  {}};
+}
+
+// A socket's directory that another user owns, that others may write in, or that is a symlink
+// could hold someone else's listener: refused before connecting. A directory that does not exist
+// means no daemon (ENOENT), which `--spawn` may go on to fix.
+std::optional<failure> check_socket_dir(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return std::nullopt;  // relative to the working directory
+  const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) {
+    failure f = no_daemon(path);
+    f.sys_errno = ENOENT;
+    return f;
+  }
+  if (auto problem = private_dir_problem(dir); !problem.empty()) {
+    return failure{exit_status::no_daemon,
+                   fmt::format("refusing to use the socket {}: {}", path, problem),
+                   {}};
+  }
+  return std::nullopt;
 }
 
 bool set_nonblocking(int fd) {
@@ -83,6 +106,7 @@ outcome<unique_fd> dial(const std::string& path, milliseconds timeout) {
         {}};
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
+  if (auto refused = check_socket_dir(path)) return *refused;
 
   unique_fd fd{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
   if (fd.get() < 0) return fail(fmt::format("socket: {}", errno_text(errno)));
@@ -114,12 +138,33 @@ outcome<unique_fd> dial(const std::string& path, milliseconds timeout) {
     return failure{
         exit_status::no_daemon, fmt::format("cannot connect to {}: {}", path, errno_text(err)), {}};
   }
+  // Who listens: the kernel's record of the process that bound the socket.
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0)
+    return fail(fmt::format("cannot tell who listens on {}: {}", path, errno_text(errno)));
+  if (peer.uid != ::getuid()) {
+    return failure{exit_status::no_daemon,
+                   fmt::format("refusing to talk to {}: it is served by uid {} (pid {}), not by "
+                               "you (uid {}); another user may have taken the path",
+                               path, peer.uid, peer.pid, ::getuid()),
+                   {}};
+  }
   if (!set_nonblocking(fd.get())) return fail(fmt::format("fcntl: {}", errno_text(errno)));
   return fd;
 }
 
+outcome<unique_fd> dial_daemon(const context& ctx) {
+  if (ctx.default_socket) {
+    if (auto recorded = read_daemon_record(); recorded && *recorded != ctx.socket_path) {
+      if (auto fd = dial(*recorded, ctx.timeout)) return fd;
+    }
+  }
+  return dial(ctx.socket_path, ctx.timeout);
+}
+
 outcome<daemon_client> open_client(const context& ctx) {
-  auto fd = dial(ctx.socket_path, ctx.timeout);
+  auto fd = dial_daemon(ctx);
   if (!fd) return fd.error();
   return daemon_client(std::move(*fd), ctx.timeout);
 }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/config.hpp"
 #include "core/protocol/ndjson.hpp"
 #include "daemon/cli/common.hpp"
 #include "daemon/cli/json.hpp"
@@ -49,16 +50,28 @@ class unique_fd {
 struct context {
   std::string socket_path;
   milliseconds timeout;
+  /// No --socket and no $MCPMUX_SOCKET named the socket: the daemon's record
+  /// (daemon_record_path()) is tried before `socket_path`, and a daemon that `--spawn` starts
+  /// finds the same default path by itself (and records it).
+  bool default_socket = false;
 };
 
-/// The daemon's order (after --socket): $MCPMUX_SOCKET, `daemon.socket` of the config the daemon
-/// reads ($MCPMUX_CONFIG, else ~/.config/mcpmux/config.toml), $XDG_RUNTIME_DIR/mcpmux,
-/// /tmp/mcpmux-<uid>. A config that does not load is the daemon's to report: the default then.
-std::string default_socket_path();
+/// The daemon's rule (config/config.hpp, locate_socket) without --socket: $MCPMUX_SOCKET,
+/// `daemon.socket` of the config the daemon reads ($MCPMUX_CONFIG, else
+/// ~/.config/mcpmux/config.toml), the runtime directory, /tmp/mcpmux-<uid>. A config that does
+/// not load is the daemon's to report: the default then.
+socket_location default_socket_location();
 
-/// Connects to the daemon; the returned socket is non-blocking. Nothing listening (ENOENT,
-/// ECONNREFUSED) is a no_daemon failure with `sys_errno` set.
+/// Connects to the daemon at `path`; the returned socket is non-blocking. Nothing listening
+/// (ENOENT, ECONNREFUSED) is a no_daemon failure with `sys_errno` set. Before a byte is sent,
+/// the socket's directory must be this user's own private directory (not a symlink) and the
+/// peer (SO_PEERCRED) this user: anything else is refused, so that another local user who got
+/// the path first never receives an agent's stdio or a request.
 outcome<unique_fd> dial(const std::string& path, milliseconds timeout);
+
+/// dial() of the daemon of `ctx`: for a default socket, the recorded one first (the daemon an
+/// agent's bare environment would otherwise miss), then ctx.socket_path.
+outcome<unique_fd> dial_daemon(const context& ctx);
 
 /// One connection that sends JSON-RPC requests and waits, bounded, for their answers.
 class daemon_client {

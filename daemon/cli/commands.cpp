@@ -79,7 +79,7 @@ std::size_t count_of(const json::value* names) {
 }  // namespace
 
 outcome<exit_status> run_connect(const context& ctx, const command_args& args) {
-  auto fd = dial(ctx.socket_path, ctx.timeout);
+  auto fd = dial_daemon(ctx);
   // Only "nothing there" (ENOENT, ECONNREFUSED) starts a daemon; EACCES and the like do not.
   if (!fd && args.spawn && fd.error().sys_errno != 0) fd = spawn_and_dial(ctx);
   if (!fd) return fd.error();

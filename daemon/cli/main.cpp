@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <exception>
 
+#include "config/secret_service.hpp"
 #include "daemon/cli/args.hpp"
 
 int main(int argc, char** argv) {
   using namespace mcpmux::cli;
   try {
+    mcpmux::derive_session_bus();  // `secret`, `adopt`: an agent's bare environment has no bus
     auto parsed = parse_args(argc, argv);
     if (const int* done = std::get_if<int>(&parsed)) return *done;
     const invocation& inv = std::get<invocation>(parsed);

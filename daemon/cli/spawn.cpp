@@ -7,12 +7,14 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <string_view>
 #include <vector>
 
+#include "config/config.hpp"
 #include "config/files.hpp"
 
 namespace mcpmux::cli {
@@ -61,7 +63,7 @@ struct started_daemon {
 /// exec'd. posix_spawn (a vfork, no copy of our page tables) instead of a double fork: this is on
 /// the path of every agent that starts the daemon. It is our child, so SIGCHLD is ignored: the
 /// kernel reaps it should it exit before we do; after we do, init (or a subreaper) does.
-outcome<started_daemon> spawn_daemon(const std::string& socket, const std::string& program,
+outcome<started_daemon> spawn_daemon(const context& ctx, const std::string& program,
                                      const std::string& log) {
   if (!log.empty()) (void)mcpmux::make_dirs(parent_dir(log), 0700);
   int readyfd[2];
@@ -79,8 +81,10 @@ outcome<started_daemon> spawn_daemon(const std::string& socket, const std::strin
   int ready_target = 3;
   while (ready_target == ready_write.get() || ready_target == null.get() || ready_target == out_fd)
     ++ready_target;
-  std::vector<std::string> argv{program, "--socket", socket, "--ready-fd",
-                                std::to_string(ready_target)};
+  // A default socket is the daemon's to find by the same rule (same environment, same config):
+  // it then records it for clients whose environment lacks what found it. A named one is passed.
+  std::vector<std::string> argv{program, "--ready-fd", std::to_string(ready_target)};
+  if (!ctx.default_socket) argv.insert(argv.end(), {"--socket", ctx.socket_path});
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
@@ -126,6 +130,56 @@ outcome<started_daemon> spawn_daemon(const std::string& socket, const std::strin
   return started_daemon{pid, std::move(ready_read)};
 }
 
+/// The lock that makes concurrent `--spawn`s start one daemon: one per user, next to the
+/// daemon's record (~/.local/state/mcpmux/spawn.lock), whatever socket path each client
+/// resolved; `<socket>.lock` only where that directory cannot be had. The directory must be the
+/// user's own and private, and the file is opened without following a symlink.
+outcome<unique_fd> open_spawn_lock(const std::string& socket) {
+  const std::string record = daemon_record_path();
+  std::string dir = parent_dir(record);
+  std::string path = dir + "/spawn.lock";
+  std::string error;
+  if (!mcpmux::make_private_dir(dir, &error)) {
+    dir = parent_dir(socket);
+    path = socket + ".lock";
+    if (std::string why; !mcpmux::make_private_dir(dir, &why)) {
+      return failure{
+          exit_status::no_daemon, fmt::format("cannot start the daemon: {}; {}", error, why), {}};
+    }
+  }
+  unique_fd lock{::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)};
+  struct stat st {};
+  if (lock.get() < 0 || ::fstat(lock.get(), &st) != 0) {
+    return failure{
+        exit_status::no_daemon, fmt::format("cannot open {}: {}", path, errno_text(errno)), {}};
+  }
+  if (!S_ISREG(st.st_mode) || st.st_uid != ::getuid()) {
+    return failure{
+        exit_status::no_daemon, fmt::format("refusing the lock {}: not a file of yours", path), {}};
+  }
+  return lock;
+}
+
+/// open_spawn_lock(), then an exclusive flock on it, waiting for another client that is starting
+/// the daemon.
+outcome<unique_fd> take_spawn_lock(const std::string& socket) {
+  auto lock = open_spawn_lock(socket);
+  if (!lock) return lock;
+  const auto lock_deadline = clock_type::now() + spawn_lock_wait;
+  while (::flock(lock->get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return fail(fmt::format("cannot lock the daemon's start: {}", errno_text(errno)));
+    }
+    if (clock_type::now() >= lock_deadline) {
+      return fail(
+          fmt::format("timed out after {} ms waiting for another mcpmux to start the daemon",
+                      spawn_lock_wait.count()));
+    }
+    ::usleep(2'000);  // the holder is starting the daemon: ~20-30 ms; we follow within 2 ms
+  }
+  return lock;
+}
+
 /// Waits up to `max` for the daemon's ready byte (or its end of the pipe closing: it exited);
 /// once either came, or with no pipe, just sleeps `max`.
 void wait_ready(unique_fd& ready, milliseconds max) {
@@ -141,41 +195,21 @@ void wait_ready(unique_fd& ready, milliseconds max) {
 
 outcome<unique_fd> spawn_and_dial(const context& ctx) {
   const std::string& socket = ctx.socket_path;
-  if (std::string error; !mcpmux::make_dirs(parent_dir(socket), 0700, &error))
-    return failure{exit_status::no_daemon, std::move(error), {}};
-  const std::string lock_path = socket + ".lock";
-  unique_fd lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
-  if (lock.get() < 0) {
-    return failure{exit_status::no_daemon,
-                   fmt::format("cannot open {}: {}", lock_path, errno_text(errno)),
-                   {}};
-  }
-  const auto lock_deadline = clock_type::now() + spawn_lock_wait;
-  while (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) {
-      return fail(fmt::format("cannot lock {}: {}", lock_path, errno_text(errno)));
-    }
-    if (clock_type::now() >= lock_deadline) {
-      return fail(
-          fmt::format("timed out after {} ms waiting for another mcpmux to start the "
-                      "daemon (lock {})",
-                      spawn_lock_wait.count(), lock_path));
-    }
-    ::usleep(2'000);  // the holder is starting the daemon: ~20-30 ms; we follow within 2 ms
-  }
+  auto lock = take_spawn_lock(socket);
+  if (!lock) return lock.error();
 
   // Whoever held the lock before us may have started the daemon already.
-  auto fd = dial(socket, ctx.timeout);
+  auto fd = dial_daemon(ctx);
   if (fd || fd.error().sys_errno == 0) return fd;
 
   const std::string program = daemon_program();
   const std::string log = spawn_log_path();
-  auto started = spawn_daemon(socket, program, log);
+  auto started = spawn_daemon(ctx, program, log);
   if (!started) return started.error();
   const std::string see_log = log.empty() ? std::string() : fmt::format("; see {}", log);
   const auto deadline = clock_type::now() + spawn_wait;
   for (;;) {
-    fd = dial(socket, ctx.timeout);
+    fd = dial_daemon(ctx);
     if (fd || fd.error().sys_errno == 0) return fd;
     if (::kill(started->pid, 0) != 0 && errno == ESRCH) {
       return failure{

@@ -206,6 +206,11 @@ std::string temp_dir::write(std::string_view name, std::string_view text) const 
 // ---------------------------------------------------------------------------------------------
 // processes
 
+std::string describe(const run_result& r) {
+  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
+         "\nstdout:\n" + r.out + "stderr:\n" + r.err;
+}
+
 std::string initialize_line(int id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
          R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"

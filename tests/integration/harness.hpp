@@ -86,6 +86,9 @@ run_result run_process(const std::vector<std::string>& argv, std::string_view st
                        ms timeout = 10s,
                        const std::map<std::string, std::optional<std::string>>& env = {});
 
+/// A run's exit, stdout and stderr, for a failure message.
+std::string describe(const run_result& r);
+
 /// An initialize request with `id` as one NDJSON line (what an agent writes first).
 std::string initialize_line(int id);
 

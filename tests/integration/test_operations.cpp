@@ -65,11 +65,6 @@ class operations : public daemon_test {
   }
 };
 
-std::string describe(const run_result& r) {
-  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
-         "\nstdout:\n" + r.out + "stderr:\n" + r.err;
-}
-
 std::vector<std::string> split_ws(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;

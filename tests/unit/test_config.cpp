@@ -1,8 +1,11 @@
 // Unit tests of config/: TOML parsing, validation errors, ${VAR} expansion, path resolution.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cctype>
 
@@ -12,6 +15,8 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "config/files.hpp"
+#include "config/paths.hpp"
 #include "config/secrets.hpp"
 #include "core/protocol/redact.hpp"
 
@@ -879,17 +884,134 @@ TEST_F(ConfigPaths, ResolveConfigPathPrecedence) {
 TEST_F(ConfigPaths, ResolveSocketPathPrecedence) {
   env_guard sock("MCPMUX_SOCKET", nullptr);
   env_guard run("XDG_RUNTIME_DIR", nullptr);
+  const std::string conventional = "/run/user/" + std::to_string(::getuid());
+  const bool has_run_user = private_dir_problem(conventional).empty();
   EXPECT_EQ(resolve_socket_path("", nullptr),
-            "/tmp/mcpmux-" + std::to_string(::getuid()) + "/mcpmux.sock");
+            has_run_user ? conventional + "/mcpmux/mcpmux.sock"
+                         : "/tmp/mcpmux-" + std::to_string(::getuid()) + "/mcpmux.sock");
+  EXPECT_EQ(locate_socket("", nullptr).origin,
+            has_run_user ? socket_origin::runtime_dir : socket_origin::tmp);
   env_guard run2("XDG_RUNTIME_DIR", "/run/user/1000");
   EXPECT_EQ(resolve_socket_path("", nullptr), "/run/user/1000/mcpmux/mcpmux.sock");
   daemon_config d;
   EXPECT_EQ(resolve_socket_path("", &d), "/run/user/1000/mcpmux/mcpmux.sock");
+  EXPECT_TRUE(locate_socket("", &d).is_default());
+  // What an agent's bare environment sees: no $XDG_RUNTIME_DIR.
+  EXPECT_NE(resolve_socket_path("", &d, agent_default_env), "/run/user/1000/mcpmux/mcpmux.sock");
   d.socket = "/cfg/mux.sock";
   EXPECT_EQ(resolve_socket_path("", &d), "/cfg/mux.sock");
+  EXPECT_TRUE(locate_socket("", &d).is_default());
   env_guard sock2("MCPMUX_SOCKET", "/env/mux.sock");
   EXPECT_EQ(resolve_socket_path("", &d), "/env/mux.sock");
+  EXPECT_FALSE(locate_socket("", &d).is_default());
   EXPECT_EQ(resolve_socket_path("/flag/mux.sock", &d), "/flag/mux.sock");
+  EXPECT_EQ(locate_socket("/flag/mux.sock", &d).origin, socket_origin::flag);
+}
+
+TEST_F(ConfigPaths, AgentDefaultEnvironmentHasSixVariables) {
+  env_guard run("XDG_RUNTIME_DIR", "/run/user/1000");
+  env_guard home("HOME", "/home/tester");
+  EXPECT_EQ(agent_default_env("HOME"), std::optional<std::string>("/home/tester"));
+  EXPECT_EQ(agent_default_env("XDG_RUNTIME_DIR"), std::nullopt);
+  EXPECT_EQ(agent_default_env("MCPMUX_SOCKET"), std::nullopt);
+}
+
+TEST_F(ConfigPaths, PrivateDirectories) {
+  temp_dir t;
+  const std::string mine = t.path() + "/mine";
+  ASSERT_EQ(::mkdir(mine.c_str(), 0700), 0);
+  EXPECT_EQ(private_dir_problem(mine), "");
+  ASSERT_EQ(::chmod(mine.c_str(), 0755), 0);
+  EXPECT_THAT(private_dir_problem(mine), HasSubstr("has mode 0755"));
+  std::string error;
+  EXPECT_FALSE(make_private_dir(mine, &error));  // refused, and its mode left as it was
+  EXPECT_THAT(error, HasSubstr("has mode 0755"));
+  struct stat st {};
+  ASSERT_EQ(::stat(mine.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+
+  const std::string link = t.path() + "/link";
+  ASSERT_EQ(::chmod(mine.c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(mine.c_str(), link.c_str()), 0);
+  EXPECT_THAT(private_dir_problem(link), HasSubstr("symbolic link"));
+  EXPECT_FALSE(make_private_dir(link, &error));
+  EXPECT_THAT(private_dir_problem(t.path() + "/none"), HasSubstr("No such file"));
+
+  const std::string made = t.path() + "/a/b/c";
+  const mode_t umask = ::umask(0077);
+  EXPECT_TRUE(make_private_dir(made, &error)) << error;
+  ::umask(umask);
+  ASSERT_EQ(::lstat(made.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_TRUE(make_private_dir(made, &error)) << error;  // and found again
+
+  if (::getuid() == 0) {
+    ASSERT_EQ(::chown(mine.c_str(), 65534, 65534), 0);
+    EXPECT_THAT(private_dir_problem(mine), HasSubstr("belongs to uid 65534"));
+  }
+}
+
+TEST_F(ConfigPaths, DaemonRecord) {
+  temp_dir t;
+  env_guard home("HOME", t.path().c_str());
+  env_guard state("XDG_STATE_HOME", "/elsewhere");  // the record follows the home alone
+  EXPECT_EQ(daemon_record_path(), t.path() + "/.local/state/mcpmux/daemon-socket");
+  EXPECT_EQ(read_daemon_record(), std::nullopt);
+  ASSERT_EQ(write_daemon_record("/run/user/7/mcpmux/mcpmux.sock"), "");
+  EXPECT_EQ(read_daemon_record(), std::optional<std::string>("/run/user/7/mcpmux/mcpmux.sock"));
+  struct stat st {};
+  ASSERT_EQ(::stat(daemon_record_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  remove_daemon_record("/another/daemon.sock");  // a newer daemon's record stays
+  EXPECT_TRUE(read_daemon_record().has_value());
+  remove_daemon_record("/run/user/7/mcpmux/mcpmux.sock");
+  EXPECT_EQ(read_daemon_record(), std::nullopt);
+
+  // A symlink in its place, or text that is not an absolute path, is no record.
+  const std::string elsewhere = t.write("elsewhere", "/x/mcpmux.sock\n");
+  ASSERT_EQ(::symlink(elsewhere.c_str(), daemon_record_path().c_str()), 0);
+  EXPECT_EQ(read_daemon_record(), std::nullopt);
+  ::unlink(daemon_record_path().c_str());
+  t.write(".local/state/mcpmux/daemon-socket", "relative.sock\n");
+  EXPECT_EQ(read_daemon_record(), std::nullopt);
+}
+
+// /run/user/UID is taken only when it is the user's own private directory. Checked in a mount
+// namespace of a child (root only), with a tmpfs on /run/user.
+TEST_F(ConfigPaths, RunUserOnlyWhenItIsPrivate) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root for a mount namespace";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("tmpfs", "/run/user", "tmpfs", 0, "mode=0755") != 0)
+      ::_exit(255);  // no mount namespace here: skipped
+    int failures = 0;
+    auto expect = [&](bool ok) { failures = failures * 2 + (ok ? 0 : 1); };
+    const std::string run = "/run/user/0";
+    const std::string tmp = "/tmp/mcpmux-0/mcpmux.sock";
+    expect(::mkdir(run.c_str(), 0700) == 0);
+    expect(runtime_dir(agent_default_env) == run);
+    expect(resolve_socket_path("", nullptr, agent_default_env) == run + "/mcpmux/mcpmux.sock");
+    ::chmod(run.c_str(), 0755);
+    expect(runtime_dir(agent_default_env) == std::nullopt);
+    expect(resolve_socket_path("", nullptr, agent_default_env) == tmp);
+    ::chmod(run.c_str(), 0700);
+    ::chown(run.c_str(), 65534, 65534);
+    expect(runtime_dir(agent_default_env) == std::nullopt);
+    ::rmdir(run.c_str());
+    ::mkdir("/run/user/real", 0700);
+    ::symlink("/run/user/real", run.c_str());
+    expect(runtime_dir(agent_default_env) == std::nullopt);
+    ::_exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 255) GTEST_SKIP() << "no mount namespace";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "failed checks, as bits from the last: " << WEXITSTATUS(status);
 }
 
 TEST_F(ConfigPaths, CacheDirFollowsXdg) {
