@@ -1,5 +1,6 @@
 // common.mjs — shared by the tool-search benchmark scripts in this folder: where things are, the
 // SDK and tokenizer (from tests/node/node_modules), and loading the fixtures and tasks.
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -43,6 +44,14 @@ export function loadTasks(fixtures, file = TASKS) {
   if (bad.length) throw new Error(`tasks.json: ${bad.length} bad label(s):\n  ${bad.join('\n  ')}`);
   return tasks;
 }
+
+/**
+ * Whether a task is in the held-out half, which no ranking change may be tuned against: the
+ * first byte of the SHA-256 of its id (its text, unique in tasks.json) is odd. The other half
+ * (even) is the tuning half. Fixed before any tuning, so that the held-out figures tell how the
+ * search does on requests it was not fitted to.
+ */
+export const isHeldOut = (task) => createHash('sha256').update(task.task).digest()[0] % 2 === 1;
 
 /** The exposed name of a server's tool (`<server>__<tool>`, the daemon's default prefix). */
 export const exposedName = (server, tool) => `${server}__${tool}`;

@@ -1,6 +1,7 @@
 // retrieval.mjs — how well mcpmuxd's tool search finds the right tool, and what it saves.
 //
-// usage: node tests/bench/search/retrieval.mjs [--verbose] [--json] [--min-recall5 X] [--dry]
+// usage: node tests/bench/search/retrieval.mjs [--verbose] [--json] [--min-recall5 X]
+//                                              [--min-recall1 X] [--dry]
 //
 // Every fixture in fixtures/ runs as a server (fixture_server.mjs) behind one mcpmuxd whose
 // config has the profiles `everything` (exposure "all") and `search` (exposure "search"). An
@@ -10,21 +11,27 @@
 // tokens (JSON.stringify of its tools array, o200k_base and cl100k_base of gpt-tokenizer), and
 // one found tool is called end to end through mcpmux__call_tool.
 //
-//   --verbose        list the misses: task -> expected, top 3 returned
+// The figures are given for all tasks and for each half of them (common.mjs's isHeldOut, by a
+// hash of each task's text): the search is tuned on the tuning half only, so the held-out
+// half's figures are the honest ones, and the floors are judged on it.
+//
+//   --verbose        list the tuning half's misses: task -> expected, top 3 returned (not the
+//                    held-out half's: tuning must not look at them)
 //   --json           print one JSON object of the figures instead of the report
-//   --min-recall5 X  exit 1 when recall@5 < X (0..1)
+//   --min-recall5 X  exit 1 when the held-out half's recall@5 < X (0..1)
+//   --min-recall1 X  exit 1 when the held-out half's recall@1 < X (0..1)
 //   --dry            no daemon: rank with a naive keyword-overlap baseline in JS instead, to try
 //                    the task set and the scoring; its figures are the baseline's, not mcpmux's
 //
 // Binaries: $MCPMUXD and $MCPMUX (default build/daemon/). Exit 1 on a failed check or threshold.
 import assert from 'node:assert/strict';
-import { exposedName, importNode, loadFixtures, loadTasks, minimalValue, parseArgs } from './common.mjs';
+import { exposedName, importNode, isHeldOut, loadFixtures, loadTasks, minimalValue, parseArgs } from './common.mjs';
 
 const LIMIT = 5;
 const opt = parseArgs(
   process.argv.slice(2),
-  { verbose: 'bool', json: 'bool', dry: 'bool', 'min-recall5': 'number' },
-  'usage: node tests/bench/search/retrieval.mjs [--verbose] [--json] [--min-recall5 X] [--dry]',
+  { verbose: 'bool', json: 'bool', dry: 'bool', 'min-recall5': 'number', 'min-recall1': 'number' },
+  'usage: node tests/bench/search/retrieval.mjs [--verbose] [--json] [--min-recall5 X] [--min-recall1 X] [--dry]',
 );
 const log = opt.json ? () => {} : (...a) => console.log(...a);
 
@@ -37,27 +44,42 @@ const tokens = (tools) => {
 };
 
 /**
- * Scores rankings: `rank(task)` resolves the exposed names, best first (top LIMIT used).
- * Returns recall@1, recall@5, MRR@5 and the misses (expected not first).
+ * Ranks every task: `rank(task)` resolves the exposed names, best first (top LIMIT used).
+ * Returns each task's rank of its tool (1-based, null when not in the top LIMIT) and top LIMIT.
  */
-async function score(tasks, rank) {
-  let hit1 = 0;
-  let hit5 = 0;
-  let rr = 0;
-  const misses = [];
+async function rankAll(tasks, rank) {
+  const out = [];
   for (const t of tasks) {
-    const want = exposedName(t.server, t.tool);
     const got = (await rank(t)).slice(0, LIMIT);
-    const i = got.indexOf(want);
-    if (i === 0) ++hit1;
-    if (i >= 0) {
-      ++hit5;
-      rr += 1 / (i + 1);
-    }
-    if (i !== 0) misses.push({ task: t.task, expected: want, rank: i >= 0 ? i + 1 : null, top3: got.slice(0, 3) });
+    const i = got.indexOf(exposedName(t.server, t.tool));
+    out.push({ t, rank: i >= 0 ? i + 1 : null, got });
   }
-  const n = tasks.length;
-  return { recall1: hit1 / n, recall5: hit5 / n, mrr5: rr / n, misses };
+  return out;
+}
+
+/** recall@1, recall@5, MRR@5 and the misses (expected not first) of some ranked tasks. */
+function figures(ranked) {
+  const n = ranked.length;
+  const sum = (f) => ranked.reduce((a, r) => a + f(r), 0);
+  return {
+    tasks: n,
+    recall1: sum((r) => (r.rank === 1 ? 1 : 0)) / n,
+    recall5: sum((r) => (r.rank ? 1 : 0)) / n,
+    mrr5: sum((r) => (r.rank ? 1 / r.rank : 0)) / n,
+    misses: ranked
+      .filter((r) => r.rank !== 1)
+      .map((r) => ({ task: r.t.task, expected: exposedName(r.t.server, r.t.tool), rank: r.rank, top3: r.got.slice(0, 3) })),
+  };
+}
+
+/** The figures of all tasks, with those of the tuning and the held-out half under `halves`. */
+async function score(tasks, rank) {
+  const ranked = await rankAll(tasks, rank);
+  const half = (held) => {
+    const { misses, ...rest } = figures(ranked.filter((r) => isHeldOut(r.t) === held));
+    return { ...rest, misses: misses.length };
+  };
+  return { ...figures(ranked), halves: { tuning: half(false), heldOut: half(true) } };
 }
 
 // --- the naive baseline (--dry) ------------------------------------------------------------
@@ -93,20 +115,28 @@ const pct = (x) => `${(100 * x).toFixed(1)}%`;
 function report(figs, label) {
   log(`${label}`);
   log(`  tasks ${figs.tasks}, tools ${figs.tools} in ${figs.servers} servers`);
-  log(`  recall@1 ${pct(figs.recall1)}   recall@5 ${pct(figs.recall5)}   MRR@5 ${figs.mrr5.toFixed(3)}   misses (not first) ${figs.misses.length}`);
+  const line = (what, f, misses) =>
+    log(`  ${what.padEnd(18)} recall@1 ${pct(f.recall1)}   recall@5 ${pct(f.recall5)}   MRR@5 ${f.mrr5.toFixed(3)}   misses (not first) ${misses}`);
+  line(`all ${figs.tasks}`, figs, figs.misses.length);
+  line(`tuning half ${figs.halves.tuning.tasks}`, figs.halves.tuning, figs.halves.tuning.misses);
+  line(`held-out half ${figs.halves.heldOut.tasks}`, figs.halves.heldOut, figs.halves.heldOut.misses);
   if (opt.verbose)
-    for (const m of figs.misses)
+    for (const m of figs.misses.filter((x) => !isHeldOut(x)))
       log(`  miss: ${m.task}\n        -> ${m.expected} (${m.rank ? `rank ${m.rank}` : 'not in top 5'}); got ${m.top3.join(', ') || '(nothing)'}`);
 }
 const tokenLine = (what, n, t) => `  ${what.padEnd(22)} ${String(n).padStart(5)} tools ${String(t.o200k_base).padStart(8)} tokens o200k_base ${String(t.cl100k_base).padStart(8)} cl100k_base`;
 
-/** Prints the JSON (--json) and applies --min-recall5 to process.exitCode. */
+/** Prints the JSON (--json) and applies --min-recall5 and --min-recall1 (held-out half) to process.exitCode. */
 function finish(figs) {
   const { misses, ...rest } = figs;
   if (opt.json) console.log(JSON.stringify({ ...rest, misses: opt.verbose ? misses : misses.length }, null, 2));
-  if (opt['min-recall5'] !== undefined && figs.recall5 < opt['min-recall5']) {
-    console.error(`recall@5 ${pct(figs.recall5)} is below --min-recall5 ${pct(opt['min-recall5'])}`);
-    process.exitCode = 1;
+  for (const k of ['recall5', 'recall1']) {
+    const floor = opt[`min-${k}`];
+    const got = figs.halves.heldOut[k];
+    if (floor !== undefined && got < floor) {
+      console.error(`held-out ${k.replace('recall', 'recall@')} ${pct(got)} is below --min-${k} ${pct(floor)}`);
+      process.exitCode = 1;
+    }
   }
 }
 

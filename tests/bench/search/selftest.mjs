@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FIXTURE_SERVER, connectRaw, loadFixtures, loadTasks } from './common.mjs';
+import { FIXTURE_SERVER, connectRaw, isHeldOut, loadFixtures, loadTasks } from './common.mjs';
 
 let failed = 0;
 async function check(what, fn) {
@@ -57,6 +57,13 @@ await check('tasks.json: every label names a fixture tool; no duplicates', () =>
   const tasks = loadTasks(fixtures);
   const covered = new Set(tasks.map((t) => `${t.server}/${t.tool}`));
   console.log(`      ${tasks.length} tasks, ${covered.size}/${total} tools covered`);
+});
+
+await check('tasks.json: the held-out half is about half of the tasks', () => {
+  const tasks = loadTasks(fixtures);
+  const held = tasks.filter(isHeldOut).length;
+  console.log(`      ${held} held out, ${tasks.length - held} to tune on`);
+  assert.ok(held > 0.4 * tasks.length && held < 0.6 * tasks.length, `${held} of ${tasks.length} held out`);
 });
 
 await check('a bad label is refused', () => {
