@@ -50,7 +50,9 @@ std::string toml_quote(std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {  // one UTF-8 sequence, or \uFFFD for an invalid byte
       const auto len = utf8_sequence(s, i);
-      out += len ? s.substr(i, len) : std::string_view("\\uFFFD");
+      // An invisible character (U+202E, a tag character) as visible_text shows it, which is
+      // TOML's own \uXXXX or \UXXXXXXXX: the same string, but a person reading the file sees it.
+      out += len ? visible_text(s.substr(i, len)) : std::string("\\uFFFD");
       i += len ? len : 1;
       continue;
     }

@@ -11,6 +11,7 @@
 
 #include "config/config.hpp"
 #include "config/import.hpp"
+#include "daemon/cli/common.hpp"
 #include "daemon/cli/usage.hpp"
 
 namespace mcpmux {
@@ -68,7 +69,7 @@ int run(const import_options& o) {
     const std::string name = file == "-" ? "<stdin>" : file;
     import_outcome im = import_one(file);
     if (!im.value) {
-      fmt::print(stderr, "mcpmux import: {}: {}\n", name, im.error);
+      cli::print_visible(stderr, "mcpmux import: {}: {}\n", name, im.error);
       failed = true;
       continue;
     }
@@ -84,7 +85,7 @@ int run(const import_options& o) {
     fmt::print(stderr, "mcpmux import: nothing {}\n", o.write ? "written" : "printed");
     return 1;
   }
-  for (const std::string& n : notes) fmt::print(stderr, "mcpmux import: {}\n", n);
+  for (const std::string& n : notes) cli::print_visible(stderr, "mcpmux import: {}\n", n);
   std::vector<std::string> sources;
   for (const std::string& f : o.files) sources.push_back(f == "-" ? "<stdin>" : f);
   std::string comment = fmt::format("Imported from {} by `mcpmux import`.", join(sources));
@@ -106,30 +107,31 @@ int run(const import_options& o) {
   if (auto text = read_text_file(path, 4u << 20, error, &missing)) {
     existing = std::move(*text);
   } else if (!missing) {
-    fmt::print(stderr, "mcpmux import: {}: {}\n", path, error);
+    cli::print_visible(stderr, "mcpmux import: {}: {}\n", path, error);
     return 1;
   }
   merge_outcome m = merge_into_config(existing, path, servers, comment);
   if (!m.errors.empty()) {
-    for (const config_error& e : m.errors) fmt::print(stderr, "{}\n", e.to_string());
-    fmt::print(stderr, "mcpmux import: {} would not be a valid configuration; nothing written\n",
-               path);
+    for (const config_error& e : m.errors) cli::print_visible(stderr, "{}\n", e.to_string());
+    cli::print_visible(
+        stderr, "mcpmux import: {} would not be a valid configuration; nothing written\n", path);
     return 1;
   }
   for (const std::string& name : m.skipped)
-    fmt::print(stderr,
-               "mcpmux import: server \"{}\" already exists in {}; skipped (not overwritten)\n",
-               name, path);
+    cli::print_visible(
+        stderr, "mcpmux import: server \"{}\" already exists in {}; skipped (not overwritten)\n",
+        name, path);
   if (m.added.empty()) {
     fmt::print(stderr, "mcpmux import: nothing to add to {}\n", path);
     return m.skipped.empty() ? 0 : 1;
   }
   if (std::string err = write_file_atomically(path, m.text); !err.empty()) {
-    fmt::print(stderr, "mcpmux import: {}\n", err);
+    cli::print_visible(stderr, "mcpmux import: {}\n", err);
     return 1;
   }
-  fmt::print(stderr, "mcpmux import: added {} server{} to {}{}: {}\n", m.added.size(),
-             m.added.size() == 1 ? "" : "s", path, missing ? " (new file)" : "", join(m.added));
+  cli::print_visible(stderr, "mcpmux import: added {} server{} to {}{}: {}\n", m.added.size(),
+                     m.added.size() == 1 ? "" : "s", path, missing ? " (new file)" : "",
+                     join(m.added));
   return m.skipped.empty() ? 0 : 1;
 }
 

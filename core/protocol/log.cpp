@@ -61,8 +61,9 @@ log_level current_log_level() {
 }
 
 void detail::emit(log_level l, std::string_view logger, std::string_view msg) {
-  if (secret_count() == 0) return sink()(l, logger, msg);
-  sink()(l, logger, redact(msg));
+  // Lines quote servers (their stderr, errors, names) and reach a terminal or the journal: what
+  // would act on a terminal is shown as an escape instead (docs/security.md).
+  sink()(l, logger, visible_text(secret_count() == 0 ? msg : redact(msg)));
 }
 
 }  // namespace mcpmux

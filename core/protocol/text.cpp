@@ -1,6 +1,7 @@
 #include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -8,20 +9,48 @@
 
 namespace mcpmux {
 
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+namespace {
+
+struct utf8_char {
+  std::size_t len = 0;  ///< 0: no well-formed sequence here
+  std::uint32_t code_point = 0;
+};
+
+// The well-formed UTF-8 sequence at s[i] and its code point.
+utf8_char decode_utf8(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
+  if (c < 0x80) return {1, c};
   const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || i + len > s.size()) return 0;
+  if (len == 0 || i + len > s.size()) return {};
   std::uint32_t cp = c & (0xFF >> (len + 1));
   for (std::size_t k = 1; k < len; ++k) {
     const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
+    if ((b & 0xC0) != 0x80) return {};
     cp = (cp << 6) | (b & 0x3F);
   }
   static constexpr std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
   const bool ok = cp >= min_cp[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-  return ok ? len : 0;
+  return ok ? utf8_char{len, cp} : utf8_char{};
+}
+
+// Characters that change no glyph but steer the terminal or the reader: C1 controls (CSI is
+// U+009B), the Bidi_Control characters (U+061C, U+200E–200F, U+202A–202E, U+2066–2069), the other
+// zero-width characters (U+200B–200D, U+2060, U+FEFF), the line and paragraph separators, and the
+// tag characters, which can spell a whole hidden sentence.
+bool is_invisible(std::uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || cp == 0x2060 || (cp >= 0x2066 && cp <= 0x2069) ||
+         cp == 0xFEFF || (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+bool is_control_byte(unsigned char c) {
+  return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F;
+}
+
+}  // namespace
+
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  return decode_utf8(s, i).len;
 }
 
 bool is_valid_utf8(std::string_view s) {
@@ -57,6 +86,31 @@ std::string valid_utf8(std::string_view s) {
       out += "\xEF\xBF\xBD";
       ++i;
     }
+  }
+  return out;
+}
+
+std::string visible_text(std::string_view s) {
+  // Nearly all text is printable ASCII: returned as it is after one pass.
+  if (std::none_of(s.begin(), s.end(), [](char c) {
+        const auto b = static_cast<unsigned char>(c);
+        return b >= 0x80 || is_control_byte(b);
+      }))
+    return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (std::size_t i = 0; i < s.size();) {
+    const auto [len, cp] = decode_utf8(s, i);
+    if (len == 0 || (len == 1 && is_control_byte(static_cast<unsigned char>(s[i])))) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+      ++i;
+      continue;
+    }
+    if (is_invisible(cp))
+      out += cp > 0xFFFF ? fmt::format("\\U{:08x}", cp) : fmt::format("\\u{:04x}", cp);
+    else
+      out.append(s.substr(i, len));
+    i += len;
   }
   return out;
 }

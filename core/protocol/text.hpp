@@ -52,6 +52,14 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i);
 /// True when `s` is well-formed UTF-8 (what valid_utf8 would leave unchanged).
 bool is_valid_utf8(std::string_view s);
 
+/// `s` as it may be shown to a person, on a terminal or in a file: every character that would act
+/// on a terminal, or hide or reorder text for its reader, is written as a visible escape. A byte
+/// becomes `\xHH` (C0 controls other than newline and tab, DEL, and each byte that is not UTF-8);
+/// a code point becomes `\uHHHH` (C1 controls, the bidirectional controls, zero-width characters,
+/// the line and paragraph separators) or `\UHHHHHHHH` (the tag characters U+E0000–E007F). Newline
+/// and tab are kept; a backslash is not doubled (this is for reading, not for parsing back).
+std::string visible_text(std::string_view s);
+
 /// A HOST:PORT address split in two.
 struct host_port {
   std::string host;        ///< without the brackets of an IPv6 literal

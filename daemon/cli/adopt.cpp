@@ -134,12 +134,12 @@ bool confirmed(const command_args& args) {
 void reload_and_wait(const context& ctx, const std::vector<std::string>& servers) {
   auto client = open_client(ctx);
   if (!client) {
-    fmt::print("no daemon answers on {}: the servers start with it\n", ctx.socket_path);
+    print_visible(stdout, "no daemon answers on {}: the servers start with it\n", ctx.socket_path);
     return;
   }
   auto reloaded = client->request("mcpmux/reload", {});
   if (!reloaded) {
-    fmt::print(stderr, "mcpmux: reload failed: {}\n", reloaded.error().message);
+    print_visible(stderr, "mcpmux: reload failed: {}\n", reloaded.error().message);
     return;
   }
   const auto deadline = std::chrono::steady_clock::now() + settle_wait;
@@ -157,7 +157,7 @@ void reload_and_wait(const context& ctx, const std::vector<std::string>& servers
       }
     }
     if (waiting.empty() || std::chrono::steady_clock::now() > deadline) {
-      for (const auto& l : lines) fmt::print("{}\n", l);
+      for (const auto& l : lines) print_visible(stdout, "{}\n", l);
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -228,14 +228,16 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
   auto plan = plan_adoption(*text, *file, existing, config_path, self_path());
   if (!plan.error.empty()) return fail(plan.error);
   if (!plan.nothing.empty()) {
-    fmt::print("{}: {}\n", file->path, plan.nothing);
+    print_visible(stdout, "{}: {}\n", file->path, plan.nothing);
     return exit_status::ok;
   }
-  fmt::print("{} ({}):\n{}\n", file->label, file->path, line_diff(*text, plan.client_text));
-  if (!plan.added.empty()) fmt::print("{}: adds {}\n", config_path, fmt::join(plan.added, ", "));
+  print_visible(stdout, "{} ({}):\n{}\n", file->label, file->path,
+                line_diff(*text, plan.client_text));
+  if (!plan.added.empty())
+    print_visible(stdout, "{}: adds {}\n", config_path, fmt::join(plan.added, ", "));
   for (const auto& name : plan.left)
-    fmt::print("left in {}: \"{}\" (cannot be carried over)\n", file->path, name);
-  for (const auto& n : plan.notes) fmt::print(stderr, "mcpmux: note: {}\n", n);
+    print_visible(stdout, "left in {}: \"{}\" (cannot be carried over)\n", file->path, name);
+  for (const auto& n : plan.notes) print_visible(stderr, "mcpmux: note: {}\n", n);
   if (args.dry_run) {
     fmt::print("(dry run: nothing written)\n");
     return exit_status::ok;
@@ -262,8 +264,8 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
                                    {"config", config_path}};
   if (auto err = write_file_atomically(record_path(file->path), boost::json::serialize(record));
       !err.empty())
-    fmt::print(stderr, "mcpmux: warning: {}\n", err);
-  fmt::print("adopted: {} now runs mcpmux (backup: {})\n", file->path, backup);
+    print_visible(stderr, "mcpmux: warning: {}\n", err);
+  print_visible(stdout, "adopted: {} now runs mcpmux (backup: {})\n", file->path, backup);
   reload_and_wait(ctx, plan.servers);
   return exit_status::ok;
 }
@@ -296,21 +298,21 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
   const auto restored = plan_restoration(*text, *file, backup_text, servers, names, &why);
   if (restored.empty()) {
     if (why.find("nothing to undo") != std::string::npos) {
-      fmt::print("{}: {}\n", file->path, why);
+      print_visible(stdout, "{}: {}\n", file->path, why);
       return exit_status::ok;
     }
     return fail(file->path + ": " + why);
   }
-  fmt::print("{} ({}), from {}:\n{}\n", file->label, file->path,
-             backup_text ? "the backup " + backup : std::string("mcpmux's config (no backup)"),
-             line_diff(*text, restored));
+  print_visible(stdout, "{} ({}), from {}:\n{}\n", file->label, file->path,
+                backup_text ? "the backup " + backup : std::string("mcpmux's config (no backup)"),
+                line_diff(*text, restored));
   std::string config_after;
   if (args.remove && !names.empty()) {
     std::string cerr;
     auto ctext = read_text_file(config_path, 4u << 20, cerr);
     if (!ctext) return fail(config_path + ": " + cerr);
     config_after = remove_server_tables(*ctext, names);
-    fmt::print("{}: removes {}\n", config_path, fmt::join(names, ", "));
+    print_visible(stdout, "{}: removes {}\n", config_path, fmt::join(names, ", "));
   }
   if (args.dry_run) {
     fmt::print("(dry run: nothing written)\n");
@@ -324,8 +326,8 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
       return fail(werr);
     reload_and_wait(ctx, {});
   }
-  fmt::print("unadopted: {} has its own servers again{}\n", file->path,
-             config_after.empty() ? " (mcpmux keeps its copies; --remove drops them)" : "");
+  print_visible(stdout, "unadopted: {} has its own servers again{}\n", file->path,
+                config_after.empty() ? " (mcpmux keeps its copies; --remove drops them)" : "");
   return exit_status::ok;
 }
 

@@ -60,17 +60,18 @@ outcome<exit_status> auth_login(daemon_client& client, const command_args& args)
       if (auto err = member_string(*login, "error"))
         return fail("logging in to '" + server + "' failed: " + one_line(*err, false));
       auto scope = member_string(*a, "scope").value_or("");
-      fmt::print("logged in to '{}'{}\n", server,
-                 scope.empty() ? std::string() : " (scope \"" + one_line(scope, true) + "\")");
+      print_visible(stdout, "logged in to '{}'{}\n", server,
+                    scope.empty() ? std::string() : " (scope \"" + one_line(scope, true) + "\")");
       return exit_status::ok;
     }
     if (auto url = member_string(*login, "url"); url && !shown) {
       shown = true;
-      fmt::print("To log in to '{}', open this URL in a browser:\n\n  {}\n\n", server,
-                 one_line(*url, true));
+      print_visible(stdout, "To log in to '{}', open this URL in a browser:\n\n  {}\n\n", server,
+                    one_line(*url, true));
       if (auto prog = opener(); prog && !args.no_browser) {
         browser = open_url(*prog, std::string(*url));
-        if (browser < 0) fmt::print("(could not start {}; open the URL yourself)\n", *prog);
+        if (browser < 0)
+          print_visible(stdout, "(could not start {}; open the URL yourself)\n", *prog);
       }
       fmt::print(
           "Waiting for the authorization (up to 5 minutes; Ctrl-C stops waiting, not the "
@@ -127,7 +128,7 @@ outcome<exit_status> auth_logout(daemon_client& client, const command_args& args
   auto answer = client.request("mcpmux/auth/logout", {{"server", args.target}});
   if (!answer) return answer.error();
   auto revocation = member_string(*answer, "revocation").value_or("not offered");
-  fmt::print("logged out of '{}' (token revocation: {})\n", args.target, revocation);
+  print_visible(stdout, "logged out of '{}' (token revocation: {})\n", args.target, revocation);
   return exit_status::ok;
 }
 

@@ -192,8 +192,8 @@ std::optional<exit_status> choose_profile(int sock, const std::string& name,
   if (!ec && member(reply, "result")) return std::nullopt;
   const json::value* error = ec ? nullptr : member(reply, "error");
   const auto text = error ? member_string(*error, "message") : std::nullopt;
-  fmt::print(stderr, "mcpmux: {}\n",
-             text ? *text : std::string_view("the daemon did not answer the profile request"));
+  print_visible(stderr, "mcpmux: {}\n",
+                text ? *text : std::string_view("the daemon did not answer the profile request"));
   return exit_status::failure;
 }
 

@@ -54,10 +54,12 @@ extern "C" void on_stop_signal(int) {
   stop_requested = 1;
 }
 
-void append_log_line(std::string& out, const json::value& line, bool terminal) {
+// A server's stderr line, escaped whether or not stdout is a terminal: a file or a pager shows
+// it to a person too.
+void append_log_line(std::string& out, const json::value& line) {
   std::string text = line.is_string() ? std::string(line.get_string()) : json::serialize(line);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  out += terminal ? one_line(text, false) : text;
+  out += visible_text(text);
   out += '\n';
 }
 
@@ -345,6 +347,7 @@ outcome<exit_status> run_call(const context& ctx, const command_args& args) {
       }
     }
   }
+  out = visible_text(out);
   std::fwrite(out.data(), 1, out.size(), tool_failed ? stderr : stdout);
   return tool_failed ? exit_status::failure : exit_status::ok;
 }
@@ -362,9 +365,8 @@ outcome<exit_status> run_logs(const context& ctx, const command_args& args) {
   const json::value* got = member(*answer, "lines");
   if (got == nullptr || !got->is_array()) return unexpected_answer("mcpmux/logs");
 
-  const bool terminal = ::isatty(STDOUT_FILENO);
   std::string out;
-  for (const json::value& line : got->get_array()) append_log_line(out, line, terminal);
+  for (const json::value& line : got->get_array()) append_log_line(out, line);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!follow) return exit_status::ok;
 
@@ -383,7 +385,7 @@ outcome<exit_status> run_logs(const context& ctx, const command_args& args) {
     const json::value* line = member(*p, "line");
     if (line == nullptr) continue;
     out.clear();
-    append_log_line(out, *line, terminal);
+    append_log_line(out, *line);
     if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return exit_status::ok;
   }
 }
@@ -427,8 +429,8 @@ outcome<exit_status> run_reload(const context& ctx, const command_args& args) {
   std::fflush(stdout);
   if (const json::value* warnings = member(r, "warnings"); warnings && warnings->is_array()) {
     for (const json::value& w : warnings->get_array()) {
-      fmt::print(stderr, "mcpmux: warning: {}\n",
-                 w.is_string() ? std::string(w.get_string()) : json::serialize(w));
+      print_visible(stderr, "mcpmux: warning: {}\n",
+                    w.is_string() ? std::string(w.get_string()) : json::serialize(w));
     }
   }
   return exit_status::ok;

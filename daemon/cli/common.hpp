@@ -14,6 +14,8 @@
 #include <string_view>
 #include <utility>
 
+#include "core/protocol/text.hpp"
+
 namespace mcpmux::cli {
 
 /// Process exit status; the values are part of the user-facing contract.
@@ -45,11 +47,21 @@ inline failure fail(std::string message, std::string detail = {}) {
   return failure{exit_status::failure, std::move(message), std::move(detail)};
 }
 
-/// Prints the failure on stderr (after what stdout holds) and returns its exit status.
+/// Writes fmt::format(f, a...) to `to` through visible_text: what a person reads of a server's or
+/// a client file's text acts on no terminal (docs/security.md). Not for output that carries the
+/// CLI's own colours, nor for --json.
+template <class... A>
+void print_visible(std::FILE* to, fmt::format_string<A...> f, A&&... a) {
+  const std::string text = visible_text(fmt::format(f, std::forward<A>(a)...));
+  std::fwrite(text.data(), 1, text.size(), to);
+}
+
+/// Prints the failure on stderr (after what stdout holds) and returns its exit status. Messages
+/// quote the daemon's errors and so a server's words: they are shown through visible_text.
 inline int report(const failure& f) {
   std::fflush(stdout);
-  if (!f.message.empty()) fmt::print(stderr, "mcpmux: {}\n", f.message);
-  if (!f.detail.empty()) fmt::print(stderr, "{}\n", f.detail);
+  if (!f.message.empty()) print_visible(stderr, "mcpmux: {}\n", f.message);
+  if (!f.detail.empty()) print_visible(stderr, "{}\n", f.detail);
   return static_cast<int>(f.status);
 }
 

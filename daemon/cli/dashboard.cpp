@@ -17,11 +17,11 @@ outcome<exit_status> run_dashboard(const context& ctx, const command_args& args)
     print_pretty(*answer);
     return exit_status::ok;
   }
-  fmt::print("{}\n", *url);
+  print_visible(stdout, "{}\n", *url);
   fmt::print(stderr, "a login link for one browser, good once within 2 minutes\n");
   if (auto prog = opener(); prog && !args.no_browser)
     if (open_url(*prog, std::string(*url)) < 0)
-      fmt::print(stderr, "could not start {}; open the link yourself\n", *prog);
+      print_visible(stderr, "could not start {}; open the link yourself\n", *prog);
   return exit_status::ok;
 }
 

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     if (std::fflush(stdout) != 0 && *status == exit_status::ok) return 1;
     return static_cast<int>(*status);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "mcpmux: internal error: {}\n", e.what());
+    print_visible(stderr, "mcpmux: internal error: {}\n", e.what());
     return 1;
   }
 }

@@ -85,9 +85,9 @@ bool use_colour() {
 std::string one_line(std::string_view s, bool first_line_only) {
   if (first_line_only) s = s.substr(0, s.find('\n'));
   std::string out(s);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\t'; }, ' ');
+  out = visible_text(out);
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
@@ -99,7 +99,7 @@ void print_table(std::span<const column> columns, const std::vector<std::vector<
   std::size_t used = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) {
     std::size_t w = display_width(columns[c].header);
-    for (const auto& row : rows) w = std::max(w, display_width(row[c].text));
+    for (const auto& row : rows) w = std::max(w, display_width(one_line(row[c].text, false)));
     if (columns[c].max_width == 0) {
       std::size_t left = total_width > used ? total_width - used : 0;
       w = std::min(w, std::max<std::size_t>(left, 16));
@@ -113,7 +113,7 @@ void print_table(std::span<const column> columns, const std::vector<std::vector<
   std::string out;
   auto append_cell = [&](std::size_t c, std::string_view text, std::string_view colour) {
     const bool last = c + 1 == columns.size();
-    std::string shown = truncate(std::string(text), widths[c]);
+    std::string shown = truncate(one_line(text, false), widths[c]);
     std::size_t pad = widths[c] - display_width(shown);
     if (columns[c].alignment == align::right) out.append(pad, ' ');
     if (!colour.empty()) out += colour;

@@ -18,7 +18,8 @@ std::size_t output_width();
 /// Colour only on a terminal, and not when $NO_COLOR is set.
 bool use_colour();
 
-/// One line, no control characters (which also keeps escape sequences from the peer inert).
+/// One line for a table cell: newlines and tabs as spaces, everything else through visible_text
+/// (so escape sequences from a server are shown, not obeyed).
 std::string one_line(std::string_view s, bool first_line_only);
 
 enum class align { left, right };
@@ -34,7 +35,8 @@ struct cell {
   std::string_view colour;  ///< SGR sequence or empty
 };
 
-/// Prints a header line and the rows on stdout, cells truncated with "…" to fit.
+/// Prints a header line and the rows on stdout, each cell made one_line and truncated with "…" to
+/// fit; only `cell::colour` reaches the terminal as a sequence.
 void print_table(std::span<const column> columns, const std::vector<std::vector<cell>>& rows,
                  std::size_t total_width);
 

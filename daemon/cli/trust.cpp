@@ -11,13 +11,16 @@
 namespace mcpmux::cli {
 namespace {
 
-// A word diff in the terminal's colours, else in the plain [-removed-]{+added+} notation.
+// A word diff in the terminal's colours, else in the plain [-removed-]{+added+} notation. The
+// server's words go through visible_text before the colours are put around them: a description
+// that hides its own additions (SGR 8, a carriage return) would otherwise hide them from the
+// person who reviews it.
 std::string render_runs(const json::value& runs, bool colour) {
   std::string out;
   if (!runs.is_array()) return out;
   for (const auto& r : runs.get_array()) {
     const auto op = member_string(r, "op").value_or("=");
-    const auto text = member_string(r, "text").value_or("");
+    const auto text = visible_text(member_string(r, "text").value_or(""));
     if (op == "=")
       out += text;
     else if (op == "-")
@@ -41,13 +44,13 @@ void print_item(const json::value& item, bool with_diff, bool colour) {
   std::string line = fmt::format("  {} {}: {}", kind_word(member_string(item, "kind").value_or("")),
                                  member_string(item, "name").value_or(""), why);
   if (auto was = member_string(item, "was")) line += fmt::format(" (the definition of {})", *was);
-  fmt::print("{}\n", line);
+  print_visible(stdout, "{}\n", line);
   if (!with_diff) return;
   const auto* diff = member(item, "diff");
   if (!diff || !diff->is_array()) return;
   for (const auto& f : diff->get_array()) {
     const auto* runs = member(f, "runs");
-    fmt::print("      {}: {}\n", member_string(f, "field").value_or(""),
+    fmt::print("      {}: {}\n", visible_text(member_string(f, "field").value_or("")),
                runs ? render_runs(*runs, colour) : std::string());
   }
 }
@@ -81,9 +84,9 @@ outcome<exit_status> run_trust(const context& ctx, const command_args& args) {
     const auto name = member_string(s, "server").value_or("");
     const bool trusted =
         member(s, "trusted") && member(s, "trusted")->is_bool() && member(s, "trusted")->get_bool();
-    fmt::print("{} ({}, on_change = {}): {} held back\n", name,
-               trusted ? "trusted" : "not trusted yet",
-               member_string(s, "on_change").value_or("quarantine"), items->get_array().size());
+    print_visible(stdout, "{} ({}, on_change = {}): {} held back\n", name,
+                  trusted ? "trusted" : "not trusted yet",
+                  member_string(s, "on_change").value_or("quarantine"), items->get_array().size());
     for (const auto& item : items->get_array()) {
       held += 1;
       const auto item_name = member_string(item, "name").value_or("");
@@ -96,7 +99,8 @@ outcome<exit_status> run_trust(const context& ctx, const command_args& args) {
   }
   if (!approving) {
     if (held == 0)
-      fmt::print("nothing is held back{}\n", args.target.empty() ? "" : " of " + args.target);
+      print_visible(stdout, "nothing is held back{}\n",
+                    args.target.empty() ? "" : " of " + args.target);
     else
       fmt::print("approve with `mcpmux trust SERVER NAME...` or `mcpmux trust SERVER --all`\n");
     return exit_status::ok;
@@ -124,10 +128,11 @@ outcome<exit_status> run_trust(const context& ctx, const command_args& args) {
   };
   const auto approved = names_of("approved"), skipped = names_of("skipped"),
              not_held = names_of("not_held");
-  fmt::print("approved: {}\n", approved.empty() ? "nothing" : approved);
-  if (args.all) fmt::print("{} is trusted\n", args.target);
+  print_visible(stdout, "approved: {}\n", approved.empty() ? "nothing" : approved);
+  if (args.all) print_visible(stdout, "{} is trusted\n", args.target);
   if (!skipped.empty())
-    fmt::print(stderr, "not approved, changed again since it was shown: {} (run again)\n", skipped);
+    print_visible(stderr, "not approved, changed again since it was shown: {} (run again)\n",
+                  skipped);
   if (!not_held.empty()) return fail("not held back: " + not_held);
   return skipped.empty() ? exit_status::ok : exit_status::failure;
 }

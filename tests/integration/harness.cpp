@@ -20,6 +20,8 @@
 #include <sstream>
 #include <thread>
 
+#include "config/import.hpp"
+
 extern char** environ;
 
 namespace mcpmux::test {
@@ -150,13 +152,9 @@ std::vector<std::string> read_lines(const std::string& path) {
   return out;
 }
 
+// The importer's quoting: control characters are escaped too (a test's argv may carry ESC).
 std::string toml_quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
+  return mcpmux::toml_quote(s);
 }
 
 std::string fake_server_table(std::string_view name, const std::vector<std::string>& args,

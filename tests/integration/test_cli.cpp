@@ -1,6 +1,6 @@
 // Integration tests of the command lines of mcpmux and mcpmuxd: usage errors (exit 2, a clear
 // message on stderr, nothing on stdout), help and version (exit 0), and every accepted spelling
-// of the options against a real daemon.
+// of the options against a real daemon; what `import` shows of a client file's names.
 #include <string>
 #include <vector>
 
@@ -116,6 +116,21 @@ TEST_F(cli, McpmuxHelpAndVersionExit0OnStdout) {
     run_result v = run(mcpmux_path(), {flag});
     EXPECT_EQ(v.exit_code, 0) << show(v);
     EXPECT_TRUE(v.out.starts_with("mcpmux ")) << show(v);
+  }
+}
+
+TEST_F(cli, ImportNotesShowTheEscapesOfAServerName) {
+  // A project's .mcp.json names a server with SGR 8 (invisible), BEL and U+202E.
+  const std::string file = dir_.write(
+      "evil.json", R"({"mcpServers":{"a\u001b[8mb\u0007\u202e":{"command":"x\u001b[2K"}}})");
+  run_result r = run(mcpmux_path(), {"import", file});
+  EXPECT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_TRUE(contains(r.err, "server \"a\\x1b[8mb\\x07\\u202e\": renamed to")) << show(r);
+  // The TOML on stdout is exact, its strings in TOML's own escapes.
+  EXPECT_TRUE(contains(r.out, "command = \"x\\u001B[2K\"")) << show(r);
+  for (std::string_view raw : {"\x1b", "\x07", "\xE2\x80\xAE"}) {
+    EXPECT_FALSE(contains(r.err, raw)) << show(r);
+    EXPECT_FALSE(contains(r.out, raw)) << show(r);
   }
 }
 

@@ -443,6 +443,11 @@ TEST(ImportToml, Quote) {
                        "c\xED\xA0\x80"
                        "d\xE2\x82"),
             R"("a\uFFFDb\uFFFD\uFFFDc\uFFFD\uFFFD\uFFFDd\uFFFD\uFFFD")");
+  // Characters that hide or reorder text, as TOML escapes of the same string.
+  EXPECT_EQ(toml_quote("a\xE2\x80\xAE"
+                       "b\xC2\x9B"
+                       "c\xF3\xA0\x81\xA8"),
+            R"("a\u202eb\u009bc\U000e0068")");
 }
 
 TEST(ImportToml, FixedKeyOrder) {
