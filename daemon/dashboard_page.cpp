@@ -10,7 +10,7 @@ const std::string_view dashboard_html = R"page(<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="csrf-token" content="{{CSRF}}">
+<meta name="dashboard-key" content="{{KEY}}">
 <link rel="icon" href="data:,">
 <title>mcpmux</title>
 <link rel="stylesheet" href="/dashboard.css">
@@ -98,8 +98,21 @@ del { color: var(--down); } ins { color: var(--up); text-decoration: none; font-
 )css";
 
 const std::string_view dashboard_js = R"js('use strict';
-const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const $ = (id) => document.getElementById(id);
+
+// The session's key comes once, in the page the login link opens; this tab keeps it in its
+// sessionStorage (this origin's, port included) and sends it with every request. The cookie
+// alone, which every port of this host receives, gets neither state nor actions.
+const key = (() => {
+  const given = document.querySelector('meta[name="dashboard-key"]').content;
+  if (given) {
+    sessionStorage.setItem('mcpmux-dashboard-key', given);
+    history.replaceState(null, '', '/');  // the login link is spent; a reload is of the page
+  }
+  return sessionStorage.getItem('mcpmux-dashboard-key') ?? '';
+})();
+const noSession = 'This tab has no dashboard session (each login belongs to the tab it was opened in): ' +
+  'run `mcpmux dashboard` for a new login link.';
 
 // An element with text children only: nothing a server says can become markup.
 function el(tag, props = {}, ...kids) {
@@ -115,10 +128,33 @@ function el(tag, props = {}, ...kids) {
 
 function say(text) { $('message').textContent = text; }
 
+// A server-sent event stream, read with fetch (EventSource cannot send the key): on(event, data)
+// for each event until the stream ends or `signal` aborts it; resolves with the HTTP status.
+async function stream(url, on, signal) {
+  const r = await fetch(url, { headers: { 'x-dashboard-key': key }, signal });
+  if (!r.ok) return r.status;
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return r.status;
+    text += value;
+    for (let end; (end = text.indexOf('\n\n')) >= 0; text = text.slice(end + 2)) {
+      let event = 'message';
+      const data = [];
+      for (const line of text.slice(0, end).split('\n')) {
+        if (line.startsWith('event: ')) event = line.slice(7);
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
+      }
+      if (data.length) on(event, data.join('\n'));
+    }
+  }
+}
+
 async function act(method, params = {}) {
   const r = await fetch('/dashboard/action', {
     method: 'POST', credentials: 'same-origin',
-    headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+    headers: { 'content-type': 'application/json', 'x-dashboard-key': key },
     body: JSON.stringify({ method, params }),
   });
   const answer = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
@@ -256,9 +292,9 @@ async function restart(server) {
 }
 
 // A server's log, followed live: its last lines, then each new one as it comes.
-let logStream = null;
+let logStream = null; // the AbortController of the log followed
 function stopLog(state = 'stopped') {
-  logStream?.close();
+  logStream?.abort();
   logStream = null;
   $('log-state').textContent = `(${state})`;
   $('log-stop').hidden = true;
@@ -271,14 +307,14 @@ function showLog(server) {
   $('log-state').textContent = '(following)';
   $('log-stop').hidden = false;
   $('log-section').hidden = false;
-  logStream = new EventSource(`/dashboard/log?server=${encodeURIComponent(server)}`);
-  logStream.addEventListener('line', (e) => {
+  const following = (logStream = new AbortController());
+  stream(`/dashboard/log?server=${encodeURIComponent(server)}`, (event, data) => {
+    if (event !== 'line') return;
     const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-    log.append(`${JSON.parse(e.data)}\n`);
+    log.append(`${JSON.parse(data)}\n`);
     while (log.childNodes.length > 2000) log.firstChild.remove();
     if (atEnd) log.scrollTop = log.scrollHeight;
-  });
-  logStream.addEventListener('error', () => { if (logStream?.readyState === EventSource.CLOSED) stopLog('ended'); });
+  }, following.signal).catch(() => {}).then(() => { if (logStream === following) stopLog('ended'); });
   log.focus();
 }
 $('log-stop').addEventListener('click', () => stopLog());
@@ -355,9 +391,20 @@ $('reload').addEventListener('click', async () => {
   }
 });
 
-const events = new EventSource('/dashboard/events');
-events.addEventListener('status', (e) => render(JSON.parse(e.data)));
-events.addEventListener('error', () => { $('summary').textContent = 'The daemon is not answering; trying again…'; });
+// The status as it changes, for as long as the page is open; again after a pause when the
+// daemon is gone, never without the session.
+async function followStatus() {
+  while (key) {
+    const status = await stream('/dashboard/events', (event, data) => {
+      if (event === 'status') render(JSON.parse(data));
+    }).catch(() => 0);
+    if (status === 401 || status === 403) break;
+    $('summary').textContent = 'The daemon is not answering; trying again…';
+    await new Promise((wake) => setTimeout(wake, 2000));
+  }
+  $('summary').textContent = noSession;
+}
+followStatus();
 )js";
 
 }  // namespace mcpmux
