@@ -124,9 +124,18 @@ const dashboard::browser* dashboard::session_of(const web_request& r) {
   return nullptr;
 }
 
+std::optional<web_response> dashboard::refusal(const web_request& r, const browser* b) {
+  if (!r.token.empty()) return std::nullopt;
+  if (!b) return json_answer(401, json::object{{"error", "not logged in"}});
+  if (!same_secret(r.key, b->key))
+    return json_answer(403, json::object{{"error", "missing or wrong X-Dashboard-Key"}});
+  return std::nullopt;
+}
+
 web_response dashboard::handle(const web_request& r) {
   web_response out;
   const auto* b = session_of(r);
+  const bool get = r.method == "GET";
   if (r.path == "/dashboard.css" || r.path == "/dashboard.js") {
     // No secret in them: served to anyone who passed Host and Origin.
     out = text(
@@ -134,9 +143,9 @@ web_response dashboard::handle(const web_request& r) {
         r.path == "/dashboard.css" ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8");
   } else if (r.path == "/login") {
     out = login(r);
-  } else if (r.path == "/" && r.method == "GET") {
+  } else if (r.path == "/" && get) {
     if (b) {
-      out = page(*b);
+      out = page({});  // a reload: the tab has the key already; a cookie alone gets none
     } else if (!r.token.empty()) {
       out = login(r);  // a bearer token is as good as a login link
     } else {
@@ -144,10 +153,11 @@ web_response dashboard::handle(const web_request& r) {
                  "This is mcpmux's dashboard. Open it with `mcpmux dashboard`, which prints a "
                  "one-time login link.\n");
     }
-  } else if (r.path == "/dashboard/events" && r.method == "GET") {
-    out = b || !r.token.empty() ? events() : text(401, "not logged in\n");
-  } else if (r.path == "/dashboard/log" && r.method == "GET") {
-    out = b || !r.token.empty() ? follow_log(r) : text(401, "not logged in\n");
+  } else if ((r.path == "/dashboard/events" || r.path == "/dashboard/log") && get) {
+    if (auto no = refusal(r, b))
+      out = std::move(*no);
+    else
+      out = r.path == "/dashboard/events" ? events() : follow_log(r);
   } else if (r.path == "/dashboard/action") {
     out = action(r, b);
   } else {
@@ -157,7 +167,8 @@ web_response dashboard::handle(const web_request& r) {
   return out;
 }
 
-// A one-time code (or a bearer token) becomes a browser session: the cookie, then the page.
+// A one-time code (or a bearer token) becomes a browser session: the cookie, and the page with
+// the session's key, which no later answer carries again.
 web_response dashboard::login(const web_request& r) {
   const auto now = clock::now();
   drop_expired(codes_, now, max_codes);
@@ -174,12 +185,11 @@ web_response dashboard::login(const web_request& r) {
                 "This login link is not valid (each works once, for two minutes). Run `mcpmux "
                 "dashboard` for a new one.\n");
   auto cookie = random_hex(32);
-  auto csrf = random_hex(32);
-  if (!cookie || !csrf) return text(500, "no random bytes for a session\n");
+  auto key = random_hex(32);
+  if (!cookie || !key) return text(500, "no random bytes for a session\n");
   drop_expired(browsers_, now, max_browsers - 1);
-  browsers_[*cookie] = {*csrf, now + session_life};
-  web_response out = text(303, "");
-  out.headers.emplace_back("Location", "/");
+  browsers_[*cookie] = {*key, now + session_life};
+  web_response out = page(*key);
   out.headers.emplace_back("Set-Cookie",
                            std::string(cookie_name) + "=" + *cookie +
                                "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
@@ -187,9 +197,9 @@ web_response dashboard::login(const web_request& r) {
   return out;
 }
 
-web_response dashboard::page(const browser& b) const {
+web_response dashboard::page(std::string_view key) const {
   std::string html(dashboard_html);
-  if (auto at = html.find("{{CSRF}}"); at != std::string::npos) html.replace(at, 8, b.csrf);
+  if (auto at = html.find("{{KEY}}"); at != std::string::npos) html.replace(at, 7, key);
   return text(200, std::move(html), "text/html; charset=utf-8");
 }
 
@@ -312,14 +322,11 @@ void dashboard::on_log(const std::string& server, const std::string& line) {
   }
 }
 
-// POST {"method", "params"} with the session's CSRF token (or a bearer token): a control method
-// the page may call, answered as {"result"} or {"error"}.
+// POST {"method", "params"} with the session's key (or a bearer token): a control method the
+// page may call, answered as {"result"} or {"error"}.
 web_response dashboard::action(const web_request& r, const browser* b) {
   if (r.method != "POST") return text(405, "POST only\n");
-  const bool by_token = !r.token.empty();
-  if (!by_token && !b) return json_answer(401, json::object{{"error", "not logged in"}});
-  if (!by_token && !same_secret(r.csrf, b->csrf))
-    return json_answer(403, json::object{{"error", "missing or wrong CSRF token"}});
+  if (auto no = refusal(r, b)) return std::move(*no);
   if (r.content_type.substr(0, 16) != "application/json")
     return json_answer(415, json::object{{"error", "the body must be application/json"}});
   boost::system::error_code ec;

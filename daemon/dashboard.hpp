@@ -1,11 +1,16 @@
 // The dashboard: the page the loopback HTTP endpoint serves at /, for a person to see and steer
 // the gateway. Who may see it: a browser session made from a one-time login link (`mcpmux
-// dashboard` asks for one with mcpmux/dashboard/login), kept in an HttpOnly, SameSite=Strict
-// cookie; or a request with one of the endpoint's bearer tokens. Every state-changing action is
-// a POST carrying the session's CSRF token, and is a control method: the page does nothing the
-// CLI cannot. The page, its style and script come from the binary, under a strict
-// Content-Security-Policy, and load nothing from anywhere else. Live state comes as server-sent
-// events: the status whenever the daemon's state changes, and every two seconds for the counts.
+// dashboard` asks for one with mcpmux/dashboard/login), or a request with one of the endpoint's
+// bearer tokens. A browser session is two secrets: an HttpOnly, SameSite=Strict cookie, and a
+// key that only the login's answer carries, which the page keeps in its tab's sessionStorage
+// and sends as a header on every request. Cookies are scoped by host, not port, so another
+// local web server receives this one: what a browser sends by itself must never be enough, and
+// without the key the cookie gets the page's bare shell only, no state and no action. Every
+// state-changing action is a POST and a control method: the page does nothing the CLI cannot.
+// The page, its style and script come from the binary, under a strict Content-Security-Policy,
+// and load nothing from anywhere else. Live state comes as server-sent events (read with fetch,
+// which can send the key): the status whenever the daemon's state changes, and every two
+// seconds for the counts.
 #pragma once
 
 #include <chrono>
@@ -55,12 +60,15 @@ class dashboard final : public control_extension {
 
  private:
   struct browser {
-    std::string csrf;
+    std::string key;  ///< must come as X-Dashboard-Key with every request but the page's shell
     std::chrono::steady_clock::time_point expires;
   };
   /// The browser session the request's cookie names (null: none, or expired).
   const browser* session_of(const web_request& r);
-  web_response page(const browser& b) const;
+  /// Why a request for the session's state or actions is refused (nullopt: it may pass).
+  static std::optional<web_response> refusal(const web_request& r, const browser* b);
+  /// The page, with the session's key in it ("": the shell a reload gets from the cookie).
+  web_response page(std::string_view key) const;
   web_response login(const web_request& r);
   web_response events() const;
   web_response action(const web_request& r, const browser* b);
@@ -90,7 +98,7 @@ class dashboard final : public control_extension {
 };
 
 /// The page's three parts, served from the binary (daemon/dashboard_page.cpp).
-extern const std::string_view dashboard_html;  ///< with "{{CSRF}}" where the CSRF token goes
+extern const std::string_view dashboard_html;  ///< with "{{KEY}}" where the session's key goes
 extern const std::string_view dashboard_css;
 extern const std::string_view dashboard_js;
 

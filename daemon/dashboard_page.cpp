@@ -10,7 +10,7 @@ const std::string_view dashboard_html = R"page(<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="csrf-token" content="{{CSRF}}">
+<meta name="dashboard-key" content="{{KEY}}">
 <link rel="icon" href="data:,">
 <title>mcpmux</title>
 <link rel="stylesheet" href="/dashboard.css">
@@ -30,8 +30,7 @@ const std::string_view dashboard_html = R"page(<!doctype html>
       <thead><tr><th scope="col">Server</th><th scope="col">State</th><th scope="col">Actions</th>
         <th scope="col">Era</th><th scope="col">PID</th><th scope="col">Up</th>
         <th scope="col">Restarts</th><th scope="col">Tools</th><th scope="col">Calls</th>
-        <th scope="col">p50 / p99</th><th scope="col">Last hour</th><th scope="col" class="auth">Login</th>
-        <th scope="col">Last error</th></tr></thead>
+        <th scope="col">p50 / p99</th><th scope="col">Last hour</th><th scope="col" class="auth">Login</th></tr></thead>
       <tbody></tbody>
     </table></div>
   </section>
@@ -76,7 +75,7 @@ body { margin: 0 auto; max-width: 90rem; padding: 1rem; background: var(--bg); c
 header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: baseline; }
 h1 { font-size: 1.5rem; margin: 0; } h2 { font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
 #summary, #message { color: var(--muted); margin: .25rem 0; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; container-type: inline-size; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; white-space: nowrap; }
@@ -84,7 +83,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .state { font-weight: 600; white-space: nowrap; }
 .state::before { content: "●"; margin-right: .3rem; }
 .up { color: var(--up); } .down { color: var(--down); } .wait { color: var(--wait); } .off { color: var(--off); }
-.error { min-width: 14rem; max-width: 28rem; overflow-wrap: anywhere; }
+tr.has-why > * { border-bottom: none; } tr.why > td { padding-top: 0; }
+.reason { position: sticky; left: .6rem; max-width: calc(100cqi - 1.2rem); overflow-wrap: anywhere; }
+.reason p { margin: 0 0 .25rem; } .reason pre { max-height: 8rem; }
 .actions { white-space: nowrap; }
 .spark .base { stroke: var(--line); } .spark .calls { fill: var(--muted); } .spark .lat { fill: none; stroke: var(--focus); stroke-width: 1.5; }
 details { margin-top: .25rem; } pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;
@@ -98,8 +99,21 @@ del { color: var(--down); } ins { color: var(--up); text-decoration: none; font-
 )css";
 
 const std::string_view dashboard_js = R"js('use strict';
-const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const $ = (id) => document.getElementById(id);
+
+// The session's key comes once, in the page the login link opens; this tab keeps it in its
+// sessionStorage (this origin's, port included) and sends it with every request. The cookie
+// alone, which every port of this host receives, gets neither state nor actions.
+const key = (() => {
+  const given = document.querySelector('meta[name="dashboard-key"]').content;
+  if (given) {
+    sessionStorage.setItem('mcpmux-dashboard-key', given);
+    history.replaceState(null, '', '/');  // the login link is spent; a reload is of the page
+  }
+  return sessionStorage.getItem('mcpmux-dashboard-key') ?? '';
+})();
+const noSession = 'This tab has no dashboard session (each login belongs to the tab it was opened in): ' +
+  'run `mcpmux dashboard` for a new login link.';
 
 // An element with text children only: nothing a server says can become markup.
 function el(tag, props = {}, ...kids) {
@@ -115,10 +129,33 @@ function el(tag, props = {}, ...kids) {
 
 function say(text) { $('message').textContent = text; }
 
+// A server-sent event stream, read with fetch (EventSource cannot send the key): on(event, data)
+// for each event until the stream ends or `signal` aborts it; resolves with the HTTP status.
+async function stream(url, on, signal) {
+  const r = await fetch(url, { headers: { 'x-dashboard-key': key }, signal });
+  if (!r.ok) return r.status;
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return r.status;
+    text += value;
+    for (let end; (end = text.indexOf('\n\n')) >= 0; text = text.slice(end + 2)) {
+      let event = 'message';
+      const data = [];
+      for (const line of text.slice(0, end).split('\n')) {
+        if (line.startsWith('event: ')) event = line.slice(7);
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
+      }
+      if (data.length) on(event, data.join('\n'));
+    }
+  }
+}
+
 async function act(method, params = {}) {
   const r = await fetch('/dashboard/action', {
     method: 'POST', credentials: 'same-origin',
-    headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+    headers: { 'content-type': 'application/json', 'x-dashboard-key': key },
     body: JSON.stringify({ method, params }),
   });
   const answer = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
@@ -174,7 +211,11 @@ function serverRow(s) {
   const td = (key, cls) => (cells[key] = el('td', cls ? { class: cls } : {}));
   const row = el('tr', {}, el('th', { scope: 'row' }, s.name), td('state'), td('actions', 'actions'),
     td('era'), td('pid', 'num'), td('up', 'num'), td('restarts', 'num'), td('tools', 'num'),
-    td('calls', 'num'), td('lat', 'num'), td('spark'), td('auth', 'auth'), td('error', 'error'));
+    td('calls', 'num'), td('lat', 'num'), td('spark'), td('auth', 'auth'));
+  // Why it is down (or what it last came back from): a row of its own under the server's, its
+  // text held inside the table's visible box, so that no width of the window cuts it off.
+  cells.reason = el('div', { class: 'reason' });
+  cells.why = el('tr', { class: 'why' }, el('td', { colspan: $('servers').tHead.rows[0].cells.length }, cells.reason));
   const button = (label, text, click) => el('button', { type: 'button', 'aria-label': label, on: { click } }, text);
   cells.approve = button(`Review what ${s.name} holds back`, 'Review', () => showHeld(s.name));
   cells.actions.append(button(`Restart ${s.name}`, 'Restart', () => restart(s.name)),
@@ -204,7 +245,8 @@ function render(st) {
     if (!c) rows.set(s.name, (c = serverRow(s)));
     // In status order, moved only when out of place: a row taken out of the page, even to be
     // put back, loses the keyboard focus of its buttons.
-    if (body.rows[i] !== c.row) body.insertBefore(c.row, body.rows[i] ?? null);
+    if (body.rows[2 * i] !== c.row) body.insertBefore(c.row, body.rows[2 * i] ?? null);
+    if (body.rows[2 * i + 1] !== c.why) body.insertBefore(c.why, body.rows[2 * i + 1] ?? null);
     c.row.dataset.state = s.state;
     c.state.className = `state ${stateClass(s.state)}`;
     c.state.textContent = s.crash_looping ? `${s.state} (crash loop)` : s.state;
@@ -216,20 +258,33 @@ function render(st) {
     c.calls.textContent = `${s.calls}${s.errors ? ` (${s.errors} failed)` : ''}`;
     c.lat.textContent = `${us(s.latency_p50_us)} / ${us(s.latency_p99_us)}`;
     c.spark.replaceChildren(sparkline(st.history?.[s.name]));
-    c.error.replaceChildren(s.last_error ? `${s.last_error}${s.last_error_at_ms ? ` (${ms(Date.now() - s.last_error_at_ms)} ago)` : ''}` : '');
-    c.error.classList.toggle('past', s.state === 'ready'); // an error it has come back from
-    if (s.stderr_tail?.length) c.error.append(el('details', {}, el('summary', {}, 'stderr'), el('pre', {}, s.stderr_tail.join('\n'))));
+    renderWhy(c, s);
     c.approve.hidden = !s.quarantined;
     renderAuth(c, s.auth);
     if (toolsShown?.server === s.name) toolsShown.refresh(toolsSignature(s));
   }
   $('servers').classList.toggle('no-auth', !st.servers.some((s) => s.auth));
-  for (const [name, c] of rows) if (!seen.has(name)) { c.row.remove(); rows.delete(name); }
+  for (const [name, c] of rows) if (!seen.has(name)) { c.row.remove(); c.why.remove(); rows.delete(name); }
   const clients = $('clients').tBodies[0];
   clients.replaceChildren(...st.sessions.filter((c) => c.era !== 'unknown').map((c) => el('tr', {},
     el('td', { class: 'num' }, c.id), el('td', {}, c.transport + (c.token ? ` (token ${c.token})` : '')), el('td', {}, c.era),
     el('td', {}, c.profile ?? 'everything'), el('td', {}, c.client ?? '–'),
     el('td', {}, c.agent_program ?? c.program ?? '–'))));
+}
+
+// The last error and stderr lines: open while the server is down, folded (and muted) once it
+// has come back from them.
+function renderWhy(c, s) {
+  const tail = s.stderr_tail ?? [];
+  c.why.hidden = !s.last_error && !tail.length;
+  c.row.classList.toggle('has-why', !c.why.hidden);
+  const past = s.state === 'ready';
+  c.reason.classList.toggle('past', past);
+  const pre = tail.length ? el('pre', {}, tail.join('\n')) : null;
+  const wasOpen = c.reason.querySelector('details')?.open ?? false;
+  c.reason.replaceChildren(s.last_error ? el('p', {}, `Last error: ${s.last_error}` +
+      (s.last_error_at_ms ? ` (${ms(Date.now() - s.last_error_at_ms)} ago)` : '')) : '',
+    pre && past ? el('details', wasOpen ? { open: '' } : {}, el('summary', {}, 'stderr'), pre) : pre ?? '');
 }
 
 // OAuth: the login's state, and the button for what can be done about it.
@@ -256,9 +311,9 @@ async function restart(server) {
 }
 
 // A server's log, followed live: its last lines, then each new one as it comes.
-let logStream = null;
+let logStream = null; // the AbortController of the log followed
 function stopLog(state = 'stopped') {
-  logStream?.close();
+  logStream?.abort();
   logStream = null;
   $('log-state').textContent = `(${state})`;
   $('log-stop').hidden = true;
@@ -271,14 +326,14 @@ function showLog(server) {
   $('log-state').textContent = '(following)';
   $('log-stop').hidden = false;
   $('log-section').hidden = false;
-  logStream = new EventSource(`/dashboard/log?server=${encodeURIComponent(server)}`);
-  logStream.addEventListener('line', (e) => {
+  const following = (logStream = new AbortController());
+  stream(`/dashboard/log?server=${encodeURIComponent(server)}`, (event, data) => {
+    if (event !== 'line') return;
     const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-    log.append(`${JSON.parse(e.data)}\n`);
+    log.append(`${JSON.parse(data)}\n`);
     while (log.childNodes.length > 2000) log.firstChild.remove();
     if (atEnd) log.scrollTop = log.scrollHeight;
-  });
-  logStream.addEventListener('error', () => { if (logStream?.readyState === EventSource.CLOSED) stopLog('ended'); });
+  }, following.signal).catch(() => {}).then(() => { if (logStream === following) stopLog('ended'); });
   log.focus();
 }
 $('log-stop').addEventListener('click', () => stopLog());
@@ -355,9 +410,20 @@ $('reload').addEventListener('click', async () => {
   }
 });
 
-const events = new EventSource('/dashboard/events');
-events.addEventListener('status', (e) => render(JSON.parse(e.data)));
-events.addEventListener('error', () => { $('summary').textContent = 'The daemon is not answering; trying again…'; });
+// The status as it changes, for as long as the page is open; again after a pause when the
+// daemon is gone, never without the session.
+async function followStatus() {
+  while (key) {
+    const status = await stream('/dashboard/events', (event, data) => {
+      if (event === 'status') render(JSON.parse(data));
+    }).catch(() => 0);
+    if (status === 401 || status === 403) break;
+    $('summary').textContent = 'The daemon is not answering; trying again…';
+    await new Promise((wake) => setTimeout(wake, 2000));
+  }
+  $('summary').textContent = noSession;
+}
+followStatus();
 )js";
 
 }  // namespace mcpmux

@@ -48,31 +48,19 @@ std::optional<access_refusal> http_access::check(std::string_view host,
       std::find(allowed_hosts_.begin(), allowed_hosts_.end(), lower(host)) == allowed_hosts_.end())
     return access_refusal{403, "Forbidden: Host must be localhost, 127.0.0.1 or [::1] with port " +
                                    std::to_string(port_)};
-  if (origin && !loopback_origin(*origin))
-    return access_refusal{403, "Forbidden: Origin is not a loopback origin"};
+  if (origin && !own_origin(*origin))
+    return access_refusal{403, "Forbidden: Origin must be this endpoint's own (http://127.0.0.1:" +
+                                   std::to_string(port_) + ")"};
   if (token_needed && token_required() && token_name(authorization).empty())
     return access_refusal{401, "Unauthorized: a valid bearer token is required", true};
   return std::nullopt;
 }
 
-bool http_access::loopback_origin(std::string_view origin) {
+bool http_access::own_origin(std::string_view origin) const {
   const auto o = lower(trim(origin));
-  std::string_view rest = o;
-  if (rest.substr(0, 7) == "http://")
-    rest.remove_prefix(7);
-  else if (rest.substr(0, 8) == "https://")
-    rest.remove_prefix(8);
-  else
-    return false;  // "null", file:, chrome-extension:, ...
-  for (std::string_view name : {"localhost", "127.0.0.1", "[::1]"}) {
-    if (rest.substr(0, name.size()) != name) continue;
-    auto port = rest.substr(name.size());
-    if (port.empty()) return true;
-    if (port.front() != ':' || port.size() < 2 || port.size() > 6) return false;
-    return std::all_of(port.begin() + 1, port.end(),
-                       [](char ch) { return ch >= '0' && ch <= '9'; });
-  }
-  return false;
+  if (!std::string_view(o).starts_with("http://")) return false;  // "null", https:, file:, ...
+  return std::find(allowed_hosts_.begin(), allowed_hosts_.end(), std::string_view(o).substr(7)) !=
+         allowed_hosts_.end();
 }
 
 void http_access::add_token(std::string name, std::string token) {

@@ -32,7 +32,8 @@ class http_access {
   void allow_hosts(unsigned short port, const std::string& bound = {});
 
   /// The refusal of a request with these headers (`origin` when the header is present), or
-  /// nullopt when it may pass.
+  /// nullopt when it may pass. An Origin must be the endpoint's own, port included: cookies
+  /// reach every port of a host, so another local server's page must not pass for this one.
   /// `token_needed` false: Host and Origin only (the web side checks who comes itself).
   std::optional<access_refusal> check(std::string_view host, std::optional<std::string_view> origin,
                                       std::string_view authorization,
@@ -44,8 +45,8 @@ class http_access {
   std::string_view token_name(std::string_view authorization) const;
   bool token_required() const { return !tokens_.empty(); }
 
-  /// True for an http(s) origin on localhost, 127.0.0.1 or [::1], any port.
-  static bool loopback_origin(std::string_view origin);
+  /// True for the endpoint's own origin: "http://" and one of the Host values allow_hosts took.
+  bool own_origin(std::string_view origin) const;
 
  private:
   bool check_host_;

@@ -24,9 +24,10 @@ struct param_header;
 
 /// A request to the endpoint's web side (the dashboard): any path but /mcp, /status and
 /// /metrics. Host and Origin were checked as for every request; the bearer token was not (a
-/// browser comes with a cookie): `token` names the endpoint token it carried ("" when none).
+/// browser comes with a cookie): `token` names the endpoint token it carried ("" when none);
+/// `key` is its X-Dashboard-Key header.
 struct web_request {
-  std::string_view method, path, query, cookie, csrf, content_type, token, body;
+  std::string_view method, path, query, cookie, key, content_type, token, body;
 };
 
 /// The answer to a web request.

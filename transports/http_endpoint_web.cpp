@@ -13,7 +13,7 @@ awaitable<bool> endpoint_impl::handle_web(conn_ptr c, request& req) {
       .path = target.substr(0, q),
       .query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
       .cookie = sv(req[http::field::cookie]),
-      .csrf = sv(req["X-CSRF-Token"]),
+      .key = sv(req["X-Dashboard-Key"]),
       .content_type = sv(req[http::field::content_type]),
       .token = access_.token_name(sv(req[http::field::authorization])),
       .body = req.body(),

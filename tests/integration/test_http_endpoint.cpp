@@ -328,8 +328,15 @@ TEST_F(http_endpoint_test, HostOriginAndLimits) {
   EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://evil.example"}}).status, 403);
   EXPECT_EQ(exchange("GET", "/status", {{"Origin", "null"}}).status, 403);
   EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://localhost.evil.example"}}).status, 403);
-  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://localhost:3000"}}).status, 200);
-  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://[::1]"}}).status, 200);
+  // Only the endpoint's own origin, port included: another local port is another site's.
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://localhost:3000"}}).status, 403);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://[::1]"}}).status, 403);
+  EXPECT_EQ(
+      exchange("GET", "/status", {{"Origin", "http://[::1]:" + std::to_string(port_)}}).status,
+      200);
+  header_list other_port = mcp_headers;
+  other_port.emplace_back("Origin", "http://127.0.0.1:" + std::to_string(port_ + 1));
+  EXPECT_EQ(exchange("POST", "/mcp", other_port, "{}").status, 403);
 
   // Body over max_message_bytes (65536): 413 without reading it all.
   const auto sid = open_session();
@@ -691,6 +698,103 @@ TEST_F(http_endpoint_test, ModernPostsAreStatelessAndTheirHeadersAreChecked) {
   // The daemon is fine, and legacy sessions still work.
   const auto sid = open_session();
   EXPECT_EQ(post(sid, call(7, "f__echo", {{"text", "legacy"}})).status, 200);
+}
+
+// Every run of at least 32 hex digits in `text`: what could be a secret.
+std::set<std::string> hex_runs(std::string_view text) {
+  std::set<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || !std::isxdigit(static_cast<unsigned char>(text[i]))) {
+      if (i - start >= 32) out.emplace(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+// Cookies reach every port of 127.0.0.1: another local web server receives the dashboard's.
+// Everything the login's answer sets, and every secret an answer to the cookie alone carries,
+// replayed from elsewhere, gets neither the daemon's state nor an action; nor does the whole
+// session sent with another local port's Origin. The page's own flow works.
+TEST_F(http_endpoint_test, TheDashboardsCookieAloneIsNeverEnough) {
+  start_http();
+  auto ctl = connect();
+  const auto restarts = status_of(ctl, "f").restarts;
+  auto link = ctl.request("mcpmux/dashboard/login");
+  ASSERT_TRUE(link);
+  const std::string url(link->at_pointer("/result/url").as_string());
+  auto login = exchange("GET", url.substr(url.find("/login")), {});
+  EXPECT_EQ(login.status, 200) << login.body;
+  std::string cookies;  // as a browser sends them back
+  for (const auto& c : login.set_cookies)
+    cookies += (cookies.empty() ? "" : "; ") + c.substr(0, c.find(';'));
+  ASSERT_FALSE(cookies.empty());
+
+  // What the cookie alone gets: the page's shell, its script and style, with nothing in them
+  // (body or headers) that looks like a secret.
+  std::set<std::string> replayed = hex_runs(cookies);
+  replayed.insert("");  // no key at all
+  for (const char* path : {"/", "/dashboard.js", "/dashboard.css"}) {
+    auto r = exchange("GET", path, {{"Cookie", cookies}});
+    EXPECT_EQ(r.status, 200) << path;
+    std::string everything = r.body;
+    for (const auto& [name, value] : r.headers) everything += "\n" + value;
+    for (const auto& c : r.set_cookies) everything += "\n" + c;
+    const auto found = hex_runs(everything);
+    EXPECT_TRUE(found.empty()) << path << " answers a cookie alone with " << *found.begin();
+    replayed.insert(found.begin(), found.end());
+  }
+  // The key: in the login's page only.
+  const auto at = login.body.find(R"(name="dashboard-key" content=")");
+  ASSERT_NE(at, std::string::npos) << login.body;
+  const auto key = login.body.substr(at + 30, 64);
+  ASSERT_EQ(hex_runs(key).size(), 1u) << key;
+
+  const std::string own = "http://127.0.0.1:" + std::to_string(port_);
+  const std::string restart = R"({"method":"mcpmux/restart","params":{"server":"f"}})";
+  auto act = [&](const header_list& extra, const std::string& body) {
+    header_list h = {{"Content-Type", "application/json"}};
+    h.insert(h.end(), extra.begin(), extra.end());
+    return exchange("POST", "/dashboard/action", h, body);
+  };
+  auto get_status = [&](std::string_view target, const header_list& h) {  // (streams stay open)
+    http_conn c(port_);
+    EXPECT_TRUE(c.send_all(request_text("GET", target, port_, h, {})));
+    auto head = c.read_head();
+    return head ? head->status : 0;
+  };
+  for (const auto& guess : replayed) {
+    header_list h = {{"Cookie", cookies}, {"Origin", own}};
+    if (!guess.empty()) h.emplace_back("X-Dashboard-Key", guess);
+    for (const char* path : {"/dashboard/events", "/dashboard/log?server=f"})
+      EXPECT_EQ(get_status(path, h), 403) << path << " with " << guess;
+    EXPECT_EQ(act(h, restart).status, 403) << guess;
+  }
+  // The key without the cookie: not logged in.
+  EXPECT_EQ(act({{"X-Dashboard-Key", key}}, restart).status, 401);
+  // The whole session, from another local port's page: refused before the dashboard sees it.
+  for (const std::string& origin :
+       {"http://127.0.0.1:" + std::to_string(port_ + 1), std::string("http://localhost:8080")}) {
+    const header_list h = {{"Cookie", cookies}, {"X-Dashboard-Key", key}, {"Origin", origin}};
+    EXPECT_EQ(get_status("/", h), 403) << origin;
+    EXPECT_EQ(get_status("/dashboard/events", h), 403) << origin;
+    EXPECT_EQ(act(h, restart).status, 403) << origin;
+  }
+  EXPECT_EQ(status_of(ctl, "f").restarts, restarts) << "a replay restarted the server";
+
+  // The page's own flow: the cookie and the key, from its own origin.
+  const header_list session = {{"Cookie", cookies}, {"X-Dashboard-Key", key}, {"Origin", own}};
+  auto tools = act(session, R"({"method":"mcpmux/tools","params":{"server":"f"}})");
+  EXPECT_EQ(tools.status, 200) << tools.body;
+  EXPECT_TRUE(tools.json().at_pointer("/result/tools").is_array()) << tools.body;
+  http_conn events(port_);
+  ASSERT_TRUE(events.send_all(request_text("GET", "/dashboard/events", port_, session, {})));
+  auto head = events.read_head();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  auto first = events.next_event(2s);
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(contains(first->data, R"("name":"f")")) << first->data;
 }
 
 }  // namespace

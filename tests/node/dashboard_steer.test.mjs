@@ -114,7 +114,9 @@ describe('steering from the dashboard', () => {
     const cookies = await browser.cookies();
     const base = new URL(page.url()).origin;
     const cookie = `${cookies[0].name}=${cookies[0].value}`;
-    assert.equal((await fetch(`${base}/dashboard/log?server=nope`, { headers: { cookie } })).status, 404);
+    const key = await page.evaluate(() => sessionStorage.getItem('mcpmux-dashboard-key'));
+    assert.equal((await fetch(`${base}/dashboard/log?server=nope`, { headers: { cookie, 'x-dashboard-key': key } })).status, 404);
+    assert.equal((await fetch(`${base}/dashboard/log?server=filtered`, { headers: { cookie } })).status, 403);
     assert.equal((await fetch(`${base}/dashboard/log?server=filtered`)).status, 401);
   });
 

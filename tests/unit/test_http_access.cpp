@@ -30,17 +30,26 @@ TEST(HttpAccess, OnlyLoopbackHostsWithTheBoundPortPass) {
   EXPECT_FALSE(remote.check("mybox.lan:8931", std::nullopt, ""));
 }
 
-TEST(HttpAccess, ABrowserOriginMustBeLoopback) {
+TEST(HttpAccess, ABrowserOriginMustBeTheEndpointsOwnPortIncluded) {
   http_access a(true);
   a.allow_hosts(8931);
-  EXPECT_FALSE(a.check("127.0.0.1:8931", "http://localhost:3000", ""));
-  EXPECT_FALSE(a.check("127.0.0.1:8931", "https://127.0.0.1", ""));
-  auto r = a.check("127.0.0.1:8931", "https://evil.example", "");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 403u);
-  EXPECT_TRUE(http_access::loopback_origin("http://[::1]:9"));
-  EXPECT_FALSE(http_access::loopback_origin("http://localhost.evil.example"));
-  EXPECT_FALSE(http_access::loopback_origin("file://localhost"));
+  for (std::string_view own : {"http://127.0.0.1:8931", "http://localhost:8931",
+                               "http://[::1]:8931", " HTTP://LocalHost:8931 "})
+    EXPECT_FALSE(a.check("127.0.0.1:8931", own, "")) << own;
+  // Another local port is another origin (another user's web server, say): cookies reach it,
+  // the Origin check must not let it through.
+  for (std::string_view other :
+       {"http://localhost:3000", "http://127.0.0.1:8932", "http://127.0.0.1", "http://[::1]",
+        "https://127.0.0.1:8931", "http://127.0.0.1:89310", "http://localhost.evil.example:8931",
+        "https://evil.example", "null", "file://localhost"}) {
+    auto r = a.check("127.0.0.1:8931", other, "");
+    ASSERT_TRUE(r) << other;
+    EXPECT_EQ(r->status, 403u) << other;
+  }
+  http_access web(true);  // port 80: the origin without its port is the same one
+  web.allow_hosts(80);
+  EXPECT_FALSE(web.check("127.0.0.1", "http://127.0.0.1", ""));
+  EXPECT_TRUE(web.check("127.0.0.1", "http://127.0.0.1:8080", ""));
 }
 
 TEST(HttpAccess, TheTokenFileGuardsEveryRequest) {
