@@ -433,6 +433,11 @@ adoption plan_adoption(std::string_view client_text, const agent_file& file,
     if (!l.local_project.empty() && p.adopted.servers.empty()) continue;
     plans.push_back(std::move(p));
   }
+  // An empty user list beside projects' lists stays empty: an mcpmux entry there would show
+  // every project the servers of all.
+  if (plans.size() > 1 && plans.front().file.local_project.empty() &&
+      plans.front().imported.empty() && plans.front().left.empty())
+    plans.erase(plans.begin());
   if (plans.empty()) {
     out.nothing = "none of its servers can be carried over: nothing to adopt";
     return out;

@@ -582,6 +582,21 @@ TEST(Adopt, ClaudeCodeLocalScopeGetsAProfilePerProjectAndComesBackByteForByte) {
   EXPECT_EQ(moved.secrets.size(), 2u);
   EXPECT_THAT(moved.config_text, Not(HasSubstr("ghp_")));
   EXPECT_THAT(moved.config_text, HasSubstr("[profiles." + site + "]"));
+  // An empty user list beside them stays empty (an mcpmux entry there would show every
+  // project all the servers).
+  std::string empty_user(claude_json);
+  const auto user_begin = empty_user.find("\"mcpServers\": {\n    \"git\"");
+  const auto user_end = empty_user.find("\n  },\n  \"projects\"");
+  ASSERT_NE(user_begin, std::string::npos);
+  ASSERT_NE(user_end, std::string::npos);
+  empty_user.replace(user_begin, user_end + 4 - user_begin, "\"mcpServers\": {}");
+  auto projects_only = plan_adoption(empty_user, file, "", "/cfg/c.toml", "/usr/bin/mcpmux",
+                                     no_env(), credentials::keep_plaintext);
+  ASSERT_EQ(projects_only.error, "");
+  EXPECT_THAT(projects_only.client_text, HasSubstr("\"numStartups\": 7,\n  \"mcpServers\": {},"));
+  EXPECT_EQ(projects_only.lists.size(), 2u);
+  EXPECT_EQ(plan_restoration(projects_only.client_text, file, empty_user, {}, {}, &why), empty_user)
+      << why;
   // Adopting again after unadopt (the profiles are still in the config) replaces them.
   auto readopt = plan_adoption(claude_json, file, plan.config_text, "/cfg/c.toml", "/m", no_env(),
                                credentials::keep_plaintext);
