@@ -203,7 +203,7 @@ import_outcome import_mcp_file(const std::string& path, bool* missing) {
 
 merge_outcome merge_into_config(std::string_view existing, const std::string& path,
                                 const std::vector<server_config>& servers, std::string_view comment,
-                                env_lookup lookup) {
+                                env_lookup lookup, credentials mode) {
   merge_outcome out;
   config_result current = parse_config(existing, path, lookup);
   if (!current.value) {
@@ -225,11 +225,18 @@ merge_outcome merge_into_config(std::string_view existing, const std::string& pa
   if (!text.empty() && !text.ends_with('\n')) text += '\n';
   if (!text.empty()) text += '\n';
   if (!comment.empty()) text += fmt::format("# {}\n", comment);
+  const auto head = text.size();
   text += to_toml(fresh);
   config_result merged = parse_config(text, path, lookup);
   if (!merged.value) {
     out.errors = std::move(merged.errors);
     return out;
+  }
+  if (mode == credentials::to_secret_store) {
+    // Written with `${secret:NAME}` where the credentials were: valid once they are kept.
+    for (server_config& s : fresh)
+      for (auto& m : move_credentials(s)) out.secrets.push_back(std::move(m));
+    if (!out.secrets.empty()) text = text.substr(0, head) + to_toml(fresh);
   }
   out.text = std::move(text);
   return out;

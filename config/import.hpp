@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/credentials.hpp"
 #include "config/files.hpp"
 
 namespace mcpmux {
@@ -57,14 +58,19 @@ struct merge_outcome {
   std::vector<std::string> added;    ///< names appended as new [servers.NAME] tables
   std::vector<std::string> skipped;  ///< names the file already defines (never overwritten)
   std::vector<config_error> errors;  ///< the existing or the merged text does not validate
+  /// Credentials taken out of the added servers (credentials::to_secret_store): `text` names
+  /// them as `${secret:NAME}`, so they must be kept (keep_secrets) before it is written.
+  std::vector<moved_secret> secrets;
 };
 
 /// Appends a `[servers.NAME]` table for every server whose name `existing` (the current file
 /// text, "" for a new file) does not define yet, preceded by `comment` (one line, "# " added).
-/// Both the existing and the merged text are validated with parse_config under `path`.
+/// Both the existing and the merged text are validated with parse_config under `path`, the
+/// merged one with the credentials still in it (their secrets are not kept yet).
 merge_outcome merge_into_config(std::string_view existing, const std::string& path,
                                 const std::vector<server_config>& servers, std::string_view comment,
-                                env_lookup lookup = process_env);
+                                env_lookup lookup = process_env,
+                                credentials mode = credentials::keep_plaintext);
 
 /// How the printer treats `$` in strings.
 enum class toml_strings {

@@ -10,6 +10,7 @@
 
 #include "config/files.hpp"
 #include "config/paths.hpp"
+#include "config/secret_service.hpp"
 
 namespace mcpmux {
 namespace json = boost::json;
@@ -77,6 +78,36 @@ std::string write_secrets(const std::string& path,
   if (::chmod(path.c_str(), 0600) != 0 && errno != ENOENT)
     return fmt::format("{}: {}", path, std::strerror(errno));
   return write_file_atomically(path, json::serialize(o) + "\n");
+}
+
+kept_secrets keep_secrets(const std::map<std::string, std::string>& values) {
+  kept_secrets out;
+  if (secret_service_wanted()) {
+    for (const auto& [name, value] : values) {
+      const auto r = secret_service_store(name, value);
+      if (!r.available) {
+        out.unavailable = r.error;
+        break;
+      }
+      if (!r.error.empty()) {
+        out.error = r.error;
+        return out;
+      }
+    }
+    if (out.unavailable.empty()) {
+      out.where = "the Secret Service";
+      return out;
+    }
+  }
+  out.where = secrets_path();
+  auto file = read_secrets(out.where);
+  if (!file.error.empty()) {
+    out.error = file.error;
+    return out;
+  }
+  for (const auto& [name, value] : values) file.values[name] = value;
+  out.error = write_secrets(out.where, file.values);
+  return out;
 }
 
 }  // namespace mcpmux

@@ -30,4 +30,16 @@ secrets_file read_secrets(const std::string& path);
 std::string write_secrets(const std::string& path,
                           const std::map<std::string, std::string>& values);
 
+/// Where keep_secrets kept the values, or why it could not.
+struct kept_secrets {
+  std::string where;        ///< "the Secret Service", or the secrets file's path
+  std::string unavailable;  ///< why no Secret Service answered ("" when it did or is not wanted)
+  std::string error;        ///< "" when every value is kept
+};
+
+/// Keeps each name → value where `${secret:NAME}` finds it: the Secret Service when one answers
+/// (config/secret_service.hpp), else the secrets file, beside what it holds (a name kept before
+/// is replaced).
+kept_secrets keep_secrets(const std::map<std::string, std::string>& values);
+
 }  // namespace mcpmux

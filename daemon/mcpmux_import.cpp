@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "config/config.hpp"
 #include "config/import.hpp"
+#include "config/secrets.hpp"
 #include "daemon/cli/common.hpp"
 #include "daemon/cli/usage.hpp"
 
@@ -110,7 +112,9 @@ int run(const import_options& o) {
     cli::print_visible(stderr, "mcpmux import: {}: {}\n", path, error);
     return 1;
   }
-  merge_outcome m = merge_into_config(existing, path, servers, comment);
+  merge_outcome m = merge_into_config(
+      existing, path, servers, comment, process_env,
+      o.keep_plaintext ? credentials::keep_plaintext : credentials::to_secret_store);
   if (!m.errors.empty()) {
     for (const config_error& e : m.errors) cli::print_visible(stderr, "{}\n", e.to_string());
     cli::print_visible(
@@ -125,6 +129,25 @@ int run(const import_options& o) {
     fmt::print(stderr, "mcpmux import: nothing to add to {}\n", path);
     return m.skipped.empty() ? 0 : 1;
   }
+  // The secrets first: the config that names them does not load without them.
+  if (!m.secrets.empty()) {
+    std::map<std::string, std::string> values;
+    std::vector<std::string> names;
+    for (const moved_secret& s : m.secrets) {
+      values.emplace(s.name, s.value);
+      names.push_back(s.name);
+    }
+    const kept_secrets kept = keep_secrets(values);
+    if (!kept.unavailable.empty())
+      cli::print_visible(stderr, "mcpmux import: {}\n", kept.unavailable);
+    if (!kept.error.empty()) {
+      fmt::print(stderr, "mcpmux import: {}; nothing written (--keep-plaintext copies them)\n",
+                 kept.error);
+      return 1;
+    }
+    cli::print_visible(stderr, "mcpmux import: moved to {} (named as ${{secret:NAME}} in {}): {}\n",
+                       kept.where, path, join(names));
+  }
   if (std::string err = write_file_atomically(path, m.text); !err.empty()) {
     cli::print_visible(stderr, "mcpmux import: {}\n", err);
     return 1;
@@ -138,7 +161,8 @@ int run(const import_options& o) {
 }  // namespace
 
 void add_import_options(CLI::App& app, import_options& o) {
-  cli::use_conventions(app, "mcpmux import FILE... [--write] [--config PATH]", details);
+  cli::use_conventions(app, "mcpmux import FILE... [--write [--keep-plaintext]] [--config PATH]",
+                       details);
   app.footer(footer);
   app.add_option("FILE", o.files, "a client's configuration file; - for standard input")
       ->required();
@@ -154,6 +178,12 @@ void add_import_options(CLI::App& app, import_options& o) {
                  "(~/.config/mcpmux/config.toml)")
       ->type_name("PATH")
       ->check(cli::non_empty("a path"))
+      ->needs(write);
+  app.add_flag("--keep-plaintext", o.keep_plaintext,
+               "with --write: copy tokens (env *TOKEN, *_KEY, *SECRET,\n"
+               "*PASSWORD*, Authorization headers) into the config as they\n"
+               "are; by default they move to the secret store (the Secret\n"
+               "Service, else the secrets file) as ${secret:SERVER_KEY}")
       ->needs(write);
 }
 

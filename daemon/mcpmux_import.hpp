@@ -16,6 +16,7 @@ struct import_options {
   std::vector<std::string> files;     ///< "-" is standard input
   bool write = false;                 ///< merge into the config instead of printing
   std::optional<std::string> config;  ///< the config file for --write (default: the usual one)
+  bool keep_plaintext = false;        ///< --write: tokens into the config, not the secret store
 };
 
 /// Declares import's arguments, options and help on `app` (the `import` subcommand of mcpmux, or

@@ -3,9 +3,11 @@
 // (the importer's rules; a server mcpmux already runs is not added twice), replaces the client's
 // server list with one entry that runs `mcpmux connect`, keeps every other byte of its file, and
 // keeps a timestamped backup beside it; the daemon reloads and the servers are up before the
-// command returns. Unadopting puts the client's own list back, from the backup, else from what
-// mcpmux's config holds of those servers. A file that does not parse, or that changed while we
-// worked, is never written.
+// command returns. Credentials move to the secret store first. Claude Code's per-project lists
+// each get an entry with a profile of their own. Unadopting puts the client's own lists back,
+// from the backup (then removed: it holds the old plain text), else from what mcpmux's config
+// holds of those servers. A file that does not parse, or that changed while we worked, is never
+// written.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +21,9 @@
 #include "config/files.hpp"
 #include "config/import.hpp"
 #include "config/paths.hpp"
+#include "config/secrets.hpp"
 #include "core/protocol/json_rpc.hpp"
+#include "core/protocol/redact.hpp"
 #include "daemon/cli/commands.hpp"
 #include "daemon/cli/spawn.hpp"
 #include "daemon/cli/table.hpp"
@@ -169,34 +173,36 @@ void reload_and_wait(const context& ctx, const std::vector<std::string>& servers
 outcome<exit_status> run_agents(const context&, const command_args& args) {
   boost::json::array found;
   std::vector<std::vector<cell>> rows;
+  const auto add = [&](const agent_file& f, const std::string& servers, const std::string& state,
+                       bool adopted) {
+    boost::json::object o{{"agent", f.agent},     {"label", f.label},   {"path", f.path},
+                          {"project", f.project}, {"servers", servers}, {"adopted", adopted}};
+    if (!f.local_project.empty()) o["local_project"] = f.local_project;
+    found.push_back(std::move(o));
+    rows.push_back({{f.agent, {}}, {f.label, {}}, {servers, {}}, {state, {}}, {f.path, {}}});
+  };
   for (const auto& f : agent_files_here()) {
     if (!exists(f.path)) continue;
     auto text = read_file(f.path);
-    std::string servers = "?", state = "unreadable";
-    bool adopted = false;
-    if (text) {
-      auto list = locate_servers(*text, f);
-      if (!list.error.empty()) {
-        state = "cannot read it: " + list.error;
-      } else if (!list.span) {
-        servers = "0";
-        state = "-";
-      } else {
-        adopted = list.adopted;
-        const auto plan = plan_adoption(*text, f, "", "config.toml", "mcpmux");
-        servers = adopted ? "-" : std::to_string(plan.servers.size());
-        if (!adopted && !plan.left.empty())
-          servers += " (+" + std::to_string(plan.left.size()) + ")";
-        state = adopted ? "uses mcpmux" : "-";
-      }
+    if (!text) {
+      add(f, "?", "unreadable", false);
+      continue;
     }
-    found.push_back(boost::json::object{{"agent", f.agent},
-                                        {"label", f.label},
-                                        {"path", f.path},
-                                        {"project", f.project},
-                                        {"servers", servers},
-                                        {"adopted", adopted}});
-    rows.push_back({{f.agent, {}}, {f.label, {}}, {servers, {}}, {state, {}}, {f.path, {}}});
+    const auto lists = find_server_lists(*text, f);
+    if (!lists.error.empty()) {
+      add(f, "?", "cannot read it: " + lists.error, false);
+      continue;
+    }
+    if (lists.lists.empty() || !lists.lists.front().local_project.empty()) add(f, "0", "-", false);
+    // One row a list: the file's own, then each project's (Claude Code's local scope).
+    for (auto l : lists.lists) {
+      l.local_scopes = false;
+      const bool adopted = locate_servers(*text, l).adopted;
+      const auto plan = plan_adoption(*text, l, "", "config.toml", "mcpmux");
+      auto servers = adopted ? "-" : std::to_string(plan.servers.size());
+      if (!adopted && !plan.left.empty()) servers += " (+" + std::to_string(plan.left.size()) + ")";
+      add(l, servers, adopted ? "uses mcpmux" : "-", adopted);
+    }
   }
   if (args.json) {
     print_pretty(boost::json::value(boost::json::object{{"agents", std::move(found)}}));
@@ -225,18 +231,31 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
   else if (!missing)
     return fail(config_path + ": " + err);
 
-  auto plan = plan_adoption(*text, *file, existing, config_path, self_path());
+  auto plan = plan_adoption(
+      *text, *file, existing, config_path, self_path(), process_env,
+      args.keep_plaintext ? credentials::keep_plaintext : credentials::to_secret_store);
   if (!plan.error.empty()) return fail(plan.error);
   if (!plan.nothing.empty()) {
     print_visible(stdout, "{}: {}\n", file->path, plan.nothing);
     return exit_status::ok;
   }
+  // The diff shows the lines that leave the client's file: no token of theirs is printed.
+  for (const auto& m : plan.secrets) add_secret(m.value);
   print_visible(stdout, "{} ({}):\n{}\n", file->label, file->path,
-                line_diff(*text, plan.client_text));
+                redact(line_diff(*text, plan.client_text)));
   if (!plan.added.empty())
     print_visible(stdout, "{}: adds {}\n", config_path, fmt::join(plan.added, ", "));
+  for (const auto& l : plan.lists)
+    if (!l.profile.empty())
+      print_visible(stdout, "{}: project {} sees its servers through [profiles.{}]\n", config_path,
+                    l.project, l.profile);
   for (const auto& name : plan.left)
     print_visible(stdout, "left in {}: \"{}\" (cannot be carried over)\n", file->path, name);
+  std::vector<std::string> moved;
+  for (const auto& m : plan.secrets) moved.push_back(m.name);
+  if (!moved.empty())
+    print_visible(stdout, "credentials to the secret store, named as ${{secret:NAME}} in {}: {}\n",
+                  config_path, fmt::join(moved, ", "));
   for (const auto& n : plan.notes) print_visible(stderr, "mcpmux: note: {}\n", n);
   if (args.dry_run) {
     fmt::print("(dry run: nothing written)\n");
@@ -249,23 +268,45 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
     return fail(file->path + " changed while mcpmux was working on it; nothing was written",
                 "Run the command again.");
 
-  if (!plan.added.empty())
+  // The secrets first: the config that names them does not load without them.
+  if (!plan.secrets.empty()) {
+    std::map<std::string, std::string> values;
+    for (const auto& m : plan.secrets) values.emplace(m.name, m.value);
+    const auto kept = keep_secrets(values);
+    if (!kept.unavailable.empty()) print_visible(stderr, "mcpmux: {}\n", kept.unavailable);
+    if (!kept.error.empty())
+      return fail(kept.error + "; nothing written",
+                  "Fix it, or adopt with --keep-plaintext to copy the tokens into the config.");
+    print_visible(stdout, "moved to {}: {}\n", kept.where, fmt::join(moved, ", "));
+  }
+  if (plan.config_text != existing)
     if (auto err = write_file_atomically(config_path, plan.config_text); !err.empty())
       return fail(err);
   const std::string backup = file->path + ".mcpmux-backup-" + timestamp();
   if (auto err = write_file_atomically(backup, *text); !err.empty()) return fail(err);
   ::chmod(backup.c_str(), 0600);  // it may hold the client's secrets
   if (auto w = replace_file(file->path, *text, plan.client_text); !w) return w.error();
-  boost::json::array names;
-  for (const auto& n : plan.servers) names.emplace_back(n);
-  const boost::json::object record{{"file", file->path},
-                                   {"backup", backup},
-                                   {"servers", std::move(names)},
-                                   {"config", config_path}};
+  const auto strings = [](const std::vector<std::string>& v) {
+    boost::json::array a;
+    for (const auto& x : v) a.emplace_back(x);
+    return a;
+  };
+  boost::json::array lists;
+  for (const auto& l : plan.lists)
+    lists.push_back(boost::json::object{
+        {"project", l.project}, {"servers", strings(l.servers)}, {"profile", l.profile}});
+  const boost::json::object record{
+      {"file", file->path},    {"backup", backup},          {"servers", strings(plan.servers)},
+      {"config", config_path}, {"lists", std::move(lists)}, {"profiles", strings(plan.profiles)}};
   if (auto err = write_file_atomically(record_path(file->path), boost::json::serialize(record));
       !err.empty())
     print_visible(stderr, "mcpmux: warning: {}\n", err);
   print_visible(stdout, "adopted: {} now runs mcpmux (backup: {})\n", file->path, backup);
+  if (!moved.empty())
+    print_visible(
+        stdout,
+        "the backup still holds those credentials in plain text: `mcpmux unadopt` restores from "
+        "it, then removes it\n");
   reload_and_wait(ctx, plan.servers);
   return exit_status::ok;
 }
@@ -285,17 +326,33 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
   std::optional<std::string> backup_text;
   if (!backup.empty())
     if (auto b = read_text_file(backup, max_client_file, err)) backup_text = std::move(*b);
-  std::vector<std::string> names;
-  if (const auto* n = ro ? ro->if_contains("servers") : nullptr; n && n->is_array())
-    for (const auto& x : n->get_array())
-      if (x.is_string()) names.emplace_back(x.get_string());
+  const auto strings = [&](const boost::json::object* o, std::string_view key) {
+    std::vector<std::string> out;
+    if (const auto* n = o ? o->if_contains(key) : nullptr; n && n->is_array())
+      for (const auto& x : n->get_array())
+        if (x.is_string()) out.emplace_back(x.get_string());
+    return out;
+  };
+  const auto names = strings(ro, "servers");  // every server adopted
+  const auto profiles = strings(ro, "profiles");
+  // Which servers each list became (a record of an older adopt has "servers" alone).
+  auto own = names;
+  project_servers local;
+  if (const auto* l = ro ? ro->if_contains("lists") : nullptr; l && l->is_array()) {
+    for (const auto& x : l->get_array()) {
+      const auto* o = x.if_object();
+      if (!o) continue;
+      const auto project = string_member(*o, "project");
+      (project.empty() ? own : local[project]) = strings(o, "servers");
+    }
+  }
   const auto config_path =
       ro ? string_member(*ro, "config") : resolve_config_path(args.config.value_or(""));
   auto cfg = load_config_file(config_path, keep_variables());
   const auto servers = cfg.value ? cfg.value->servers : std::vector<server_config>{};
 
   std::string why;
-  const auto restored = plan_restoration(*text, *file, backup_text, servers, names, &why);
+  const auto restored = plan_restoration(*text, *file, backup_text, servers, own, &why, local);
   if (restored.empty()) {
     if (why.find("nothing to undo") != std::string::npos) {
       print_visible(stdout, "{}: {}\n", file->path, why);
@@ -305,14 +362,17 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
   }
   print_visible(stdout, "{} ({}), from {}:\n{}\n", file->label, file->path,
                 backup_text ? "the backup " + backup : std::string("mcpmux's config (no backup)"),
-                line_diff(*text, restored));
+                redact(line_diff(*text, restored)));  // the secrets the config resolved
   std::string config_after;
   if (args.remove && !names.empty()) {
     std::string cerr;
     auto ctext = read_text_file(config_path, 4u << 20, cerr);
     if (!ctext) return fail(config_path + ": " + cerr);
-    config_after = remove_server_tables(*ctext, names);
-    print_visible(stdout, "{}: removes {}\n", config_path, fmt::join(names, ", "));
+    std::vector<std::string> tables;
+    for (const auto& n : names) tables.push_back("servers." + n);
+    for (const auto& p : profiles) tables.push_back("profiles." + p);
+    config_after = remove_tables(*ctext, tables);
+    print_visible(stdout, "{}: removes {}\n", config_path, fmt::join(tables, ", "));
   }
   if (args.dry_run) {
     fmt::print("(dry run: nothing written)\n");
@@ -321,6 +381,8 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
   if (!confirmed(args)) return fail("nothing written");
   if (auto w = replace_file(file->path, *text, restored); !w) return w.error();
   ::unlink(record_path(file->path).c_str());
+  // Restored from it, the backup has done its job; it held the tokens in plain text.
+  if (backup_text && ::unlink(backup.c_str()) == 0) fmt::print("removed the backup {}\n", backup);
   if (!config_after.empty()) {
     if (auto werr = write_file_atomically(config_path, config_after); !werr.empty())
       return fail(werr);

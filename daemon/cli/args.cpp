@@ -198,11 +198,16 @@ const command_spec commands[] = {
      "list the MCP clients configured here and whether they use mcpmux", "", control_timeout,
      run_agents,
      [](CLI::App& c, command_args& a) { c.add_flag("--json", a.json, "print the list as JSON"); }},
-    {"adopt", "adopt AGENT|FILE [--dry-run] [--yes] [--config PATH]",
+    {"adopt", "adopt AGENT|FILE [--dry-run] [--yes] [--config PATH] [--keep-plaintext]",
      "move a client's servers into mcpmux and point the client at mcpmux",
-     "The client's servers are added to mcpmux's config (a server mcpmux already runs is not\n"
-     "added twice; one that cannot be carried over stays in the client's file); its server\n"
-     "list becomes one entry running `mcpmux connect --spawn` (this program's absolute path).\n"
+     "The client's servers are added to mcpmux's config (a server mcpmux already runs, the\n"
+     "same definition, is not added twice; one that cannot be carried over stays in the\n"
+     "client's file); its server list becomes one entry running `mcpmux connect --spawn`\n"
+     "(this program's absolute path). Claude Code's per-project (local scope) lists in\n"
+     "~/.claude.json each get one with --profile, a profile of that project's servers.\n"
+     "Tokens in env and headers (*TOKEN, *_KEY, *SECRET, *PASSWORD*, Authorization) move\n"
+     "to the secret store as ${secret:SERVER_KEY}; the backup keeps the plain text until\n"
+     "unadopt.\n"
      "Every other byte of its file is kept, comments included; a backup FILE.mcpmux-backup-TIME\n"
      "is written beside it, and a file that changed meanwhile is not written. The diff is shown\n"
      "first; without --yes you are asked. The daemon reloads and the servers are up before the\n"
@@ -210,16 +215,21 @@ const command_spec commands[] = {
      control_timeout, run_adopt,
      [](CLI::App& c, command_args& a) {
        add_agent_options(c, a, "mcpmux's config file (default as the daemon's)");
+       c.add_flag("--keep-plaintext", a.keep_plaintext,
+                  "copy tokens into the config as they are, instead of into\n"
+                  "the secret store (see `mcpmux secret`)");
      }},
     {"unadopt", "unadopt AGENT|FILE [--dry-run] [--yes] [--remove]",
      "give a client its own servers back",
-     "Restores the client's server list from the backup adopt made, else rebuilds it from the\n"
-     "servers in mcpmux's config. mcpmux keeps its copies unless --remove.\n",
+     "Restores the client's server lists from the backup adopt made (then removes the\n"
+     "backup), else rebuilds them from the servers in mcpmux's config. mcpmux keeps its\n"
+     "copies unless --remove.\n",
      control_timeout, run_unadopt,
      [](CLI::App& c, command_args& a) {
        add_agent_options(c, a, "mcpmux's config file, when adopt left no record");
        c.add_flag("--remove", a.remove,
-                  "also remove the adopted servers from mcpmux's config (and\nreload)");
+                  "also remove the adopted servers (and the projects' profiles)\n"
+                  "from mcpmux's config (and reload)");
      }},
 };
 

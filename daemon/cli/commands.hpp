@@ -29,6 +29,7 @@ struct command_args {
   bool yes = false;                      ///< adopt, unadopt: --yes
   bool dry_run = false;                  ///< adopt, unadopt: --dry-run
   bool remove = false;                   ///< unadopt: --remove
+  bool keep_plaintext = false;           ///< adopt: --keep-plaintext
   std::optional<std::string> config;     ///< adopt, unadopt: --config PATH
   std::vector<std::string> names;        ///< trust: NAME...
   bool all = false;                      ///< trust: --all

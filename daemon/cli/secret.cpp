@@ -62,22 +62,11 @@ outcome<exit_status> run_secret(const context&, const command_args& args) {
     auto value = read_value(args.target);
     if (!value || value->empty())
       return failure{exit_status::failure, "no value given; nothing changed"};
-    if (service) {
-      const auto r = secret_service_store(args.target, *value);
-      if (r.available && !r.error.empty()) return failure{exit_status::failure, r.error};
-      if (note_unavailable(r)) {
-        fmt::print(stderr,
-                   "kept {} in the Secret Service; `mcpmux reload` makes the daemon use it\n",
-                   args.target);
-        return exit_status::ok;
-      }
-    }
-    if (!file.error.empty()) return failure{exit_status::failure, file.error};
-    file.values[args.target] = std::move(*value);
-    if (auto error = write_secrets(path, file.values); !error.empty())
-      return failure{exit_status::failure, error};
+    const auto kept = keep_secrets({{args.target, *value}});
+    if (!kept.unavailable.empty()) fmt::print(stderr, "{}; using {}\n", kept.unavailable, path);
+    if (!kept.error.empty()) return failure{exit_status::failure, kept.error};
     fmt::print(stderr, "kept {} in {}; `mcpmux reload` makes the daemon use it\n", args.target,
-               path);
+               kept.where);
     return exit_status::ok;
   }
   if (args.action == "list") {

@@ -4,7 +4,7 @@
 // for byte. A real mcpmuxd; a temporary HOME with the clients' files.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,11 +12,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { FAKE_MCP_SERVER, MCPMUX, startDaemon } from './harness.mjs';
 
 // Runs mcpmux with the temp HOME; `input` goes to its stdin (the answer to "Apply?").
-function run(d, args, { input, onOutput } = {}) {
+function run(d, args, { input, onOutput, env = {} } = {}) {
   return new Promise((resolve) => {
     const p = spawn(MCPMUX, ['--socket', d.socket, ...args], {
       cwd: d.dir,
-      env: { ...process.env, HOME: d.dir, XDG_CONFIG_HOME: path.join(d.dir, 'xdg'), XDG_STATE_HOME: path.join(d.dir, 'state') },
+      env: { ...process.env, HOME: d.dir, XDG_CONFIG_HOME: path.join(d.dir, 'xdg'), XDG_STATE_HOME: path.join(d.dir, 'state'), ...env },
     });
     let stdout = '';
     let stderr = '';
@@ -175,6 +175,78 @@ test('Codex: its [mcp_servers.*] tables become one, the rest of the TOML stays, 
     const back = await run(d, ['unadopt', 'codex-project', '--yes']);
     assert.equal(back.code, 0, back.stderr);
     assert.equal(readFileSync(file, 'utf8'), original);
+  } finally {
+    await d.stop();
+  }
+});
+
+// Claude Code's default scope: `claude mcp add` without --scope keeps a server under
+// projects[PATH].mcpServers in ~/.claude.json. Two projects, two accounts of one server (the
+// same command, another token): each project keeps seeing only its own through mcpmux, the
+// tokens leave the config for the secrets file, and unadopt gives every byte back.
+test('Claude Code local scope: a profile per project, tokens in the secret store, every byte back', async () => {
+  // No Secret Service: the secrets file under the temp XDG_CONFIG_HOME, for the daemon and mcpmux.
+  const d = await startDaemon({ servers: {} }, { env: { DBUS_SESSION_BUS_ADDRESS: '' } });
+  const env = { XDG_CONFIG_HOME: path.join(d.dir, 'config'), DBUS_SESSION_BUS_ADDRESS: '' };
+  try {
+    const file = path.join(d.dir, '.claude.json');
+    const server = (token) => ({ type: 'stdio', command: FAKE_MCP_SERVER, args: ['--tools', '2'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: token } });
+    const original = JSON.stringify(
+      {
+        numStartups: 3,
+        projects: {
+          '/src/work-app': { allowedTools: [], mcpServers: { 'gh-work': server('ghp_work_0123456789') } },
+          '/src/home-app': { allowedTools: [], mcpServers: { 'gh-home': server('ghp_home_9876543210') } },
+          '/src/other': { allowedTools: [], mcpServers: {} },
+        },
+      },
+      null,
+      2,
+    );
+    writeFileSync(file, original);
+
+    const agents = await run(d, ['agents', '--json'], { env });
+    assert.equal(agents.code, 0, agents.stderr);
+    const local = JSON.parse(agents.stdout).agents.filter((a) => a.agent === 'claude-code' && a.local_project);
+    assert.deepEqual(local.map((a) => [a.local_project, a.servers]), [['/src/work-app', '1'], ['/src/home-app', '1']]);
+
+    const out = await run(d, ['adopt', 'claude-code', '--yes', '--config', d.configFile], { env });
+    assert.equal(out.code, 0, out.stdout + out.stderr);
+    assert.match(out.stdout, /gh-work: ready/);
+    assert.match(out.stdout, /gh-home: ready/, 'the second account is not folded into the first');
+    const secretsFile = path.join(d.dir, 'config/mcpmux/secrets.json');
+    assert.match(out.stdout, new RegExp(`moved to ${secretsFile}: gh-work_GITHUB_PERSONAL_ACCESS_TOKEN, gh-home_GITHUB_PERSONAL_ACCESS_TOKEN`));
+    assert.match(out.stdout, /the backup still holds those credentials in plain text/);
+    assert.doesNotMatch(out.stdout + out.stderr, /ghp_/, 'names only, never values');
+    const config = readFileSync(d.configFile, 'utf8');
+    assert.doesNotMatch(config, /ghp_/);
+    assert.match(config, /GITHUB_PERSONAL_ACCESS_TOKEN = "\$\{secret:gh-home_GITHUB_PERSONAL_ACCESS_TOKEN\}"/);
+    assert.deepEqual(JSON.parse(readFileSync(secretsFile, 'utf8')), {
+      'gh-home_GITHUB_PERSONAL_ACCESS_TOKEN': 'ghp_home_9876543210',
+      'gh-work_GITHUB_PERSONAL_ACCESS_TOKEN': 'ghp_work_0123456789',
+    });
+    assert.equal(statSync(secretsFile).mode & 0o777, 0o600);
+
+    // Each project's entry names its profile; through it, only that project's server.
+    const adopted = JSON.parse(readFileSync(file, 'utf8'));
+    assert.deepEqual(adopted.projects['/src/other'].mcpServers, {}, 'an empty list is left alone');
+    for (const [project, own] of [['/src/work-app', 'gh-work'], ['/src/home-app', 'gh-home']]) {
+      const entry = adopted.projects[project].mcpServers.mcpmux;
+      assert.deepEqual(Object.keys(adopted.projects[project].mcpServers), ['mcpmux']);
+      assert.equal(entry.args[2], '--profile');
+      const tools = await run(d, ['tools', '--json', '--profile', entry.args[3]], { env });
+      assert.equal(tools.code, 0, tools.stderr);
+      const servers = new Set(JSON.parse(tools.stdout).map((t) => t.server));
+      assert.deepEqual([...servers], [own], `${project} sees ${[...servers]}`);
+    }
+
+    const back = await run(d, ['unadopt', 'claude-code', '--yes'], { env });
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+    assert.equal(readFileSync(file, 'utf8'), original, 'unadopt gives back every byte');
+    assert.match(back.stdout, /removed the backup /);
+    assert.doesNotMatch(back.stdout + back.stderr, /ghp_/, 'the restored tokens are not printed');
+    assert.deepEqual(readdirSync(d.dir).filter((f) => f.includes('.mcpmux-backup-')), [], 'the plain-text backup is gone');
+    assert.ok(existsSync(d.configFile));
   } finally {
     await d.stop();
   }

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <boost/json/object.hpp>
+
 #include "config/agents.hpp"
 #include "config/agents_codex.hpp"
 #include "config/config.hpp"
@@ -164,7 +166,7 @@ const std::vector<format_case>& formats() {
   },
   "projects": {"/work/p": {"mcpServers": {"local": {"command": "./srv"}}, "allowedTools": []}}
 })",
-       {"github", "git"},
+       {"github", "git", "local"},
        {}},
       {"/home/me/.cursor/mcp.json",
        R"({"mcpServers": {
@@ -229,12 +231,26 @@ command = "uvx"
 args = ["mcp-server-git"]
 )";
 
+// Which servers each project's list became, for a restoration without the backup.
+project_servers local_servers(const adoption& plan) {
+  project_servers out;
+  for (const auto& l : plan.lists)
+    if (!l.project.empty()) out[l.project] = l.servers;
+  return out;
+}
+
+// The mcpmux servers the file's own list became.
+std::vector<std::string> own_servers(const adoption& plan) {
+  return plan.lists.empty() || !plan.lists.front().project.empty() ? std::vector<std::string>{}
+                                                                   : plan.lists.front().servers;
+}
+
 TEST(Adopt, EveryFormatRoundTripsByteForByte) {
   for (const auto& c : formats()) {
     SCOPED_TRACE(c.path);
     const auto file = agent_file_for_path(c.path);
-    auto plan =
-        plan_adoption(c.text, file, config_before, "/cfg/config.toml", "/usr/bin/mcpmux", no_env());
+    auto plan = plan_adoption(c.text, file, config_before, "/cfg/config.toml", "/usr/bin/mcpmux",
+                              no_env(), credentials::keep_plaintext);
     ASSERT_EQ(plan.error, "");
     ASSERT_EQ(plan.nothing, "");
     EXPECT_EQ(plan.servers, c.servers);
@@ -268,8 +284,9 @@ TEST(Adopt, EveryFormatRoundTripsByteForByte) {
     // the variables as written (never their values).
     auto templates = parse_config(plan.config_text, "/cfg/config.toml", keep_variables());
     ASSERT_TRUE(templates.value);
-    const auto rebuilt = plan_restoration(plan.client_text, file, std::nullopt,
-                                          templates.value->servers, plan.servers, &why);
+    const auto rebuilt =
+        plan_restoration(plan.client_text, file, std::nullopt, templates.value->servers,
+                         own_servers(plan), &why, local_servers(plan));
     if (std::string_view(c.path).ends_with(".claude.json")) {
       EXPECT_THAT(rebuilt, HasSubstr("Bearer ${GITHUB_PAT}"));
     }
@@ -282,26 +299,27 @@ TEST(Adopt, EveryFormatRoundTripsByteForByte) {
   }
 }
 
-TEST(Adopt, ClaudeCodeKeepsProjectServersAndCollisionsAreNamed) {
+TEST(Adopt, ClaudeCodeServersAlreadyRunAndCollisionsAreNamed) {
   const auto& c = formats()[0];
   auto plan = plan_adoption(c.text, agent_file_for_path(c.path), config_before, "/cfg/c.toml",
                             "/usr/bin/mcpmux", no_env());
-  EXPECT_THAT(plan.client_text, HasSubstr(R"("projects": {"/work/p": {"mcpServers": {"local")"));
   EXPECT_THAT(plan.client_text, HasSubstr("\"numStartups\": 42"));
   EXPECT_THAT(::testing::PrintToString(plan.notes),
               HasSubstr("mcpmux runs it already as [servers.git]; not added again"));
   const auto& cursor = formats()[1];
-  auto named = plan_adoption(cursor.text, agent_file_for_path(cursor.path), config_before,
-                             "/cfg/c.toml", "/usr/bin/mcpmux", no_env());
+  auto named =
+      plan_adoption(cursor.text, agent_file_for_path(cursor.path), config_before, "/cfg/c.toml",
+                    "/usr/bin/mcpmux", no_env(), credentials::keep_plaintext);
   EXPECT_EQ(named.added, (std::vector<std::string>{"git-2", "playwright"}));
-  EXPECT_THAT(named.config_text, HasSubstr("TOKEN = \"s3cret\""));  // the secret travels with it
+  EXPECT_THAT(named.config_text, HasSubstr("TOKEN = \"s3cret\""));  // --keep-plaintext
 }
 
 TEST(Adopt, CodexTablesAreReplacedAndTheRestOfTheTomlKept) {
   const auto& c = formats().back();
   const auto file = agent_file_for_path(c.path);
   ASSERT_EQ(file.shape, agent_shape::codex);
-  auto plan = plan_adoption(c.text, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env());
+  auto plan = plan_adoption(c.text, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env(),
+                            credentials::keep_plaintext);
   ASSERT_EQ(plan.error, "");
   EXPECT_THAT(plan.client_text, HasSubstr("model = \"gpt-5-codex\"\n# my servers\n"
                                           "[mcp_servers.mcpmux]\ncommand = \"/usr/bin/mcpmux\"\n"
@@ -356,6 +374,236 @@ TEST(Adopt, RemovingServerTablesKeepsTheRest) {
   EXPECT_EQ(out,
             "[daemon]\nlog_level = \"debug\"\n\n[servers.keep]\ncommand = \"a\"\n\n"
             "[servers.keep2]\ncommand = \"c\"\n");
+}
+
+// ---- two accounts of one server; credentials; Claude Code's local scope --------------------
+
+constexpr std::string_view two_accounts = R"({"mcpServers": {
+  "gh-work": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+              "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_work"}},
+  "gh-home": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+              "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_home"}}
+}})";
+
+TEST(Adopt, TwoAccountsOfOneServerAreTwoServers) {
+  const auto file = agent_file_for_path("/home/me/.cursor/mcp.json");
+  auto plan = plan_adoption(two_accounts, file, "", "/cfg/c.toml", "/m", no_env(),
+                            credentials::keep_plaintext);
+  ASSERT_EQ(plan.error, "");
+  EXPECT_EQ(plan.added, (std::vector<std::string>{"gh-work", "gh-home"}));
+  EXPECT_EQ(plan.servers, (std::vector<std::string>{"gh-work", "gh-home"}));
+  EXPECT_THAT(plan.config_text, HasSubstr("\"ghp_home\""));
+  // The same definition under another name is one server; a different cwd, header or token
+  // command is another.
+  const std::string config = plan.config_text;
+  auto again = plan_adoption(R"({"mcpServers": {"work": {"command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_work"}}}})",
+                             file, config, "/cfg/c.toml", "/m", no_env());
+  EXPECT_TRUE(again.added.empty());
+  EXPECT_EQ(again.servers, (std::vector<std::string>{"gh-work"}));
+  EXPECT_THAT(::testing::PrintToString(again.notes),
+              HasSubstr("mcpmux runs it already as [servers.gh-work]"));
+  const std::string remote = "[servers.r]\ntype = \"http\"\nurl = \"https://x.example/mcp\"\n";
+  for (const char* other : {
+           R"({"mcpServers": {"r2": {"type": "http", "url": "https://x.example/mcp",
+               "headers": {"X-Team": "b"}}}})",
+           R"({"mcpServers": {"w": {"command": "npx",
+               "args": ["-y", "@modelcontextprotocol/server-github"], "cwd": "/srv",
+               "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_work"}}}})"}) {
+    SCOPED_TRACE(other);
+    auto p = plan_adoption(other, file, config + "\n" + remote, "/cfg/c.toml", "/m", no_env(),
+                           credentials::keep_plaintext);
+    EXPECT_EQ(p.added.size(), 1u);
+  }
+}
+
+TEST(Adopt, CredentialsMoveToTheSecretStoreByName) {
+  const auto file = agent_file_for_path("/home/me/.cursor/mcp.json");
+  auto plan = plan_adoption(R"({"mcpServers": {
+  "gh-work": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+              "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_work", "LOG_LEVEL": "debug",
+                      "API_KEY": "${API_KEY}"}},
+  "remote": {"type": "http", "url": "https://x.example/mcp",
+             "headers": {"Authorization": "Bearer tok-1", "X-Api-Key": "k-2", "X-Team": "b"}}
+}})",
+                            file, "", "/cfg/c.toml", "/m", no_env());
+  ASSERT_EQ(plan.error, "");
+  std::vector<std::string> names, values;
+  for (const auto& m : plan.secrets) {
+    names.push_back(m.name);
+    values.push_back(m.value);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"gh-work_GITHUB_PERSONAL_ACCESS_TOKEN",
+                                             "remote_Authorization", "remote_X-Api-Key"}));
+  EXPECT_EQ(values, (std::vector<std::string>{"ghp_work", "tok-1", "k-2"}));
+  for (const char* plain : {"ghp_work", "tok-1", "k-2"})
+    EXPECT_THAT(plan.config_text, Not(HasSubstr(plain)));
+  EXPECT_THAT(plan.config_text, HasSubstr("GITHUB_PERSONAL_ACCESS_TOKEN = "
+                                          "\"${secret:gh-work_GITHUB_PERSONAL_ACCESS_TOKEN}\""));
+  EXPECT_THAT(plan.config_text,
+              HasSubstr("Authorization = \"Bearer ${secret:remote_Authorization}\""));
+  EXPECT_THAT(plan.config_text, HasSubstr("API_KEY = \"${API_KEY}\""));  // not plain text
+  EXPECT_THAT(plan.config_text, HasSubstr("LOG_LEVEL = \"debug\""));
+  EXPECT_THAT(plan.config_text, HasSubstr("X-Team = \"b\""));
+
+  for (const char* key : {"GITHUB_TOKEN", "OPENAI_API_KEY", "CLIENT_SECRET", "DB_PASSWORD",
+                          "authorization", "x-api-key", "X-Auth-Token", "APIKEY"})
+    EXPECT_TRUE(names_credential(key)) << key;
+  for (const char* key : {"LOG_LEVEL", "KEYBOARD", "TOKEN_URL", "MONKEY", "X-Team"})
+    EXPECT_FALSE(names_credential(key)) << key;
+  EXPECT_EQ(credential_secret_name("a", "x y"), "a_x_y");
+}
+
+// ~/.claude.json as Claude Code writes it: user servers at the top, each project's own under
+// projects.PATH.mcpServers (the default "local" scope), an empty list in most projects.
+constexpr std::string_view claude_json = R"({
+  "numStartups": 7,
+  "mcpServers": {
+    "git": {
+      "type": "stdio",
+      "command": "uvx",
+      "args": ["mcp-server-git"]
+    },
+    "fetch": {
+      "command": "uvx",
+      "args": ["mcp-server-fetch"]
+    }
+  },
+  "projects": {
+    "/home/me/src/app": {
+      "allowedTools": [],
+      "mcpServers": {
+        "gh-work": {
+          "type": "stdio",
+          "command": "npx",
+          "args": ["-y", "@modelcontextprotocol/server-github"],
+          "env": {
+            "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_work"
+          }
+        },
+        "git": {
+          "type": "stdio",
+          "command": "uvx",
+          "args": ["mcp-server-git", "--repository", "/home/me/src/app"]
+        }
+      },
+      "hasTrustDialogAccepted": true
+    },
+    "/home/me/empty": {
+      "allowedTools": [],
+      "mcpServers": {}
+    },
+    "/home/me/src/site": {
+      "mcpServers": {
+        "gh-home": {
+          "type": "stdio",
+          "command": "npx",
+          "args": ["-y", "@modelcontextprotocol/server-github"],
+          "env": {
+            "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_home"
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(Adopt, ClaudeCodeLocalScopeGetsAProfilePerProjectAndComesBackByteForByte) {
+  const auto file = agent_file_for_path("/home/me/.claude.json");
+  ASSERT_TRUE(file.local_scopes);
+  const auto lists = find_server_lists(claude_json, file);
+  ASSERT_EQ(lists.error, "");
+  ASSERT_EQ(lists.lists.size(), 3u);  // the user's, app's, site's (the empty one is not)
+  EXPECT_EQ(lists.lists[1].local_project, "/home/me/src/app");
+  EXPECT_EQ(lists.lists[2].local_project, "/home/me/src/site");
+
+  const auto app = project_profile_name("/home/me/src/app");
+  const auto site = project_profile_name("/home/me/src/site");
+  EXPECT_THAT(app, ::testing::MatchesRegex("claude-app-[0-9a-f]{8}"));
+  EXPECT_EQ(app, project_profile_name("/home/me/src/app/"));  // stable
+  EXPECT_NE(app, project_profile_name("/home/other/app"));    // two projects named app
+  EXPECT_THAT(project_profile_name("/x/" + std::string(80, 'n') + " ü"),
+              ::testing::MatchesRegex("claude-n{40}-[0-9a-f]{8}"));
+
+  auto plan = plan_adoption(claude_json, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env(),
+                            credentials::keep_plaintext);
+  ASSERT_EQ(plan.error, "");
+  ASSERT_EQ(plan.nothing, "");
+  EXPECT_EQ(plan.servers,
+            (std::vector<std::string>{"git", "fetch", "gh-work", "git-2", "gh-home"}));
+  EXPECT_EQ(plan.profiles, (std::vector<std::string>{app, site}));
+  // Each project sees its servers and the user's, but not a user server its own shadows.
+  auto cfg = parse_config(plan.config_text, "/cfg/c.toml", no_env());
+  ASSERT_TRUE(cfg.value) << plan.config_text;
+  ASSERT_EQ(cfg.value->profiles.size(), 2u);
+  EXPECT_EQ(cfg.value->profiles[0].name, app);
+  EXPECT_EQ(cfg.value->profiles[0].servers,
+            (std::vector<std::string>{"gh-work", "git-2", "fetch"}));
+  EXPECT_EQ(cfg.value->profiles[1].servers, (std::vector<std::string>{"gh-home", "git", "fetch"}));
+  // The file: one mcpmux entry per list, with the project's profile; all else kept.
+  EXPECT_THAT(plan.client_text,
+              HasSubstr(R"("args": ["connect","--spawn","--profile",")" + app + "\"]"));
+  EXPECT_THAT(plan.client_text,
+              HasSubstr(R"("args": ["connect","--spawn","--profile",")" + site + "\"]"));
+  EXPECT_THAT(plan.client_text, HasSubstr("\"hasTrustDialogAccepted\": true"));
+  EXPECT_THAT(plan.client_text, HasSubstr("\"allowedTools\": [],\n      \"mcpServers\": {}"));
+  EXPECT_THAT(plan.client_text, Not(HasSubstr("ghp_")));
+  EXPECT_EQ(plan_adoption(plan.client_text, file, plan.config_text, "/cfg/c.toml", "/m", no_env())
+                .nothing,
+            "it already uses mcpmux");
+
+  // Back from the backup: every list, byte for byte, and what Claude Code changed meanwhile
+  // elsewhere in the file stays changed.
+  std::string why;
+  const std::string backup(claude_json);
+  EXPECT_EQ(plan_restoration(plan.client_text, file, backup, {}, {}, &why), claude_json) << why;
+  auto touched = plan.client_text;
+  touched.replace(touched.find("\"numStartups\": 7"), 16, "\"numStartups\": 8");
+  auto expected = backup;
+  expected.replace(expected.find("\"numStartups\": 7"), 16, "\"numStartups\": 8");
+  EXPECT_EQ(plan_restoration(touched, file, backup, {}, {}, &why), expected) << why;
+  // Without it: each list rebuilt from its own servers.
+  const auto rebuilt = plan_restoration(plan.client_text, file, std::nullopt, cfg.value->servers,
+                                        own_servers(plan), &why, local_servers(plan));
+  ASSERT_FALSE(rebuilt.empty()) << why;
+  const auto back = find_server_lists(rebuilt, file);
+  ASSERT_EQ(back.lists.size(), 3u);
+  std::vector<std::string> ignored;
+  const auto site_list = locate_servers(rebuilt, back.lists[2]);
+  ASSERT_TRUE(site_list.span);
+  EXPECT_FALSE(site_list.adopted);
+  EXPECT_EQ(list_entries(rebuilt, *site_list.span, back.lists[2], ignored).size(), 1u);
+  EXPECT_THAT(rebuilt, HasSubstr("ghp_home"));
+
+  // The tokens go to the secret store by default; the profiles are the same.
+  auto moved = plan_adoption(claude_json, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env());
+  EXPECT_EQ(moved.secrets.size(), 2u);
+  EXPECT_THAT(moved.config_text, Not(HasSubstr("ghp_")));
+  EXPECT_THAT(moved.config_text, HasSubstr("[profiles." + site + "]"));
+  // An empty user list beside them stays empty (an mcpmux entry there would show every
+  // project all the servers).
+  std::string empty_user(claude_json);
+  const auto user_begin = empty_user.find("\"mcpServers\": {\n    \"git\"");
+  const auto user_end = empty_user.find("\n  },\n  \"projects\"");
+  ASSERT_NE(user_begin, std::string::npos);
+  ASSERT_NE(user_end, std::string::npos);
+  empty_user.replace(user_begin, user_end + 4 - user_begin, "\"mcpServers\": {}");
+  auto projects_only = plan_adoption(empty_user, file, "", "/cfg/c.toml", "/usr/bin/mcpmux",
+                                     no_env(), credentials::keep_plaintext);
+  ASSERT_EQ(projects_only.error, "");
+  EXPECT_THAT(projects_only.client_text, HasSubstr("\"numStartups\": 7,\n  \"mcpServers\": {},"));
+  EXPECT_EQ(projects_only.lists.size(), 2u);
+  EXPECT_EQ(plan_restoration(projects_only.client_text, file, empty_user, {}, {}, &why), empty_user)
+      << why;
+  // Adopting again after unadopt (the profiles are still in the config) replaces them.
+  auto readopt = plan_adoption(claude_json, file, plan.config_text, "/cfg/c.toml", "/m", no_env(),
+                               credentials::keep_plaintext);
+  ASSERT_EQ(readopt.error, "");
+  EXPECT_TRUE(readopt.added.empty());
+  EXPECT_TRUE(parse_config(readopt.config_text, "/cfg/c.toml", no_env()).value)
+      << readopt.config_text;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "config/paths.hpp"
 #include "config/secrets.hpp"
 #include "core/protocol/redact.hpp"
+#include "tests/unit/env_guard.hpp"
 
 namespace mcpmux {
 namespace {
@@ -38,30 +39,6 @@ std::optional<std::string> fake_env(std::string_view name) {
   if (it == g_env.end()) return std::nullopt;
   return it->second;
 }
-
-// Sets or unsets one real environment variable for the lifetime of a test and restores it.
-class env_guard {
- public:
-  env_guard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~env_guard() {
-    if (old_)
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  env_guard(const env_guard&) = delete;
-  env_guard& operator=(const env_guard&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 // A fresh directory under /tmp, removed with everything in it.
 class temp_dir {

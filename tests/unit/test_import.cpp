@@ -15,7 +15,9 @@
 
 #include "config/config.hpp"
 #include "config/import.hpp"
+#include "config/secrets.hpp"
 #include "daemon/mcpmux_import.hpp"
+#include "tests/unit/env_guard.hpp"
 
 #ifndef MCPMUX_SOURCE_DIR
 #error "MCPMUX_SOURCE_DIR must name the source tree (set in tests/meson.build)"
@@ -570,7 +572,8 @@ TEST(ImportCli, UsageErrors) {
   EXPECT_EQ(run_cli({fixture("cursor.json"), "--config", "/tmp/x.toml"}).status, 2);
   run_result help = run_cli({"--help"});
   EXPECT_EQ(help.status, 0);
-  EXPECT_THAT(help.out, HasSubstr("Usage: mcpmux import FILE... [--write] [--config PATH]"));
+  EXPECT_THAT(help.out, HasSubstr("Usage: mcpmux import FILE... [--write [--keep-plaintext]] "
+                                  "[--config PATH]"));
 }
 
 TEST(ImportCli, MissingOrInvalidInputFails) {
@@ -587,7 +590,8 @@ TEST(ImportCli, MissingOrInvalidInputFails) {
 }
 
 TEST(ImportCli, WriteMergesAndSkipsExisting) {
-  temp_dir dir;
+  temp_dir dir, store;
+  env_guard secrets("MCPMUX_SECRETS_FILE", (store.path() + "/secrets.json").c_str());
   const std::string original =
       "[daemon]\nlog_level = \"debug\"\n\n# mine\n[servers.sentry]\ncommand = \"my-sentry\"";
   const std::string config = dir.write("config.toml", original);
@@ -625,10 +629,20 @@ TEST(ImportCli, WriteMergesAndSkipsExisting) {
 
 TEST(ImportCli, WriteCreatesFileAndDirectory) {
   temp_dir dir;
+  const std::string secrets_file = dir.path() + "/secrets.json";
+  env_guard secrets("MCPMUX_SECRETS_FILE", secrets_file.c_str());
   const std::string config = dir.path() + "/new/sub/config.toml";
   run_result r = run_cli({"-w", "-c", config, fixture("windsurf.json"), fixture("cursor.json")});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("(new file)"));
+  // The tokens went to the secrets file, by name; the config names them.
+  EXPECT_THAT(r.err, HasSubstr("moved to " + secrets_file + " (named as ${secret:NAME} in " +
+                               config + "): context7_CONTEXT7_API_KEY"));
+  EXPECT_THAT(read_all(config), Not(HasSubstr("ctx7-key")));
+  EXPECT_THAT(read_all(config),
+              HasSubstr("CONTEXT7_API_KEY = \"${secret:context7_CONTEXT7_API_KEY}\""));
+  EXPECT_EQ(read_secrets(secrets_file).values.at("context7_CONTEXT7_API_KEY"), "ctx7-key");
+  EXPECT_THAT(r.err + r.out, Not(HasSubstr("ctx7-key")));
   config_result p = parse_config(read_all(config), config, fake_env);
   ASSERT_TRUE(p.value) << p.errors.front().to_string();
   EXPECT_EQ(p.value->servers.size(), 5u);
@@ -651,7 +665,8 @@ TEST(ImportCli, WriteRefusesAnInvalidConfig) {
 }
 
 TEST(ImportCli, WriteFollowsSymlink) {
-  temp_dir dir;
+  temp_dir dir, store;
+  env_guard secrets("MCPMUX_SECRETS_FILE", (store.path() + "/secrets.json").c_str());
   const std::string real = dir.write("dotfiles/config.toml", "");
   const std::string link = dir.path() + "/config.toml";
   ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
