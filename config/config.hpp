@@ -41,9 +41,11 @@ enum class change_policy { quarantine, warn, accept };
 std::string_view to_string(change_policy p);
 
 /// `oauth` of an http/sse server: log in with OAuth 2.1 (the MCP authorization spec). The
-/// secret is never written inline: it is read from `client_secret_file` when needed.
+/// secret is never written inline: it is read from `client_secret_file` when needed. Unset, the
+/// server's first 401 tells whether it wants a login (daemon/oauth_accounts.hpp).
 struct oauth_settings {
   bool enabled = false;             ///< `oauth = true`, or an `oauth` table
+  bool opted_out = false;           ///< `oauth = false`: a 401 is an error, never a login
   std::string client_id;            ///< a pre-registered client ("" = register dynamically)
   std::string client_secret_file;   ///< its secret, in a file of its own (absolute path)
   std::string client_metadata_url;  ///< a Client ID Metadata Document (https, with a path)
@@ -87,6 +89,9 @@ struct server_settings {
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
+  /// True when the config gives the Authorization header itself (`headers` or `token_command`):
+  /// a 401 then means that token is wrong, never that a login is wanted.
+  bool sends_own_authorization() const;
   bool operator==(const server_settings&) const = default;
 };
 

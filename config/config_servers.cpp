@@ -108,6 +108,7 @@ oauth_settings validator::oauth(const toml::node& n, const std::string& key) {
   oauth_settings o;
   if (n.is_boolean()) {
     o.enabled = n.as_boolean()->get();
+    o.opted_out = !o.enabled;
     return o;
   }
   const auto* t = n.as_table();
@@ -276,11 +277,9 @@ server_config validator::parse_server(const std::string& name, const std::string
   // One source of the Authorization header at a time.
   if (s.oauth.enabled && !s.token_command.empty())
     fail(s.line, base + ".oauth", "give either oauth or token_command, not both");
-  if (s.oauth.enabled)
-    for (const auto& [h, value] : s.headers)
-      if (lower(h) == "authorization")
-        fail(s.line, base + ".oauth",
-             "an Authorization header in headers would replace the OAuth token: remove one");
+  else if (s.oauth.enabled && s.sends_own_authorization())
+    fail(s.line, base + ".oauth",
+         "an Authorization header in headers would replace the OAuth token: remove one");
   if (type_known && stdio && !t.contains("command"))
     fail(s.line, base + ".command", "is required for stdio servers");
   if (type_known && !stdio && !t.contains("url"))
@@ -289,3 +288,13 @@ server_config validator::parse_server(const std::string& name, const std::string
 }
 
 }  // namespace mcpmux::config_validation
+
+namespace mcpmux {
+
+bool server_settings::sends_own_authorization() const {
+  return !token_command.empty() || std::ranges::any_of(headers, [](const auto& h) {
+    return lower(h.first) == "authorization";
+  });
+}
+
+}  // namespace mcpmux

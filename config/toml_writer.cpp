@@ -134,6 +134,8 @@ std::string to_toml(const server_config& s, toml_strings mode) {
     if (o.client_credentials) fields.push_back("grant = \"client_credentials\"");
     if (o.redirect_port) fields.push_back(fmt::format("redirect_port = {}", o.redirect_port));
     line("oauth", fields.empty() ? "true" : fmt::format("{{ {} }}", fmt::join(fields, ", ")));
+  } else if (s.oauth.opted_out) {
+    line("oauth", "false");
   }
   return out;
 }

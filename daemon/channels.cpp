@@ -18,7 +18,8 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
       opt.ca_file = cfg.ca_file;
       if (!cfg.token_command.empty())
         opt.bearer = make_command_bearer(io, cfg.token_command, req.timeout);
-      if (cfg.oauth.enabled) opt.bearer = logins.bearer_for(cfg);
+      else if (oauth_may_apply(cfg))  // `oauth`, or a 401 may ask for a login
+        opt.bearer = logins.bearer_for(cfg);
       opt.timeout = req.timeout;
       opt.limits = req.limits;
       opt.server_name = cfg.name;

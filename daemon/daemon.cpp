@@ -368,7 +368,7 @@ int run_daemon(const daemon_options& opt) {
   mgr.add_control_extension(&board);
   logins.set_configured([&](const std::string& server) {
     auto up = mgr.find_upstream(server);
-    return up && up->config().oauth.enabled;
+    return up && oauth_may_apply(up->config());
   });
 
   // [daemon] http: MCP over loopback Streamable HTTP, with the dashboard's page. Without it, the

@@ -3,12 +3,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/parse.hpp>
 #include <chrono>
 #include <vector>
 
 #include "config/files.hpp"
 #include "core/oauth_store.hpp"
 #include "core/protocol/log.hpp"
+#include "core/protocol/oauth_discovery.hpp"
 #include "core/protocol/oauth_tokens.hpp"
 #include "core/protocol/redact.hpp"
 #include "core/protocol/text.hpp"
@@ -52,6 +54,7 @@ class oauth_account final : public bearer_source,
         url_(cfg.url),
         ca_file_(cfg.ca_file),
         settings_(cfg.oauth),
+        wanted_(cfg.oauth.enabled),
         dir_(std::move(dir)),
         changed_(std::move(changed)),
         log_("oauth " + cfg.name),
@@ -61,6 +64,7 @@ class oauth_account final : public bearer_source,
       store_error_ = *err;
       log_.warn("{}", *err);
     } else if (auto& rec = std::get<0>(loaded); rec && rec->resource == url_) {
+      wanted_ = true;  // a login was made for this server
       record_ = std::move(*rec);
       std::optional<wall::time_point> expires;
       if (record_.expires_at) expires = from_unix(record_.expires_at);
@@ -79,9 +83,13 @@ class oauth_account final : public bearer_source,
     return cfg.url == url_ && cfg.ca_file == ca_file_ && cfg.oauth == settings_;
   }
 
+  /// The server wants OAuth: `oauth` set, its 401 said so, or a login is kept for it.
+  bool wanted() const { return wanted_; }
+
   // ---- bearer_source --------------------------------------------------------------------
 
   std::optional<bearer_verdict> ready() override {
+    if (!wanted_) return bearer_verdict{bearer_verdict::send, {}, {}};  // its 401 will tell
     auto v = keeper_.token_for_call(wall::now());
     switch (v.what) {
       case oauth::token_keeper::verdict::send:
@@ -108,6 +116,7 @@ class oauth_account final : public bearer_source,
 
   void rejected(unsigned status, const std::string& used, const std::string& www_authenticate,
                 std::function<void(bearer_verdict)> done) override {
+    if (!wanted_) return detect(status, www_authenticate, std::move(done));
     const auto now = wall::now();
     auto challenge = oauth::bearer_challenge(www_authenticate);
     if (challenge) {
@@ -233,6 +242,58 @@ class oauth_account final : public bearer_source,
   }
 
   std::string server_says(const std::string& why) const { return "OAuth login: " + why; }
+
+  // A server not configured for OAuth asks for a login with a 401 that names its protected
+  // resource metadata, or whose metadata is at an RFC 9728 well-known URL; any other refusal is
+  // the server's own error (a 403 is about permission, not a login).
+  void detect(unsigned status, const std::string& www_authenticate,
+              std::function<void(bearer_verdict)> done) {
+    if (status != 401) return done({bearer_verdict::refuse, {}, {}});
+    auto challenge = oauth::bearer_challenge(www_authenticate);
+    if (challenge && !challenge->param("resource_metadata").empty())
+      return done(login_wanted(std::move(challenge), "its 401 names its resource metadata"));
+    look_for_metadata(oauth::protected_resource_metadata_urls(url_), 0, std::move(challenge),
+                      std::move(done));
+  }
+
+  // GETs the well-known URLs in turn, until one holds this server's metadata.
+  void look_for_metadata(std::vector<std::string> urls, std::size_t at,
+                         std::optional<oauth::challenge> challenge,
+                         std::function<void(bearer_verdict)> done) {
+    if (at == urls.size()) return done({bearer_verdict::refuse, {}, {}});
+    fetch_request f;
+    f.url = urls[at];
+    f.timeout = request_timeout;
+    f.ca_file = ca_file_;
+    http_fetch(
+        io_, std::move(f),
+        [weak = weak_from_this(), urls = std::move(urls), at, challenge = std::move(challenge),
+         done = std::move(done)](fetch_response r) mutable {
+          auto self = weak.lock();
+          if (!self) return done({bearer_verdict::refuse, {}, {}});
+          if (r.status == 200 && self->describes_this_server(r.body))
+            return done(self->login_wanted(std::move(challenge),
+                                           "its protected resource metadata is at " + urls[at]));
+          self->look_for_metadata(std::move(urls), at + 1, std::move(challenge), std::move(done));
+        });
+  }
+
+  bool describes_this_server(const std::string& body) const {
+    boost::system::error_code ec;
+    const auto doc = json::parse(body, ec);
+    return !ec && oauth::read_resource_metadata(doc, url_).index() == 0;
+  }
+
+  // From now on the server is one of the OAuth servers: it waits for a login like them.
+  bearer_verdict login_wanted(std::optional<oauth::challenge> challenge, const std::string& how) {
+    if (challenge) challenge_ = std::move(challenge);
+    challenge_seen_ = true;
+    if (!std::exchange(wanted_, true)) {
+      log_.info("the server wants an OAuth login ({})", how);
+      changed_(name_, oauth_change::progress);
+    }
+    return needs_login_verdict();
+  }
 
   // A 403 insufficient_scope: the union of what was asked before and what is challenged. A
   // machine asks for it itself (once); a person is told to log in again. A scope already asked
@@ -485,6 +546,7 @@ class oauth_account final : public bearer_source,
   boost::asio::io_context& io_;
   std::string name_, url_, ca_file_;
   oauth_settings settings_;
+  bool wanted_;  ///< see wanted()
   std::string dir_;
   std::function<void(const std::string&, oauth_change)> changed_;
   logger log_;
@@ -502,6 +564,11 @@ class oauth_account final : public bearer_source,
   std::vector<std::function<void(bearer_verdict)>> waiters_;
   boost::asio::steady_timer refresh_timer_;
 };
+
+bool oauth_may_apply(const server_config& server) {
+  if (server.type == server_type::stdio) return false;
+  return server.oauth.enabled || (!server.oauth.opted_out && !server.sends_own_authorization());
+}
 
 oauth_accounts::oauth_accounts(boost::asio::io_context& io, std::string store_dir,
                                std::function<void(const std::string&, oauth_change)> changed)
@@ -523,7 +590,7 @@ std::optional<std::variant<json::value, rpc_error>> oauth_accounts::handle(
   if (method == "mcpmux/auth/status") {
     json::array servers;
     for (const auto& [name, a] : accounts_) {
-      if ((!server.empty() && name != server) || !configured(name)) continue;
+      if ((!server.empty() && name != server) || !configured(name) || !a->wanted()) continue;
       auto s = a->status();
       s["server"] = name;
       servers.push_back(std::move(s));
@@ -535,10 +602,10 @@ std::optional<std::variant<json::value, rpc_error>> oauth_accounts::handle(
                      nullptr};
   if (server.empty()) return bad_params("params.server (string) is required");
   auto it = accounts_.find(server);
-  if (it == accounts_.end() || !configured(server))
+  if (it == accounts_.end() || !configured(server) || !it->second->wanted())
     return bad_params("no running server named \"" + clip(server, 100) +
                       "\" logs in with OAuth (`oauth` in its [servers." + clip(server, 100) +
-                      "] table)");
+                      "] table, or a 401 that asks for a login)");
   if (method == "mcpmux/auth/login") return json::value(it->second->login());
   return json::value(it->second->logout());
 }
@@ -548,7 +615,9 @@ bool oauth_accounts::configured(const std::string& server) const {
 }
 
 void oauth_accounts::describe(const std::string& server, json::object& entry) const {
-  if (auto it = accounts_.find(server); it != accounts_.end()) entry["auth"] = it->second->status();
+  if (auto it = accounts_.find(server);
+      it != accounts_.end() && it->second->wanted() && configured(server))
+    entry["auth"] = it->second->status();
 }
 
 }  // namespace mcpmux

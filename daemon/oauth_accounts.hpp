@@ -1,7 +1,8 @@
-// The daemon's OAuth logins: one account per `oauth` server, holding its tokens (token_keeper),
-// keeping them on disk (oauth_store), refreshing them in the background before they expire, and
-// running logins (oauth_login_runner) when a person asks (`mcpmux auth login`) or, for a machine
-// client, by itself. Each account is the bearer_source of its server's HTTP transport; the
+// The daemon's OAuth logins: one account per server that may log in (`oauth`, or a remote server
+// whose first 401 asks for a login), holding its tokens (token_keeper), keeping them on disk
+// (oauth_store), refreshing them in the background before they expire, and running logins
+// (oauth_login_runner) when a person asks (`mcpmux auth login`) or, for a machine client, by
+// itself. Each account is the bearer_source of its server's HTTP transport; the
 // control methods mcpmux/auth/status|login|logout and each server's `auth` status field come
 // from here. No secret is logged or shown: status says what a login is, never what it holds.
 #pragma once
@@ -30,6 +31,12 @@ enum class oauth_change {
   logged_out,  ///< the tokens were forgotten on request
 };
 
+/// Whether `server` may log in with OAuth, so that its HTTP transport gets an account as its
+/// bearer source: `oauth` set, or an http/sse server with no `oauth = false` and no
+/// Authorization of its own (headers, token_command), whose first 401 then tells (a 401 naming
+/// its protected resource metadata, or that metadata at the RFC 9728 well-known URL).
+bool oauth_may_apply(const server_config& server);
+
 class oauth_accounts final : public control_extension {
  public:
   /// `changed(server, what)` runs when a login moves (the daemon restarts a server that was
@@ -38,11 +45,13 @@ class oauth_accounts final : public control_extension {
                  std::function<void(const std::string& server, oauth_change what)> changed);
   ~oauth_accounts() override;
 
-  /// The bearer source of an `oauth` server: its account, made on first use and made anew when
-  /// the server's URL or oauth settings changed (a reload).
+  /// The bearer source of a server oauth_may_apply() to: its account, made on first use and
+  /// made anew when the server's URL or oauth settings changed (a reload). Until the server
+  /// is known to want OAuth (`oauth` set, its 401, a kept login) the account sends no token
+  /// and is neither listed nor logged in to.
   std::shared_ptr<bearer_source> bearer_for(const server_config& server);
-  /// Which servers are still configured with `oauth` (after a reload, a removed server's
-  /// account is neither listed nor logged in to); unset: every account's.
+  /// Which servers oauth_may_apply() to still (after a reload, a removed server's account is
+  /// neither listed nor logged in to); unset: every account's.
   void set_configured(std::function<bool(const std::string& server)> is_configured) {
     is_configured_ = std::move(is_configured);
   }

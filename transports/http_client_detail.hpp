@@ -207,7 +207,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   void io_failure(const outgoing& out, error_code ec, std::string_view what);
   void capture_session(const http::response_header<>& res);
   void on_http_error(const outgoing& out, post_step step, const http::response_header<>& res,
-                     const std::string& body);
+                     const std::string& body, const std::string& token_used);
   awaitable<void> post_json(conn_ptr c, response_parser& p, const outgoing& out);
   awaitable<void> post_stream(conn_ptr c, response_parser& p, const outgoing& out);
   awaitable<void> resume(stream_ctx& ctx, stream_role role);
@@ -223,6 +223,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   awaitable<bearer_verdict> bearer_rejected(unsigned status, const std::string& used,
                                             const std::string& challenge);
   bool apply_verdict(const outgoing& out, const bearer_verdict& v);
+  std::string refused_token(const std::string& token_used) const;
 
   asio::io_context& io_;
   http_transport_options opt_;

@@ -43,7 +43,7 @@ awaitable<void> http_transport::run_legacy() {
       if (v.what == bearer_verdict::needs_login) co_return fail(v.why, errc::needs_login);
     }
     co_return fail("Legacy SSE: GET returned HTTP " + std::to_string(status) + ": " +
-                   clip(body, error_text_cap));
+                   clip(body, error_text_cap) + (status == 401 ? refused_token(token_) : ""));
   }
   if (ctype != "text/event-stream")
     co_return fail("Legacy SSE: GET returned Content-Type \"" + clip(ctype, 80) + "\"");

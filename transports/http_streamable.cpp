@@ -131,7 +131,7 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
       reply.has_session = !modern && !session_id_.empty();
       if (step == post_step::refresh_token) step = policy.on_reply(reply);  // the error it is
     }
-    co_return on_http_error(out, step, res, body);
+    co_return on_http_error(out, step, res, body, token_used);
   }
 }
 
@@ -189,7 +189,8 @@ void http_transport::capture_session(const http::response_header<>& res) {
 }
 
 void http_transport::on_http_error(const outgoing& out, post_step step,
-                                   const http::response_header<>& res, const std::string& body) {
+                                   const http::response_header<>& res, const std::string& body,
+                                   const std::string& token_used) {
   const unsigned status = res.result_int();
   if (step == post_step::session_expired) {
     session_id_.clear();
@@ -220,6 +221,7 @@ void http_transport::on_http_error(const outgoing& out, post_step step,
     msg += " (WWW-Authenticate: " + clip(it->value(), error_text_cap) + ")";
   if (auto it = res.find("Mcp-Auth-Server"); it != res.end())
     msg += " (Mcp-Auth-Server: " + clip(it->value(), error_text_cap) + ")";
+  if (status == 401) msg += refused_token(token_used);
   log_.warn("{} rejected: HTTP {}", out.method.empty() ? std::string("response") : out.method,
             status);
   if (out.request) deliver_error(out.id, msg);

@@ -226,6 +226,19 @@ bool http_transport::apply_verdict(const outgoing& out, const bearer_verdict& v)
   return false;
 }
 
+// What a 401 says about an Authorization header the config gives (token_command's token, or
+// `headers`): that token is wrong, not that a login is wanted. An OAuth login answers its own
+// 401s before they come to an error; "" when no such header was sent.
+std::string http_transport::refused_token(const std::string& token_used) const {
+  if (!token_used.empty())
+    return "; the server refused the token from token_command (wrong or expired?)";
+  for (const auto& [name, value] : opt_.headers)
+    if (lower(name) == "authorization")
+      return "; the server refused the Authorization header given in headers (a wrong or "
+             "expired token?)";
+  return {};
+}
+
 awaitable<void> http_transport::run_post(std::string text, outgoing out) {
   auto self = shared_from_this();
   co_await post_message(text, out);

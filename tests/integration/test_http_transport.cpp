@@ -577,6 +577,7 @@ TEST_F(HttpTransport, UnchangedTokenGives401ErrorWithHints) {
   EXPECT_THAT(msg, HasSubstr("HTTP 401: bad token"));
   EXPECT_THAT(msg, HasSubstr("invalid_token"));
   EXPECT_THAT(msg, HasSubstr("https://auth.example"));
+  EXPECT_THAT(msg, HasSubstr("the server refused the token from token_command"));
   EXPECT_EQ(s.count("POST"), 1u);
 }
 

@@ -12,16 +12,16 @@ import { startOAuthServer } from './oauth_server.mjs';
 const BROWSER = path.join(HERE, '../conformance/browser.mjs');
 const config = (url) => ({ servers: { oauth: { type: 'http', url, era: 'legacy', oauth: true } } });
 
-async function serverState(d) {
+async function serverState(d, name = 'oauth') {
   const st = await d.status();
-  return st?.servers?.find((s) => s.name === 'oauth');
+  return st?.servers?.find((s) => s.name === name);
 }
-async function login(d) {
-  const r = await mcpmux(d.socket, ['auth', 'login', 'oauth'], { env: { BROWSER }, timeout: 30000 });
+async function login(d, name = 'oauth') {
+  const r = await mcpmux(d.socket, ['auth', 'login', name], { env: { BROWSER }, timeout: 30000 });
   assert.equal(r.code, 0, `auth login failed: ${r.stdout}${r.stderr}`);
   assert.match(r.stdout, /open this URL in a browser/);
-  assert.match(r.stdout, /logged in to 'oauth'/);
-  assert.ok(await waitFor(async () => (await serverState(d))?.state === 'ready', 10000), 'ready after the login');
+  assert.match(r.stdout, new RegExp(`logged in to '${name}'`));
+  assert.ok(await waitFor(async () => (await serverState(d, name))?.state === 'ready', 10000), 'ready after the login');
 }
 const whoami = (client) => client.callTool({ name: 'oauth__whoami', arguments: {} });
 // No token, refresh token or code may appear where people and logs look.
@@ -135,6 +135,78 @@ test('tokens are refreshed in the background before they expire', async () => {
     assert.ok(await waitFor(() => as.stats.refreshes >= 2, 8000), `refreshes: ${as.stats.refreshes}`);
     assert.match(resultText(await whoami(client)), /^login [3-9]/);
     assert.ok(as.stats.refreshes <= 4, `no refresh storm: ${as.stats.refreshes}`);
+  } finally {
+    await d.stop();
+    await as.close();
+  }
+});
+
+test('a server configured with only its URL is found to want OAuth by its 401; `oauth = false` keeps the 401 an error', async () => {
+  const named = await startOAuthServer(); // its 401 names its resource metadata
+  const wellKnown = await startOAuthServer({ challenge: false }); // metadata at the RFC 9728 URL only
+  const plain = await startOAuthServer();
+  const d = await startDaemon(
+    { servers: { oauth: { type: 'http', url: named.url }, found: { type: 'http', url: wellKnown.url }, off: { type: 'http', url: plain.url, oauth: false } } },
+    { waitReady: false },
+  );
+  try {
+    for (const name of ['oauth', 'found']) {
+      assert.ok(await waitFor(async () => (await serverState(d, name))?.state === 'needs_login', 10000), `${name}: needs_login`);
+      const s = await serverState(d, name);
+      assert.match(s.last_error, new RegExp(`needs login: run \`mcpmux auth login ${name}\``));
+      assert.equal(s.auth.state, 'needs_login');
+      assert.equal(s.auth.command, `mcpmux auth login ${name}`);
+    }
+    // Opted out: the 401 stays an error, retried with backoff; no login is offered for it.
+    assert.ok(await waitFor(async () => /HTTP 401/.test((await serverState(d, 'off'))?.last_error ?? ''), 10000));
+    const off = await serverState(d, 'off');
+    assert.notEqual(off.state, 'needs_login');
+    assert.equal(off.auth, undefined);
+    const refusedLogin = await mcpmux(d.socket, ['auth', 'login', 'off']);
+    assert.notEqual(refusedLogin.code, 0);
+    assert.match(refusedLogin.stderr + refusedLogin.stdout, /logs in with OAuth/);
+    // While `off` retries, the servers waiting for a login try nothing.
+    const asked = named.stats.unauthorized;
+    const offTries = plain.stats.unauthorized;
+    assert.ok(await waitFor(() => plain.stats.unauthorized >= offTries + 2, 10000), '`off` retried');
+    assert.equal(named.stats.unauthorized, asked, 'no retries while waiting for a login');
+    assert.equal((await serverState(d, 'oauth')).attempt, 0);
+    const st = await mcpmux(d.socket, ['auth', 'status', '--json']);
+    assert.deepEqual(JSON.parse(st.stdout).servers.map((s) => s.server).sort(), ['found', 'oauth']);
+
+    // The login is the one of an `oauth = true` server; then the tools are served.
+    const client = await d.connect();
+    await login(d, 'oauth');
+    await login(d, 'found');
+    assert.equal(resultText(await whoami(client)), 'login 1');
+    assert.equal(resultText(await client.callTool({ name: 'found__whoami', arguments: {} })), 'login 1');
+    assert.equal(named.stats.registrations, 1);
+    assert.equal((await serverState(d, 'oauth')).auth.state, 'logged_in');
+  } finally {
+    await d.stop();
+    await Promise.all([named.close(), wellKnown.close(), plain.close()]);
+  }
+});
+
+test('a 401 to the token a config gives (headers, token_command) is a bad token, not a login', async () => {
+  const as = await startOAuthServer();
+  const d = await startDaemon(
+    {
+      servers: {
+        header: { type: 'http', url: as.url, headers: { Authorization: 'Bearer wrong' } },
+        command: { type: 'http', url: as.url, token_command: 'echo wrong' },
+      },
+    },
+    { waitReady: false },
+  );
+  try {
+    for (const [name, said] of [['header', /refused the Authorization header given in headers/], ['command', /refused the token from token_command/]]) {
+      assert.ok(await waitFor(async () => said.test((await serverState(d, name))?.last_error ?? ''), 10000), `${name}: ${(await serverState(d, name))?.last_error}`);
+      const s = await serverState(d, name);
+      assert.match(s.last_error, /HTTP 401/);
+      assert.notEqual(s.state, 'needs_login');
+      assert.equal(s.auth, undefined);
+    }
   } finally {
     await d.stop();
     await as.close();

@@ -4,11 +4,12 @@
 // strings with "SECRET" in them so that a test can look for leaks. Test hooks under /admin/.
 //
 //   const s = await startOAuthServer({ expiresIn: 3600 }); s.url ('…/mcp'), s.stats, s.admin
+//   { challenge: false }: the 401 names no resource_metadata (found at the well-known URL only)
 import http from 'node:http';
 import { createHash } from 'node:crypto';
 
-export async function startOAuthServer({ expiresIn = 3600 } = {}) {
-  const stats = { registrations: 0, authorizations: 0, codeGrants: 0, refreshes: 0, refused: 0, revoked: [], mcpCalls: 0 };
+export async function startOAuthServer({ expiresIn = 3600, challenge = true } = {}) {
+  const stats = { registrations: 0, authorizations: 0, codeGrants: 0, refreshes: 0, refused: 0, revoked: [], mcpCalls: 0, unauthorized: 0 };
   const access = new Map(); // token -> { expires }
   const refresh = new Set(); // live refresh tokens
   const codes = new Map(); // code -> { challenge, redirect }
@@ -108,10 +109,14 @@ export async function startOAuthServer({ expiresIn = 3600 } = {}) {
         const auth = req.headers.authorization ?? '';
         const tok = auth.startsWith('Bearer ') ? auth.slice(7) : '';
         const entry = access.get(tok);
-        if (!entry || entry.expires < Date.now())
+        if (!entry || entry.expires < Date.now()) {
+          stats.unauthorized++;
           return json(res, 401, { error: 'invalid_token' }, {
-            'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+            'www-authenticate': challenge
+              ? `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`
+              : 'Bearer error="invalid_token"',
           });
+        }
         const msg = JSON.parse(body);
         if (msg.id === undefined) {
           res.writeHead(202);

@@ -16,6 +16,7 @@
 
 #include "config/config.hpp"
 #include "config/files.hpp"
+#include "config/import.hpp"
 #include "config/paths.hpp"
 #include "config/secrets.hpp"
 #include "core/protocol/redact.hpp"
@@ -236,6 +237,28 @@ client_metadata_url = "https://mcpmux.example/client.json"
   const auto& plain = c.servers[2];
   EXPECT_TRUE(plain.oauth.enabled);
   EXPECT_EQ(plain.oauth.client_id, "");
+}
+
+// Unset, a server's 401 tells whether it wants a login; `oauth = false` says it never does.
+TEST_F(ConfigParse, OauthFalseIsKeptApartFromUnset) {
+  config c = ok(R"(
+[servers.off]
+type = "http"
+url = "https://example.com/mcp"
+oauth = false
+
+[servers.unset]
+type = "http"
+url = "https://example.com/mcp"
+headers = { authorization = "Bearer x" }
+)");
+  ASSERT_EQ(c.servers.size(), 2u);
+  EXPECT_FALSE(c.servers[0].oauth.enabled);
+  EXPECT_TRUE(c.servers[0].oauth.opted_out);
+  EXPECT_FALSE(c.servers[1].oauth.opted_out);
+  EXPECT_TRUE(c.servers[1].sends_own_authorization());
+  EXPECT_FALSE(c.servers[0].sends_own_authorization());
+  EXPECT_THAT(to_toml(c.servers[0]), HasSubstr("oauth = false"));
 }
 
 TEST_F(ConfigParse, OauthMistakesAreErrors) {
