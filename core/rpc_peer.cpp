@@ -79,6 +79,33 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
                                        " bytes exceeds max_message_bytes; discarded");
   }
 
+  // A line over the cap is discarded, and with it the answer it may have been: the request
+  // waiting for it fails now, saying why, instead of at its deadline. Whose answer it was, its
+  // first bytes may tell (the id comes first from most servers). When they cannot (the
+  // TypeScript SDK writes the id after a result of megabytes), every request pending now fails:
+  // one answered later pays a retry, which costs less than a silent wait for the timeout. A line
+  // that is no answer to us (a notification, a request, not JSON-RPC) fails nothing.
+  void on_oversize_head(std::size_t bytes, std::string_view head) override {
+    on_oversize(bytes);
+    const auto line = read_line_head(head);
+    if (line.what == line_head::kind::other) return;
+    const std::string why = "the server sent a message of at least " + std::to_string(bytes) +
+                            " bytes, over max_message_bytes; it was discarded";
+    auto fail = [&](std::int64_t id, pending_table::entry& e) {
+      message msg{message_kind::error_response, {}};
+      msg.body = json::object{{"jsonrpc", "2.0"},
+                              {"id", id},
+                              {"error", {{"code", rpc_code::internal_error}, {"message", why}}}};
+      e.handler({{}, std::move(msg)});
+    };
+    auto self = shared_from_this();  // a handler may drop the owner's last reference
+    if (line.what == line_head::kind::answer) {
+      if (auto e = pending_.take(line.id)) fail(line.id, *e);
+      return;
+    }
+    for (auto& [id, e] : pending_.take_all()) fail(id, e);
+  }
+
   void on_closed(std::error_code ec, std::string reason) override {
     if (closed_) return;
     closed_ = true;

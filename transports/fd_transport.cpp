@@ -299,13 +299,14 @@ class fd_transport final : public transport, public std::enable_shared_from_this
           },
           [this](std::size_t bytes) {
             // Reported already when it went over the cap (below), unless it ended in this read.
-            if (events_ && !oversize_reported_) events_->on_oversize(bytes);
+            if (events_ && !oversize_reported_)
+              events_->on_oversize_head(bytes, framer_.discarded_head());
             oversize_reported_ = false;
           });
       // A peer streaming an endless line hears of it now, not when (if ever) its newline comes.
       if (framer_.discarding() && !oversize_reported_ && events_) {
         oversize_reported_ = true;
-        events_->on_oversize(framer_.discarded());
+        events_->on_oversize_head(framer_.discarded(), framer_.discarded_head());
       }
     }
   }

@@ -2,11 +2,12 @@
 #include "transports/http_access.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "config/files.hpp"
-#include "core/protocol/log.hpp"
 #include "transports/http_text.hpp"
 
 namespace mcpmux {
@@ -15,9 +16,18 @@ constexpr std::size_t max_token_bytes = 4096;
 }
 
 std::string http_access::read_token_file(const std::string& path) {
+  // Refused, as the secrets file is: a token others can read lets them in.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077))
-    logger("http").warn("http_token_file {} is readable by other users (chmod 600 it)", path);
+  if (::stat(path.c_str(), &st) == 0) {
+    if (st.st_uid != ::getuid())
+      return "http_token_file \"" + path + "\" belongs to another user; it is not used";
+    if (st.st_mode & 077) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return "http_token_file \"" + path + "\" is readable by others (mode " + mode +
+             "); it is not used until it is private: chmod 600 " + path;
+    }
+  }
   std::string error;
   auto text = read_text_file(path, max_token_bytes, error);
   if (!text) return "cannot read http_token_file \"" + path + "\": " + error;

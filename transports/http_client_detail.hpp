@@ -103,6 +103,7 @@ struct connection {
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buf;
+  std::chrono::steady_clock::time_point idle_since;  // when it went back to the pool
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   void abort() {
     error_code ignored;
@@ -189,10 +190,12 @@ class http_transport final : public transport, public std::enable_shared_from_th
   awaitable<conn_ptr> open_connection(std::string& err, conn_ptr* slot = nullptr,
                                       bool bypass_closing = false);
   void release(conn_ptr c, bool reusable);
+  conn_ptr take_idle();
   request make_request(http::verb verb, const std::string& target, std::string body,
                        std::string_view accept, const std::string& last_event_id = {},
                        const outgoing* modern = nullptr);
-  awaitable<error_code> round_trip(connection& c, request& req, response_parser& p);
+  awaitable<error_code> round_trip(connection& c, request& req, response_parser& p,
+                                   bool* written = nullptr);
   awaitable<std::pair<error_code, std::size_t>> read_some(connection& c, response_parser& p,
                                                           std::array<char, chunk_size>& chunk,
                                                           bool timed);

@@ -1,6 +1,9 @@
 // The HTTP client's connections: the origin, TLS settings, resolve/connect/handshake under the
 // timeout, the keep-alive pool, and writing a request / reading a reply's header and body.
 #include <openssl/ssl.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include <boost/url.hpp>
 
@@ -140,10 +143,35 @@ awaitable<conn_ptr> http_transport::open_connection(std::string& err, conn_ptr* 
 
 void http_transport::release(conn_ptr c, bool reusable) {
   if (!c) return;
-  if (reusable && !closing_ && !failed_ && idle_.size() < opt_.max_connections)
+  if (reusable && !closing_ && !failed_ && idle_.size() < opt_.max_connections) {
+    c->idle_since = std::chrono::steady_clock::now();
     idle_.push_back(std::move(c));
-  else
+  } else {
     c->abort();
+  }
+}
+
+// The most recently pooled connection still worth a request, or null. One idle longer than
+// pool_idle is closed (servers close theirs after a few seconds, and the one that closes while
+// our request is on its way cuts it), and so is one with something to read: idle, a server
+// sends nothing but its close (EOF, a TLS close_notify, an error page before it hangs up).
+// A request written in full is not sent again when its connection is cut, so this check is what
+// keeps such a close from failing the call.
+conn_ptr http_transport::take_idle() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!idle_.empty()) {
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    char byte;
+    const auto n = ::recv(c->lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const bool quiet = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    if (quiet && c->buf.size() == 0 && now - c->idle_since <= opt_.pool_idle) return c;
+    log_.debug("a pooled connection was {}; not reused", quiet    ? "idle too long"
+                                                         : n == 0 ? "closed by the server"
+                                                                  : "not quiet");
+    c->abort();
+  }
+  return nullptr;
 }
 
 // ---- requests and responses -----------------------------------------------------------------
@@ -178,16 +206,20 @@ request http_transport::make_request(http::verb verb, const std::string& target,
 }
 
 // Writes `req` and reads its reply's header into `p`, each under the timeout. The body is the
-// caller's to read, with no limit from the parser.
-awaitable<error_code> http_transport::round_trip(connection& c, request& req, response_parser& p) {
+// caller's to read, with no limit from the parser. `*written` tells whether the request went out
+// whole (a failure after that may have reached the server).
+awaitable<error_code> http_transport::round_trip(connection& c, request& req, response_parser& p,
+                                                 bool* written) {
   p.body_limit(boost::none);
   error_code ec;
+  if (written) *written = false;
   expire(c, true);
   if (c.tls)
     std::tie(ec, std::ignore) = co_await http::async_write(*c.tls, req, use_tuple);
   else
     std::tie(ec, std::ignore) = co_await http::async_write(*c.plain, req, use_tuple);
   if (ec) co_return ec;
+  if (written) *written = true;
   expire(c, true);
   if (c.tls)
     std::tie(ec, std::ignore) = co_await http::async_read_header(*c.tls, c.buf, p, use_tuple);

@@ -143,7 +143,7 @@ awaitable<void> endpoint_impl::accept_loop() {
       continue;
     }
     ::fcntl(sock.native_handle(), F_SETFD, FD_CLOEXEC);
-    if (conns_.size() >= opt_.max_connections) {
+    if (!make_room()) {
       spawn(refuse(std::move(sock)));
       continue;
     }
@@ -155,6 +155,29 @@ awaitable<void> endpoint_impl::accept_loop() {
     conns_.emplace(c->id, c);
     spawn(serve(c));
   }
+}
+
+// Room for one more connection. Those that have not authenticated may hold three quarters of the
+// slots; beyond that, or when every slot is taken, the oldest of them still reading a request
+// gives its slot up: a crowd of slow connections that never send a token cannot keep out a client
+// that does (it is the newest, so the last to go). False when every slot is held by an
+// authenticated connection or one being answered.
+bool endpoint_impl::make_room() {
+  const std::size_t share = opt_.max_connections - opt_.max_connections / 4;
+  std::size_t unauthenticated = 0;
+  connection* oldest = nullptr;
+  for (const auto& [id, c] : conns_) {
+    if (c->authenticated) continue;
+    ++unauthenticated;
+    if (c->reading && (!oldest || c->id < oldest->id)) oldest = c.get();
+  }
+  if (conns_.size() < opt_.max_connections && unauthenticated < share) return true;
+  if (!oldest) return conns_.size() < opt_.max_connections;
+  log_.debug("closing a connection that has not authenticated, to make room for a new one");
+  auto evicted = conns_.at(oldest->id);  // its own coroutine ends once it sees the close
+  conns_.erase(evicted->id);
+  abort(*evicted);
+  return true;
 }
 
 awaitable<void> endpoint_impl::refuse(tcp::socket sock) {
@@ -181,8 +204,12 @@ awaitable<void> endpoint_impl::serve(conn_ptr c) {
     p.header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(opt_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
     p.body_limit(opt_.limits.max_message_bytes);
-    c->stream.expires_after(opt_.idle_timeout);
-    c->idle = true;
+    // Until a connection authenticates, a whole request (header and body) must come within
+    // seconds: slow connections that never send a token do not hold a slot for a minute.
+    c->stream.expires_after(c->authenticated
+                                ? opt_.idle_timeout
+                                : std::min(opt_.idle_timeout, opt_.unauthenticated_timeout));
+    c->idle = c->reading = true;
     auto [ec, n] = co_await http::async_read_header(c->stream, c->buf, p, use_tuple);
     (void)n;
     c->idle = false;
@@ -199,7 +226,14 @@ awaitable<void> endpoint_impl::serve(conn_ptr c) {
                                           "Bad Request: malformed HTTP"));
       break;
     }
-    c->stream.expires_after(opt_.request_timeout);
+    if (auto name = repeated_header(p.get()); !name.empty()) {
+      co_await reply(*c,
+                     error_response(http::status::bad_request, false, http_error_code,
+                                    "Bad Request: more than one " + std::string(name) + " header"));
+      linger = true;
+      break;
+    }
+    if (c->authenticated) c->stream.expires_after(opt_.request_timeout);
     if (auto refusal = check_access(p.get(), own_path(sv(p.get().target())))) {
       co_await reply(*c, std::move(*refusal));
       linger = true;
@@ -221,6 +255,8 @@ awaitable<void> endpoint_impl::serve(conn_ptr c) {
       }
       if (bec) break;
     }
+    c->reading = false;
+    c->authenticated = c->authenticated || authenticates(p.get());
     auto req = p.release();
     const bool again = co_await dispatch(c, req);
     if (!again || closed_) break;
@@ -288,6 +324,14 @@ std::optional<response> endpoint_impl::check_access(const http::request_header<>
                             refusal->text);
   if (refusal->bearer_challenge) res.set(http::field::www_authenticate, "Bearer realm=\"mcpmux\"");
   return res;
+}
+
+// True when a request that passed check_access makes its connection an authenticated one: it
+// carries a valid token, or the endpoint requires none. (A browser's dashboard requests come with
+// a cookie, which only the web handler reads: their connections keep the short timeout.)
+bool endpoint_impl::authenticates(const http::request_header<>& h) const {
+  return !access_.token_required() ||
+         !access_.token_name(sv(h[http::field::authorization])).empty();
 }
 
 std::string_view endpoint_impl::profile_of(const request& req) {

@@ -57,16 +57,22 @@ struct http_endpoint_options {
   /// Request body cap (413) and unsent bytes per open stream before the session is dropped.
   transport_limits limits{};
   std::size_t max_header_bytes = 16 * 1024;  ///< request header cap (431)
-  std::size_t max_connections = 256;         ///< open TCP connections; beyond: 503 and close
-  std::size_t max_sessions = 128;            ///< live MCP sessions; beyond: 503 on initialize
+  /// Open TCP connections; beyond (when none can give its slot up): 503 and close.
+  std::size_t max_connections = 256;
+  std::size_t max_sessions = 128;  ///< live MCP sessions; beyond: 503 on initialize
   /// Requests of one session awaiting their answer (not the GET stream, which is one at most,
   /// nor answered requests); beyond: 429. Agents run 16 or 64 tool calls in parallel.
   std::size_t max_requests_per_session = 64;
   std::size_t replay_events = 1024;     ///< SSE events kept per session for Last-Event-ID
   std::size_t replay_bytes = 8u << 20;  ///< bytes of those events
   std::size_t backlog_messages = 256;   ///< messages held for the next GET when no stream is open
-  std::chrono::milliseconds request_timeout{30000};     ///< reading a request, writing a chunk
-  std::chrono::milliseconds idle_timeout{60000};        ///< keep-alive connection without a request
+  std::chrono::milliseconds request_timeout{30000};  ///< reading a request, writing a chunk
+  std::chrono::milliseconds idle_timeout{60000};     ///< keep-alive connection without a request
+  /// A connection none of whose requests has yet carried a valid token (any request passes when
+  /// no token is required) must send each request whole within this (at most idle_timeout).
+  /// Such connections may hold three quarters of max_connections, and give their slots up to
+  /// newcomers, oldest first: connections that never authenticate cannot lock a client out.
+  std::chrono::milliseconds unauthenticated_timeout{5000};
   std::chrono::milliseconds keepalive_interval{15000};  ///< SSE comment on a quiet stream
   /// A session without requests and without open streams for this long ends; 0 = never.
   std::chrono::milliseconds session_idle_timeout{3600000};

@@ -179,7 +179,11 @@ struct connection {
   beast::flat_buffer buf;
   std::uint64_t id = 0;
   bool peer_gone = false;
-  bool idle = false;  // waiting for the next request
+  bool idle = false;     // waiting for the next request
+  bool reading = false;  // reading a request (header or body), not yet answering it
+  /// A request of it carried a valid token (or passed when none is required): from then on the
+  /// long timeouts apply, and it never gives its slot up to a newcomer (make_room).
+  bool authenticated = false;
   bool watching = false;
   bool write_at_once = false;   // the socket is non-blocking: reply() writes what fits at once
   std::uint64_t watch_gen = 0;  // tells a stale watcher's completion from the current one
@@ -216,12 +220,14 @@ class endpoint_impl final : public http_endpoint,
   // ---- the listener and its connections (http_endpoint.cpp) ---------------------------------
   static void abort(connection& c);
   awaitable<void> accept_loop();
+  bool make_room();
   awaitable<void> refuse(tcp::socket sock);
   awaitable<void> serve(conn_ptr c);
   awaitable<void> drain(connection& c);
   response too_large() const;
   awaitable<bool> reply(connection& c, response res);
   std::optional<response> check_access(const http::request_header<>& h, bool token_needed) const;
+  bool authenticates(const http::request_header<>& h) const;
   awaitable<bool> dispatch(conn_ptr c, request& req);
   /// True for the paths the endpoint serves itself (the others go to the web side).
   bool own_path(std::string_view target) const;

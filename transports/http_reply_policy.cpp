@@ -35,10 +35,12 @@ const char* to_string(post_step step) {
   return "?";
 }
 
-post_step post_reply_policy::on_io_error(bool reused, bool timed_out) {
-  // A kept-alive connection the server has closed meanwhile: try once on a fresh one. A timeout
-  // is the server being slow, not a stale connection: no resend.
-  if (reused && stale_retry_ && !timed_out) {
+post_step post_reply_policy::on_io_error(bool reused, bool timed_out, bool written) {
+  // A kept-alive connection the server has closed meanwhile: try once on a fresh one, if the
+  // message had not gone out whole. Written in full, it may have reached the server and run: it
+  // fails as any call cut by a lost connection does, and the server's `retry` setting decides
+  // whether it is sent again. A timeout is the server being slow, not a stale connection.
+  if (reused && stale_retry_ && !timed_out && !written) {
     stale_retry_ = false;
     return post_step::resend;
   }

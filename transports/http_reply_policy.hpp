@@ -1,7 +1,8 @@
 // What the reply to a POST means, as a stepable machine with no I/O: the HTTP client (Streamable
 // HTTP and legacy HTTP+SSE alike) reads the reply's header, asks the policy, performs the step
 // and, where the step says so, asks again. The policy keeps the two "once" budgets of a message:
-// one resend on a fresh connection when a kept-alive one turns out dead, and one new token on
+// one resend on a fresh connection when a kept-alive one turns out dead before the message went
+// out whole (written in full, it may have run: it is not sent again), and one new token on
 // 401/403 when the token has a source that can be asked again (token_command, an OAuth login).
 #pragma once
 
@@ -59,8 +60,9 @@ class post_reply_policy {
       : ctx_(context), auth_retry_(context.reauthorize) {}
 
   /// Writing the request or reading the reply's header failed. `reused`: on a kept-alive
-  /// connection from the pool; `timed_out`: the configured timeout ran out.
-  post_step on_io_error(bool reused, bool timed_out);
+  /// connection from the pool; `timed_out`: the configured timeout ran out; `written`: the
+  /// request had gone out whole.
+  post_step on_io_error(bool reused, bool timed_out, bool written);
   /// The reply's header arrived.
   post_step on_reply(const post_reply& reply);
 

@@ -47,13 +47,9 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
       if (closing_ || failed_ || cancelled(out) || !apply_verdict(out, v)) co_return;
       token_used = std::move(v.token);
     }
-    conn_ptr c;
-    bool reused = false;
-    if (!idle_.empty()) {
-      c = std::move(idle_.back());
-      idle_.pop_back();
-      reused = true;
-    } else {
+    conn_ptr c = take_idle();
+    const bool reused = c != nullptr;
+    if (!c) {
       std::string err;
       c = co_await open_connection(err);
       if (!c) {
@@ -68,12 +64,14 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
     auto req = make_request(http::verb::post, target, text, "application/json, text/event-stream",
                             {}, modern ? &out : nullptr);
     response_parser p;
-    auto ec = co_await round_trip(*c, req, p);
+    bool written = false;
+    auto ec = co_await round_trip(*c, req, p, &written);
     if (closing_ || failed_) co_return;
     if (cancelled(out)) co_return c->abort();
     if (ec) {
       c->abort();
-      if (policy.on_io_error(reused, ec == beast::error::timeout) == post_step::resend) continue;
+      if (policy.on_io_error(reused, ec == beast::error::timeout, written) == post_step::resend)
+        continue;
       co_return io_failure(out, ec, "POST");
     }
     auto& res = p.get();

@@ -30,7 +30,10 @@ struct http_transport_options {
       30000};  ///< connect, TLS handshake, write and read each; 0 = none
   transport_limits limits;
   std::size_t max_connections = 4;  ///< keep-alive pool size per upstream
-  std::string server_name;          ///< for log lines
+  /// How long a pooled connection may sit idle before it is closed rather than used: under the
+  /// 5 s after which Node's HTTP servers close theirs, so that we seldom write into a closing one.
+  std::chrono::milliseconds pool_idle{4000};
+  std::string server_name;  ///< for log lines
 };
 
 /// A bearer source that runs `command` (`token_command`: /bin/sh -c, one line of output is

@@ -93,7 +93,8 @@ class listener_impl final : public redirect_listener,
       const auto port = std::to_string(port_);
       http::status status = http::status::not_found;
       std::string text = "Not found.";
-      if (host != "127.0.0.1:" + port && host != "localhost:" + port) {
+      if (!repeated_header(req).empty() ||
+          (host != "127.0.0.1:" + port && host != "localhost:" + port)) {
         status = http::status::bad_request;
         text = "Bad request.";
       } else if (req.method() != http::verb::get) {

@@ -1,7 +1,7 @@
 // The loopback listener an authorization redirect lands on (RFC 8252 §7.3): 127.0.0.1, an
 // ephemeral port, one path. The browser's GET is answered with a short page; its query goes
 // to the owner, which checks state and iss (oauth::read_redirect) and says what the page tells
-// the person. Only this path, only GET, only a Host naming the listener (no DNS rebinding).
+// the person. Only this path, only GET, only one Host, naming the listener (no DNS rebinding).
 #pragma once
 
 #include <functional>

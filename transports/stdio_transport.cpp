@@ -169,6 +169,9 @@ class stdio_transport final : public transport,
   void on_oversize(std::size_t bytes) override {
     if (events_) events_->on_oversize(bytes);
   }
+  void on_oversize_head(std::size_t bytes, std::string_view head) override {
+    if (events_) events_->on_oversize_head(bytes, head);
+  }
   void on_closed(std::error_code, std::string reason) override {
     stdout_closed_ = true;
     stdout_reason_ = std::move(reason);

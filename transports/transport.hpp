@@ -54,6 +54,12 @@ class transport_events {
   }
   /// A message over the size cap was discarded.
   virtual void on_oversize(std::size_t bytes) = 0;
+  /// The same from a transport that kept the line's first bytes (`head`, of at least `bytes`
+  /// bytes): they may tell whose answer it was. By default, as on_oversize.
+  virtual void on_oversize_head(std::size_t bytes, std::string_view head) {
+    (void)head;
+    on_oversize(bytes);
+  }
   /// The connection ended without the owner asking (EOF, exit, write failure). `reason` is for
   /// people: "exited with code 1", "EOF on stdout". Fired at most once, never after close().
   virtual void on_closed(std::error_code ec, std::string reason) = 0;

@@ -148,15 +148,19 @@ std::variant<message, rpc_error> classify(json::value v) {
 
 namespace {
 
-// basic_parser events of a whole message, keeping only what a success response needs: the
-// top-level keys, the jsonrpc version, the id's text and the result's own isError. Anything else
-// stops the scan (false with `other` set), and the full parser takes over.
-class response_scanner {
- public:
+// The sizes a basic_parser asks its handler to bound: none (parse_limits bounds the depth).
+struct unbounded_sizes {
   static constexpr std::size_t max_object_size = std::size_t(-1);
   static constexpr std::size_t max_array_size = std::size_t(-1);
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
+};
+
+// basic_parser events of a whole message, keeping only what a success response needs: the
+// top-level keys, the jsonrpc version, the id's text and the result's own isError. Anything else
+// stops the scan (false with `other` set), and the full parser takes over.
+class response_scanner : public unbounded_sizes {
+ public:
 
   void reset(std::string_view line) {
     *this = response_scanner();
@@ -285,6 +289,90 @@ class response_scanner {
   bool is_error_ = false;
 };
 
+// basic_parser events of a message's first bytes: the top-level keys until one tells what the
+// message is (line_head). Stops as soon as it knows.
+class head_reader : public unbounded_sizes {
+ public:
+
+  line_head verdict;
+  bool decided = false;
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code& ec) { return decide(line_head::kind::other, ec); }
+  bool on_object_begin(boost::system::error_code& ec) { return open(ec); }
+  bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_array_begin(boost::system::error_code& ec) {
+    if (depth_ == 0) return decide(line_head::kind::unknown, ec);  // a batch
+    return open(ec);
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
+    if (depth_ == 1) key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t n, boost::system::error_code& ec) {
+    if (depth_ != 1) return true;
+    on_key_part(s, n, ec);
+    if (key_ == "method") return decide(line_head::kind::other, ec);  // a request, a notification
+    if (key_ != "id" && key_ != "jsonrpc" && key_ != "result" && key_ != "error")
+      return decide(line_head::kind::other, ec);  // not JSON-RPC
+    return true;
+  }
+  bool on_string_part(json::string_view, std::size_t, boost::system::error_code& ec) {
+    return scalar(ec);
+  }
+  bool on_string(json::string_view, std::size_t, boost::system::error_code& ec) {
+    return scalar(ec) && after_value();
+  }
+  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t i, json::string_view, boost::system::error_code& ec) {
+    if (depth_ == 1 && key_ == "id") {
+      verdict.id = i;
+      return decide(line_head::kind::answer, ec);
+    }
+    return scalar(ec) && after_value();
+  }
+  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
+    return scalar(ec) && after_value();
+  }
+  bool on_double(double, json::string_view, boost::system::error_code& ec) {
+    return scalar(ec) && after_value();
+  }
+  bool on_bool(bool, boost::system::error_code& ec) { return scalar(ec) && after_value(); }
+  bool on_null(boost::system::error_code& ec) { return scalar(ec) && after_value(); }
+  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  bool decide(line_head::kind k, boost::system::error_code& ec) {
+    verdict.what = k;
+    decided = true;
+    ec = json::error::extra_data;  // any error: the parse ends here
+    return false;
+  }
+  // A scalar at the top is not a message; an id that is not an integer is not one of ours.
+  bool scalar(boost::system::error_code& ec) {
+    if (depth_ == 0 || (depth_ == 1 && key_ == "id")) return decide(line_head::kind::other, ec);
+    return true;
+  }
+  bool open(boost::system::error_code& ec) {
+    if (depth_ == 1 && key_ == "id") return decide(line_head::kind::other, ec);
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return after_value();
+  }
+  bool after_value() {
+    if (depth_ == 1) key_.clear();
+    return true;
+  }
+
+  std::size_t depth_ = 0;
+  std::string key_;  ///< the current top-level key (first 16 bytes)
+};
+
 json::parse_options parse_limits() {
   json::parse_options o;
   o.max_depth = 256;  // deep enough for real payloads, shallow enough to bound the stack
@@ -310,6 +398,15 @@ std::optional<response_span> message_parser::scan_response(std::string_view line
   const auto used = p.write_some(false, line.data(), line.size(), ec);
   if (ec || used != line.size()) return std::nullopt;
   return p.handler().result();
+}
+
+line_head read_line_head(std::string_view head) {
+  json::basic_parser<head_reader> p{parse_limits()};
+  boost::system::error_code ec;
+  p.write_some(true, head.data(), head.size(), ec);
+  if (p.handler().decided) return p.handler().verdict;
+  // Not JSON cannot be anyone's answer; JSON cut before its keys told may be.
+  return {ec ? line_head::kind::other : line_head::kind::unknown};
 }
 
 namespace {

@@ -89,6 +89,20 @@ class message_parser {
   std::unique_ptr<impl> impl_;
 };
 
+/// What the first bytes of a line too long to keep say it was.
+struct line_head {
+  enum class kind {
+    answer,  ///< an answer to the request with integer id `id`
+    other,   ///< not an answer to one of our requests: a request, a notification, a string id,
+             ///< not JSON-RPC, not JSON
+    unknown  ///< maybe an answer, to an id not among them (the TypeScript SDK writes it after the
+             ///< result), or a batch, or too few bytes to tell
+  } what = kind::unknown;
+  std::int64_t id = 0;
+};
+/// Reads the top-level keys of a message's first bytes (`head`, cut anywhere) until they tell.
+line_head read_line_head(std::string_view head);
+
 /// Checks the JSON-RPC shape of an already parsed value (no JSON parsing).
 std::variant<message, rpc_error> classify(json::value v);
 

@@ -1,6 +1,7 @@
 // Sans-io NDJSON framing: bytes in, complete lines out, with a cap on line length.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ class ndjson_framer {
   bool discarding() const { return discarding_; }
   /// Bytes of the oversize line skipped so far.
   std::size_t discarded() const { return discarded_; }
+  /// The first bytes (up to head_bytes) of the last oversize line, kept from when it went over
+  /// the cap: enough for a receiver to tell whose answer it was, if it was one.
+  std::string_view discarded_head() const { return head_; }
+  static constexpr std::size_t head_bytes = 1024;
 
  private:
   // Returns the line without a trailing CR.
@@ -53,6 +58,7 @@ class ndjson_framer {
   std::string partial_;
   bool discarding_ = false;
   std::size_t discarded_ = 0;
+  std::string head_;
   bool at_last_line_ = false;
 };
 
@@ -72,6 +78,8 @@ void ndjson_framer::feed(std::string_view data, OnLine&& on_line, OnOversize&& o
       // Too long: skip everything up to the newline, keeping nothing of it in memory.
       discarding_ = true;
       discarded_ = partial_.size() + chunk.size();
+      head_.assign(partial_, 0, std::min(partial_.size(), head_bytes));
+      head_.append(chunk.substr(0, head_bytes - head_.size()));
       partial_.clear();
       partial_.shrink_to_fit();
     } else if (nl != std::string_view::npos && partial_.empty()) {

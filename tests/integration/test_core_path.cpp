@@ -407,6 +407,49 @@ TEST_F(core_path, garbage_from_a_server_is_skipped_and_logged) {
   EXPECT_EQ(first_text(*later), "later") << dump(later);
 }
 
+// A server's answer over max_message_bytes is discarded: the call waiting for it fails at once,
+// saying why, instead of at its timeout. Its first bytes name the id, so a call in flight beside
+// it is untouched; an answer whose id comes last (as the TypeScript SDK writes it) cannot be told
+// from another's, so every call pending on that server fails with the same reason.
+TEST_F(core_path, an_oversize_answer_fails_the_waiting_call_at_once) {
+  start("[daemon]\nmax_message_bytes = 65536\n\n" +
+        fake_server_table("a", {}, "timeout_ms = 20000"));
+  client c = connect_initialized();
+  auto send_slow = [&](std::int64_t ms) {
+    const auto id = c.next_id();
+    EXPECT_TRUE(c.send({{"jsonrpc", "2.0"},
+                        {"id", id},
+                        {"method", "tools/call"},
+                        {"params", {{"name", "a__slow"}, {"arguments", {{"ms", ms}}}}}}));
+    return id;
+  };
+  // The answer with `id`, among those read already or to come.
+  auto answer = [&](std::int64_t id) -> std::optional<json::value> {
+    for (const auto& m : c.notifications())
+      if (m.is_object() && m.as_object().if_contains("id") && m.at("id") == id) return m;
+    return c.wait_response(id, 10s);
+  };
+  const std::string reason = "over max_message_bytes; it was discarded";
+
+  const auto beside = send_slow(1500);
+  auto t0 = steady::now();
+  auto r = c.call("a__huge_answer", {{"bytes", 1 << 20}}, 15s);
+  EXPECT_LT(steady::now() - t0, 5s) << "the call waited for its timeout (20 s)";
+  EXPECT_NE(error_message(r).find(reason), std::string::npos) << dump(r);
+  EXPECT_EQ(first_text(answer(beside).value_or(nullptr)), "slept 1500");
+
+  const auto pending = send_slow(3000);
+  t0 = steady::now();
+  r = c.call("a__huge_answer", {{"bytes", 1 << 20}, {"id_last", true}}, 15s);
+  EXPECT_LT(steady::now() - t0, 2500ms) << "the call waited";
+  EXPECT_NE(error_message(r).find(reason), std::string::npos) << dump(r);
+  auto other = answer(pending);
+  EXPECT_NE(error_message(other).find(reason), std::string::npos) << dump(other);
+
+  auto later = c.call("a__echo", {{"text", "later"}});
+  EXPECT_EQ(first_text(*later), "later") << dump(later);
+}
+
 TEST_F(core_path, server_to_client_requests_are_answered) {
   const std::string cwd = dir_.path();
   start(fake_server_table("a", {}, "roots = [\"/tmp/x y\"]") +

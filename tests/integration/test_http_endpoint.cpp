@@ -351,6 +351,7 @@ TEST_F(http_endpoint_test, HostOriginAndLimits) {
 
 TEST_F(http_endpoint_test, BearerToken) {
   auto token_file = dir_.write("http.token", "  s3cret-token\n");
+  ::chmod(token_file.c_str(), 0600);
   start_http("http_token_file = " + toml_quote(token_file));
   EXPECT_EQ(exchange("GET", "/status", {}).status, 401);
   EXPECT_EQ(exchange("GET", "/status", {{"Authorization", "Bearer wrong"}}).status, 401);
@@ -362,6 +363,27 @@ TEST_F(http_endpoint_test, BearerToken) {
   EXPECT_EQ(exchange("POST", "/mcp", mcp_headers, json::serialize(ping)).status, 401);
   const auto sid = open_session({{"Authorization", "Bearer s3cret-token"}});
   EXPECT_EQ(post(sid, ping, {{"Authorization", "Bearer s3cret-token"}}).status, 200);
+}
+
+// A token file others may read is refused at start, as the secrets file is: the daemon does not
+// start, and says why and what to do.
+TEST_F(http_endpoint_test, ATokenFileOthersCanReadIsRefused) {
+  auto token_file = dir_.write("http.token", "s3cret-token\n");
+  ::chmod(token_file.c_str(), 0644);
+  dir_.write("config.toml", "[daemon]\nhttp = \"127.0.0.1:" + std::to_string(free_port()) +
+                                "\"\nhttp_token_file = " + toml_quote(token_file) + "\n");
+  const auto d = dir_.path();
+  auto r = run_process(
+      {mcpmuxd_path(), "--config", dir_.file("config.toml"), "--socket", dir_.file("s.sock")}, {},
+      5s,
+      {{"XDG_RUNTIME_DIR", d},
+       {"XDG_CACHE_HOME", d + "/cache"},
+       {"XDG_CONFIG_HOME", d + "/config"},
+       {"XDG_STATE_HOME", d + "/state"}});
+  EXPECT_FALSE(r.timed_out) << "the daemon started";
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("is readable by others (mode 0644)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("chmod 600 " + token_file), std::string::npos) << r.err;
 }
 
 // The default: no open door on the loopback port. A token is made next to the socket (256 bits,

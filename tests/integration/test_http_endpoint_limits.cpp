@@ -1,5 +1,7 @@
 // In-process tests of the HTTP endpoint's limits, idle timers and shutdown: the endpoint with
 // small options and a scripted core session on an io thread, raw HTTP clients on the test thread.
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -365,6 +367,75 @@ TEST_F(endpoint_test, ConnectionLimit) {
       },
       5s));
   EXPECT_EQ(status_on(c1), 200);
+}
+
+// Connections that never send a token cannot lock out a client that does: those that have not
+// authenticated hold at most part of the slots and give theirs up to newcomers, oldest first,
+// while an authenticated one keeps its own; and they get seconds, not a minute, for a request.
+TEST_F(endpoint_test, SlowConnectionsWithoutATokenCannotLockOutAValidClient) {
+  char path[] = "/tmp/mcpmux-token-XXXXXX";
+  const int fd = ::mkstemp(path);  // mode 0600
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "s3cret-token\n", 13), 13);
+  ::close(fd);
+  http_endpoint_options o;
+  o.max_connections = 8;
+  o.token_file = path;
+  o.unauthenticated_timeout = 1s;
+  start(o);
+  ::unlink(path);
+  const header_list auth = {{"Authorization", "Bearer s3cret-token"}};
+  auto status_with_token = [&](http_conn& c) {
+    if (!c.send_all(request_text("GET", "/status", port_, auth, {}))) return 0;
+    auto r = read_response(c, 5s);
+    return r ? r->status : 0;
+  };
+  http_conn kept(port_);
+  ASSERT_EQ(status_with_token(kept), 200);
+
+  // 20 connections send half a request's header, then nothing.
+  std::vector<std::unique_ptr<http_conn>> slow;
+  for (int i = 0; i < 20; ++i) {
+    slow.push_back(std::make_unique<http_conn>(port_));
+    ASSERT_TRUE(slow.back()->send_all(
+        "GET /status HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) + "\r\n"));
+  }
+  EXPECT_EQ(exchange("GET", "/status", auth).status, 200);
+  EXPECT_EQ(status_with_token(kept), 200);
+  const auto t0 = steady::now();
+  for (auto& c : slow) EXPECT_TRUE(c->wait_closed(5s));
+  EXPECT_LT(ms_since(t0), 3000);
+  EXPECT_EQ(status_with_token(kept), 200);  // the authenticated connection stays
+}
+
+// Host, Origin, Authorization and Mcp-Session-Id may come once: a second one (which the checks,
+// reading the first, would not see) is refused with 400 on /mcp, /status and the web side.
+TEST_F(endpoint_test, ARepeatedHostOriginAuthorizationOrSessionIdIsRefused) {
+  http_endpoint_options o;
+  o.web = [](const web_request&) {
+    web_response r;
+    r.body = "the page";
+    return r;
+  };
+  start(o);
+  const std::string own = "127.0.0.1:" + std::to_string(port_);
+  EXPECT_EQ(exchange("GET", "/", {}).status, 200);
+  EXPECT_EQ(exchange("GET", "/status", {{"Origin", "http://" + own}}).status, 200);
+  const std::vector<header_list> twice = {
+      {{"Host", own}, {"Host", "evil.example"}},
+      {{"Origin", "http://" + own}, {"Origin", "http://evil.example"}},
+      {{"Authorization", "Bearer a"}, {"Authorization", "Bearer b"}},
+      {{"Mcp-Session-Id", "a"}, {"Mcp-Session-Id", "b"}},
+  };
+  for (const auto& target : {"/", "/status", "/mcp"})
+    for (const auto& h : twice) {
+      auto headers = mcp_headers;
+      headers.insert(headers.end(), h.begin(), h.end());
+      auto r = exchange(target == std::string("/mcp") ? "POST" : "GET", target, headers,
+                        target == std::string("/mcp") ? json::serialize(rpc(1, "ping")) : "");
+      EXPECT_EQ(r.status, 400) << target << " " << h[0].first;
+      expect_refusal_body(r, "more than one " + h[0].first);
+    }
 }
 
 TEST_F(endpoint_test, IdleConnectionTimesOut) {

@@ -715,6 +715,71 @@ TEST_F(HttpTransport, ConcurrentPostsDoNotSerialise) {
   ASSERT_TRUE(run_until([&] { return ev.answer(4).has_value(); }));
 }
 
+// A server that closes connections idle for 1 s (Node's close theirs after 5 s): rounds of three
+// calls at once, spaced around that, all succeed. Between rounds the pool holds three
+// connections, which the server closes after the longer gaps: each is checked for a pending close
+// before reuse, so none is written to and no call is cut.
+TEST_F(HttpTransport, CallsSpacedAroundTheServersIdleCloseAllSucceed) {
+  http_test_server s([&](http_exchange& ex) {
+    ex.hold(50ms);  // the calls of a round overlap: three connections
+    ex.respond(200, result_for(body_of(ex).at("id")));
+  });
+  s.close_idle_after(1000ms);
+  open(options(s));
+  std::int64_t id = 0;
+  auto round = [&] {
+    for (int i = 0; i < 3; ++i) t->send(call(++id));
+    const auto last = id;
+    const bool answered = run_until([&] {
+      return ev.closed || (ev.answer(last - 2) && ev.answer(last - 1) && ev.answer(last));
+    });
+    for (auto k = last - 2; k <= last; ++k)
+      EXPECT_TRUE(answered && ev.answer(k) && ev.answer(k)->contains("result")) << "call " << k;
+  };
+  for (auto gap : {800ms, 900ms, 1100ms, 1200ms, 1500ms}) {
+    round();
+    run_for(gap);
+  }
+  round();
+  EXPECT_FALSE(ev.closed) << ev.reason;
+  EXPECT_GT(s.connections(), 3u);  // the closed ones were replaced
+}
+
+// A pooled connection idle longer than pool_idle is closed, not used.
+TEST_F(HttpTransport, AConnectionIdleLongerThanPoolIdleIsNotReused) {
+  http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); });
+  auto o = options(s);
+  o.pool_idle = 200ms;
+  open(o);
+  for (std::int64_t id : {1, 2}) {  // the second at once: on the pooled connection
+    t->send(call(id));
+    ASSERT_TRUE(run_until([&] { return ev.answer(id).has_value(); }));
+  }
+  EXPECT_EQ(s.connections(), 1u);
+  run_for(300ms);
+  t->send(call(3));
+  ASSERT_TRUE(run_until([&] { return ev.answer(3).has_value(); }));
+  EXPECT_EQ(s.connections(), 2u);
+}
+
+// A POST cut after it went out whole may have run: the transport does not send it again. It
+// fails as any cut call does, and the server's `retry` setting decides upstream.
+TEST_F(HttpTransport, APostCutAfterItWasWrittenIsNotSentAgain) {
+  std::atomic<int> n{0};
+  http_test_server s([&](http_exchange& ex) {
+    if (++n == 2) return ex.cut();  // read, then the connection closes
+    ex.respond(200, result_for(body_of(ex).at("id")));
+  });
+  open(options(s));
+  t->send(call(1));
+  ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
+  t->send(call(2));  // on the pooled connection
+  ASSERT_TRUE(run_until([&] { return ev.closed || ev.answer(2).has_value(); }));
+  EXPECT_TRUE(ev.closed);
+  EXPECT_THAT(ev.reason, HasSubstr("POST failed"));
+  EXPECT_EQ(s.count("POST"), 2u);
+}
+
 TEST_F(HttpTransport, BadUrlIsReportedAfterStart) {
   http_transport_options o;
   o.url = "ftp://example.com/x";

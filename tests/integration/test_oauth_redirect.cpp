@@ -5,15 +5,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <optional>
+#include <thread>
 
+#include "tests/fixtures/raw_http_client.hpp"
 #include "transports/http_fetch.hpp"
 
 namespace mcpmux {
 namespace {
 
 using ::testing::HasSubstr;
+using namespace std::chrono_literals;
 
 struct browser {
   boost::asio::io_context& io;
@@ -62,6 +66,41 @@ TEST(OauthRedirect, TheRedirectIsReportedAndAnsweredWithAPage) {
   r = b.get(l->redirect_uri() + "?code=late");
   EXPECT_THAT(r.error, HasSubstr("cannot connect"));
   EXPECT_EQ(queries.size(), 1u);
+}
+
+// A request with a second Host (or Origin, Authorization, Mcp-Session-Id) is refused with 400:
+// the Host check reads the first one only.
+TEST(OauthRedirect, ARepeatedHostOrOriginIsRefused) {
+  boost::asio::io_context io;
+  std::atomic<int> redirects{0};
+  std::string error;
+  auto l = start_redirect_listener(
+      io, "/callback",
+      [&](std::string_view) {
+        ++redirects;
+        return std::string("ok");
+      },
+      &error);
+  ASSERT_TRUE(l) << error;
+  std::thread runner([&] { io.run(); });
+  const auto& uri = l->redirect_uri();
+  const auto port = static_cast<unsigned short>(
+      std::stoi(uri.substr(uri.rfind(':') + 1, uri.rfind('/') - uri.rfind(':') - 1)));
+  auto status = [&](const test::header_list& h) {
+    test::http_conn c(port);
+    c.send_all(test::request_text("GET", "/callback?code=x&state=y", port, h, {}));
+    auto r = c.read_head(5s);
+    return r ? r->status : 0;
+  };
+  const std::string own = "127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(status({{"Host", own}, {"Host", "evil.example"}}), 400);
+  EXPECT_EQ(status({{"Origin", "http://" + own}, {"Origin", "http://evil.example"}}), 400);
+  EXPECT_EQ(redirects, 0);
+  EXPECT_EQ(status({{"Host", own}}), 200);
+  EXPECT_EQ(redirects, 1);
+  io.stop();
+  runner.join();
+  l->close();
 }
 
 }  // namespace

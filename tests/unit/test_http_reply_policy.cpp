@@ -182,24 +182,32 @@ TEST(PostReplyPolicy, AfterAFailedRefreshA404WithASessionStillExpiresIt) {
 
 TEST(PostReplyPolicy, AStaleKeptAliveConnectionIsRetriedOnceOnAFreshOne) {
   post_reply_policy p(streamable_request);
-  EXPECT_EQ(name(p.on_io_error(true, false)), "resend");
-  EXPECT_EQ(name(p.on_io_error(true, false)), "io_error");  // once only
-  EXPECT_EQ(name(p.on_io_error(false, false)), "io_error");
+  EXPECT_EQ(name(p.on_io_error(true, false, false)), "resend");
+  EXPECT_EQ(name(p.on_io_error(true, false, false)), "io_error");  // once only
+  EXPECT_EQ(name(p.on_io_error(false, false, false)), "io_error");
 }
 
 TEST(PostReplyPolicy, ANewConnectionOrATimeoutIsNotResent) {
   post_reply_policy p(streamable_request);
-  EXPECT_EQ(name(p.on_io_error(false, false)), "io_error");
-  EXPECT_EQ(name(p.on_io_error(true, true)), "io_error");  // slow, not stale
+  EXPECT_EQ(name(p.on_io_error(false, false, false)), "io_error");
+  EXPECT_EQ(name(p.on_io_error(true, true, false)), "io_error");  // slow, not stale
   // Neither spent the budget.
-  EXPECT_EQ(name(p.on_io_error(true, false)), "resend");
+  EXPECT_EQ(name(p.on_io_error(true, false, false)), "resend");
+}
+
+// Cut after it went out whole, a message may have run: the server's `retry` setting decides,
+// upstream, whether it goes again.
+TEST(PostReplyPolicy, AMessageWrittenInFullIsNotResent) {
+  post_reply_policy p(streamable_request);
+  EXPECT_EQ(name(p.on_io_error(true, false, true)), "io_error");
+  EXPECT_EQ(name(p.on_io_error(true, false, false)), "resend");  // the budget was not spent
 }
 
 TEST(PostReplyPolicy, TheTwoBudgetsAreIndependent) {
   post_reply_policy p({.legacy = true, .request = false, .reauthorize = true});
-  EXPECT_EQ(name(p.on_io_error(true, false)), "resend");
+  EXPECT_EQ(name(p.on_io_error(true, false, false)), "resend");
   EXPECT_EQ(name(p.on_reply(reply(403))), "refresh_token");
-  EXPECT_EQ(name(p.on_io_error(true, false)), "io_error");
+  EXPECT_EQ(name(p.on_io_error(true, false, false)), "io_error");
   EXPECT_EQ(name(p.on_reply(reply(403))), "http_error");
 }
 

@@ -526,5 +526,27 @@ TEST(RelayReply, ReserializesAParsedReplyUnderTheNewId) {
             R"({"jsonrpc":"2.0","id":"a","error":{"code":-5,"message":"no"}})");
 }
 
+// The first bytes of a line too long to keep: whose answer it was, if they tell.
+TEST(ReadLineHead, TellsAnAnswersIdOrThatItIsNoAnswer) {
+  using kind = line_head::kind;
+  auto head = [](std::string_view text) { return read_line_head(text); };
+  auto answer = head(R"({"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"xx)");
+  EXPECT_EQ(answer.what, kind::answer);
+  EXPECT_EQ(answer.id, 42);
+  EXPECT_EQ(head(R"({"id":7,"error":{"code":1,"message":"x)").id, 7);
+  // The id after a long result (the TypeScript SDK's order), or cut before it: cannot tell.
+  EXPECT_EQ(head(R"({"result":{"content":[{"type":"text","text":"xxxx)").what, kind::unknown);
+  EXPECT_EQ(head(R"({"jsonrpc":"2.0","id":4)").what, kind::unknown);  // 4, 42, 4000…?
+  EXPECT_EQ(head(R"([{"jsonrpc":"2.0","id":1,"result":{)").what, kind::unknown);  // a batch
+  // No answer to a request of ours.
+  EXPECT_EQ(head(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")").what,
+            kind::other);
+  EXPECT_EQ(head(R"({"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage)").what,
+            kind::other);
+  EXPECT_EQ(head(R"({"garbage":"xxxx)").what, kind::other);
+  EXPECT_EQ(head("this is not json").what, kind::other);
+  EXPECT_EQ(head(R"("a string)").what, kind::other);
+}
+
 }  // namespace
 }  // namespace mcpmux

@@ -176,6 +176,19 @@ TEST(NdjsonFramerCap, OversizeSplitAcrossFeeds) {
   EXPECT_THAT(c.lines, ElementsAre("ok", "<oversize 1125>", "after"));
 }
 
+// The first bytes of a discarded line are kept (up to head_bytes), from before and after the
+// read that crossed the cap, so that a receiver can tell whose answer it was.
+TEST(NdjsonFramerCap, KeepsTheHeadOfADiscardedLine) {
+  collector c(100);
+  c.feed(R"({"jsonrpc":"2.0","id":7,)");
+  c.feed(R"("result":")" + std::string(5000, 'x'));
+  EXPECT_TRUE(c.framer.discarding());
+  EXPECT_EQ(c.framer.discarded_head().substr(0, 34), R"({"jsonrpc":"2.0","id":7,"result":")");
+  EXPECT_EQ(c.framer.discarded_head().size(), ndjson_framer::head_bytes);
+  c.feed("\"}\n");
+  EXPECT_THAT(c.oversize, ElementsAre(24u + 10u + 5000u + 2u));
+}
+
 TEST(NdjsonFramerCap, SeveralOversizeLinesEachReported) {
   collector c(8);
   c.feed("123456789\nshort\n" + std::string(20, 'z') + "\n12345678\n");
