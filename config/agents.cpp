@@ -190,14 +190,36 @@ boost::json::object list_entries(std::string_view text, jsonc::span span, const 
 }
 
 namespace {
-// The mcpmux entry's own text (its value, or Codex's table).
-std::string mcpmux_item(const agent_file& file, const std::string& mcpmux_path,
-                        const std::string& profile, const std::string& indent) {
+// The arguments of the entry that runs mcpmux.
+boost::json::array mcpmux_args(const std::string& profile, const std::string& socket) {
   boost::json::array args{"connect", "--spawn"};
   if (!profile.empty()) {
     args.emplace_back("--profile");
     args.emplace_back(profile);
   }
+  if (!socket.empty()) {
+    args.emplace_back("--socket");
+    args.emplace_back(socket);
+  }
+  return args;
+}
+
+// The value after `flag` in an entry's args ("" without it).
+std::string arg_after(const boost::json::value& entry, std::string_view flag) {
+  const auto* args = entry.as_object().if_contains("args");
+  if (!args || !args->is_array()) return {};
+  const auto& a = args->get_array();
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i].is_string() && a[i].get_string() == flag && a[i + 1].is_string())
+      return std::string(a[i + 1].get_string());
+  return {};
+}
+
+// The mcpmux entry's own text (its value, or Codex's table).
+std::string mcpmux_item(const agent_file& file, const std::string& mcpmux_path,
+                        const std::string& profile, const std::string& indent,
+                        const std::string& socket = {}) {
+  auto args = mcpmux_args(profile, socket);
   std::string item;
   if (file.shape == agent_shape::codex) {
     item = codex::table("mcpmux", {{"command", mcpmux_path}, {"args", std::move(args)}});
@@ -383,9 +405,48 @@ boost::json::object client_entry(const server_config& s, const agent_file& f) {
 
 }  // namespace
 
+namespace {
+// A file adopted before: each entry that runs mcpmux gets `--socket SOCKET` (or loses it) where
+// its own differs, its profile kept; nothing else of the file changes.
+adoption update_entries(std::string_view text, std::string_view config_text,
+                        const server_lists& found, const std::string& socket) {
+  adoption out;
+  out.config_text = config_text;
+  std::vector<std::pair<jsonc::span, std::string>> edits;
+  for (const auto& l : found.lists) {
+    const auto list = locate_servers(text, l);
+    if (!list.span || !list.adopted) continue;
+    std::vector<std::string> ignored;
+    for (const auto& [name, entry] : list_entries(text, *list.span, l, ignored)) {
+      if (!runs_mcpmux(entry) || arg_after(entry, "--socket") == socket) continue;
+      auto args = mcpmux_args(arg_after(entry, "--profile"), socket);
+      if (l.shape == agent_shape::codex) {
+        if (auto table = codex::find_server(text, *list.span, name)) {
+          const boost::json::object e{{"command", entry.at("command")}, {"args", std::move(args)}};
+          edits.emplace_back(*table, codex::table(name, e));
+        }
+      } else {
+        auto keys = l.keys;
+        keys.insert(keys.end(), {std::string(name), "args"});
+        if (auto at = jsonc::find(text, keys).value)
+          edits.emplace_back(*at, boost::json::serialize(args));
+      }
+    }
+  }
+  if (edits.empty()) {
+    out.nothing = "it already uses mcpmux";
+    return out;
+  }
+  out.client_text = replace_spans(text, std::move(edits));
+  out.entries_updated = true;
+  return out;
+}
+}  // namespace
+
 adoption plan_adoption(std::string_view client_text, const agent_file& file,
                        std::string_view config_text, const std::string& config_path,
-                       const std::string& mcpmux_path, env_lookup lookup, credentials mode) {
+                       const std::string& mcpmux_path, env_lookup lookup, credentials mode,
+                       const std::string& socket) {
   adoption out;
   out.config_text = config_text;
   const auto found = find_server_lists(client_text, file);
@@ -400,10 +461,8 @@ adoption plan_adoption(std::string_view client_text, const agent_file& file,
     return out;
   }
   for (const auto& l : found.lists) {
-    if (locate_servers(client_text, l).adopted) {
-      out.nothing = "it already uses mcpmux";
-      return out;
-    }
+    if (locate_servers(client_text, l).adopted)
+      return update_entries(client_text, config_text, found, socket);
   }
 
   // Into mcpmux's config: a server it runs already is not added again. Both sides are read
@@ -476,7 +535,7 @@ adoption plan_adoption(std::string_view client_text, const agent_file& file,
   for (auto& p : plans) {
     const auto indent = jsonc::indentation_at(client_text, p.span.begin);
     std::vector<std::pair<std::string, std::string>> items{
-        {"mcpmux", mcpmux_item(p.file, mcpmux_path, p.adopted.profile, indent)}};
+        {"mcpmux", mcpmux_item(p.file, mcpmux_path, p.adopted.profile, indent, socket)}};
     for (const auto& name : p.left)
       if (auto t = entry_text(client_text, p.span, p.file, name)) items.emplace_back(name, *t);
     edits.emplace_back(p.span, list_text(p.file, items, indent));

@@ -108,6 +108,9 @@ struct adoption {
   std::vector<adopted_list> lists;    ///< each list adopted, the file's own first
   std::vector<std::string> profiles;  ///< [profiles.NAME] tables written (projects' lists)
   std::vector<moved_secret> secrets;  ///< credentials to keep in the secret store first
+  /// The file was adopted before: only its mcpmux entries' arguments change (`--socket`), with
+  /// no new backup or record (unadopt still restores from the first adoption's backup).
+  bool entries_updated = false;
 };
 
 /// Plans adopting `client_text` (the file `file`) into mcpmux's config `config_text` (at
@@ -118,11 +121,15 @@ struct adoption {
 /// that runs `mcpmux_path connect --spawn`. Each project's list of a file with local scopes
 /// gets an entry with `--profile` (project_profile_name) whose profile shows that project's
 /// servers and the user's it does not shadow. Credentials in the added servers are moved to
-/// `${secret:NAME}` (`secrets` says what to keep) unless `mode` keeps them.
+/// `${secret:NAME}` (`secrets` says what to keep) unless `mode` keeps them. `socket`, when not
+/// empty, is written as `--socket SOCKET` into each entry: the daemon's socket where an agent's
+/// bare environment would not find it. A file adopted before keeps its lists; only entries whose
+/// `--socket` differs from `socket` are rewritten (`entries_updated`).
 adoption plan_adoption(std::string_view client_text, const agent_file& file,
                        std::string_view config_text, const std::string& config_path,
                        const std::string& mcpmux_path, env_lookup lookup = process_env,
-                       credentials mode = credentials::to_secret_store);
+                       credentials mode = credentials::to_secret_store,
+                       const std::string& socket = {});
 
 /// An env_lookup that leaves each `${VAR}` as written: the servers a client's list is rebuilt
 /// from are read with it, so that no variable's value ends up in the client's file.

@@ -123,6 +123,20 @@ outcome<void> replace_file(const std::string& path, std::string_view expected,
   return {};
 }
 
+// What `--socket` an agent's entry names: the daemon's socket (the one that answers, else where
+// it would start), when the socket rule would not find it from an agent's bare environment
+// (docs/finding-the-daemon.md); "" when it would.
+std::string socket_for_agents(const context& ctx, const std::string& config_path) {
+  std::string daemon_socket = ctx.socket_path;
+  if (auto client = open_client(ctx)) {
+    if (auto st = client->request("mcpmux/status", {}))
+      if (auto s = member_string(*st, "socket"); s && !s->empty()) daemon_socket = std::string(*s);
+  }
+  const auto cfg = load_config(config_path);
+  const auto bare = locate_socket("", cfg.value ? &cfg.value->daemon : nullptr, agent_default_env);
+  return bare.path == daemon_socket ? std::string() : daemon_socket;
+}
+
 // Asks before writing, unless --yes: a "y" line on standard input applies; anything else, or
 // its end, does not.
 bool confirmed(const command_args& args) {
@@ -233,7 +247,8 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
 
   auto plan = plan_adoption(
       *text, *file, existing, config_path, self_path(), process_env,
-      args.keep_plaintext ? credentials::keep_plaintext : credentials::to_secret_store);
+      args.keep_plaintext ? credentials::keep_plaintext : credentials::to_secret_store,
+      socket_for_agents(ctx, config_path));
   if (!plan.error.empty()) return fail(plan.error);
   if (!plan.nothing.empty()) {
     print_visible(stdout, "{}: {}\n", file->path, plan.nothing);
@@ -267,6 +282,11 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
   if (auto now = read_file(file->path); !now || *now != *text)
     return fail(file->path + " changed while mcpmux was working on it; nothing was written",
                 "Run the command again.");
+  if (plan.entries_updated) {  // the first adoption's backup and record stay what unadopt uses
+    if (auto w = replace_file(file->path, *text, plan.client_text); !w) return w.error();
+    print_visible(stdout, "updated: {} finds the daemon at its socket again\n", file->path);
+    return exit_status::ok;
+  }
 
   // The secrets first: the config that names them does not load without them.
   if (!plan.secrets.empty()) {

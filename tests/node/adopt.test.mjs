@@ -82,11 +82,10 @@ test('adopt moves an agent onto mcpmux, its SDK client reaches the servers, unad
     assert.deepEqual(rewritten.unknownField, { kept: [1, 2, 3] });
     const entry = rewritten.mcpServers.mcpmux;
     assert.ok(path.isAbsolute(entry.command));
-    assert.equal(entry.args[0], 'connect');
+    // The daemon's socket is not where an agent's bare environment would look: the entry says it.
+    assert.deepEqual(entry.args, ['connect', '--spawn', '--socket', d.socket]);
     const client = new Client({ name: 'adopted-agent', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({ command: entry.command, args: entry.args, env: { ...process.env, MCPMUX_SOCKET: d.socket } }),
-    );
+    await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args }));  // the SDK's default environment
     const { tools } = await client.listTools();
     assert.ok(tools.some((t) => t.name.startsWith('fake__')), JSON.stringify(tools.map((t) => t.name)));
     await client.close();
@@ -95,6 +94,16 @@ test('adopt moves an agent onto mcpmux, its SDK client reaches the servers, unad
     const again = await run(d, ['adopt', 'claude-desktop', '--yes', '--config', d.configFile]);
     assert.equal(again.code, 0);
     assert.match(again.stdout, /already uses mcpmux/);
+
+    // An entry written before (no --socket) is brought up to date by adopting again; the first
+    // adoption's backup stays the one unadopt restores from.
+    writeFileSync(desktopFile(d), readFileSync(desktopFile(d), 'utf8').replace(/,\s*"--socket",\s*"[^"]*"/, ''));
+    assert.deepEqual(JSON.parse(readFileSync(desktopFile(d), 'utf8')).mcpServers.mcpmux.args, ['connect', '--spawn']);
+    const update = await run(d, ['adopt', 'claude-desktop', '--yes', '--config', d.configFile]);
+    assert.equal(update.code, 0, update.stdout + update.stderr);
+    assert.match(update.stdout, /updated: .*claude_desktop_config\.json/);
+    assert.deepEqual(JSON.parse(readFileSync(desktopFile(d), 'utf8')).mcpServers.mcpmux.args, ['connect', '--spawn', '--socket', d.socket]);
+    assert.equal(readdirSync(path.dirname(desktopFile(d))).filter((f) => f.includes('.mcpmux-backup-')).length, 1);
 
     const back = await run(d, ['unadopt', 'claude-desktop', '--yes']);
     assert.equal(back.code, 0, back.stdout + back.stderr);
@@ -170,7 +179,7 @@ test('Codex: its [mcp_servers.*] tables become one, the rest of the TOML stays, 
     assert.equal(out.code, 0, out.stdout + out.stderr);
     assert.match(out.stdout, /fake: ready/);
     const adopted = readFileSync(file, 'utf8');
-    assert.match(adopted, /^model = "gpt-5-codex"\n\n\[mcp_servers\.mcpmux\]\ncommand = "\/.*mcpmux"\nargs = \["connect", "--spawn"\]\n\n\[tui\]\nnotifications = true\n$/);
+    assert.match(adopted, /^model = "gpt-5-codex"\n\n\[mcp_servers\.mcpmux\]\ncommand = "\/.*mcpmux"\nargs = \["connect", "--spawn", "--socket", ".*mcpmux\.sock"\]\n\n\[tui\]\nnotifications = true\n$/);
     assert.match(readFileSync(d.configFile, 'utf8'), /LEVEL = "2"/);
     const back = await run(d, ['unadopt', 'codex-project', '--yes']);
     assert.equal(back.code, 0, back.stderr);

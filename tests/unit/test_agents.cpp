@@ -353,6 +353,44 @@ TEST(Adopt, CodexTablesAreReplacedAndTheRestOfTheTomlKept) {
               HasSubstr("is not TOML (line 1"));
 }
 
+// The daemon's socket where an agent's bare environment would not find it: `--socket` in every
+// entry; adopting again with another socket (or none) rewrites only the entries' arguments.
+TEST(Adopt, TheSocketIsWrittenIntoEntriesAndUpdatedByAdoptingAgain) {
+  for (const auto& c : formats()) {
+    const auto file = agent_file_for_path(c.path);
+    auto plan = plan_adoption(c.text, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env(),
+                              credentials::keep_plaintext, "/run/mux/a.sock");
+    ASSERT_EQ(plan.error, "") << c.path;
+    EXPECT_FALSE(plan.entries_updated);
+    const std::string adopted = plan.client_text;
+    EXPECT_THAT(adopted, file.shape == agent_shape::codex
+                             ? HasSubstr(R"(["connect", "--spawn", "--socket", "/run/mux/a.sock"])")
+                             : HasSubstr(R"(["connect","--spawn","--socket","/run/mux/a.sock"])"))
+        << c.path;
+
+    auto same = plan_adoption(adopted, file, "", "/cfg/c.toml", "/usr/bin/mcpmux", no_env(),
+                              credentials::keep_plaintext, "/run/mux/a.sock");
+    EXPECT_EQ(same.nothing, "it already uses mcpmux") << c.path;
+
+    auto moved = plan_adoption(adopted, file, "x = 1\n", "/cfg/c.toml", "/usr/bin/mcpmux",
+                               no_env(), credentials::keep_plaintext, "/run/mux/b.sock");
+    EXPECT_TRUE(moved.entries_updated) << c.path;
+    EXPECT_EQ(moved.config_text, "x = 1\n");
+    EXPECT_TRUE(moved.added.empty());
+    std::string expected = adopted;
+    for (auto at = expected.find("/run/mux/a.sock"); at != std::string::npos;
+         at = expected.find("/run/mux/a.sock", at))
+      expected.replace(at, 15, "/run/mux/b.sock");
+    EXPECT_EQ(moved.client_text, expected) << c.path;
+
+    auto none = plan_adoption(moved.client_text, file, "", "/cfg/c.toml", "/usr/bin/mcpmux",
+                              no_env(), credentials::keep_plaintext, "");
+    EXPECT_TRUE(none.entries_updated);
+    EXPECT_THAT(none.client_text, Not(HasSubstr("--socket"))) << c.path;
+    EXPECT_TRUE(locate_servers(none.client_text, file).adopted) << c.path;
+  }
+}
+
 TEST(Adopt, WhatCannotBeReadIsNotTouched) {
   const auto file = agent_file_for_path("/x/mcp.json");
   EXPECT_THAT(plan_adoption("{\"mcpServers\": {", file, "", "/c.toml", "/m", no_env()).error,
