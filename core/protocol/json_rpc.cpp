@@ -161,7 +161,6 @@ struct unbounded_sizes {
 // stops the scan (false with `other` set), and the full parser takes over.
 class response_scanner : public unbounded_sizes {
  public:
-
   void reset(std::string_view line) {
     *this = response_scanner();
     line_ = line;
@@ -293,7 +292,6 @@ class response_scanner : public unbounded_sizes {
 // message is (line_head). Stops as soon as it knows.
 class head_reader : public unbounded_sizes {
  public:
-
   line_head verdict;
   bool decided = false;
 

@@ -372,8 +372,8 @@ TEST(Adopt, TheSocketIsWrittenIntoEntriesAndUpdatedByAdoptingAgain) {
                               credentials::keep_plaintext, "/run/mux/a.sock");
     EXPECT_EQ(same.nothing, "it already uses mcpmux") << c.path;
 
-    auto moved = plan_adoption(adopted, file, "x = 1\n", "/cfg/c.toml", "/usr/bin/mcpmux",
-                               no_env(), credentials::keep_plaintext, "/run/mux/b.sock");
+    auto moved = plan_adoption(adopted, file, "x = 1\n", "/cfg/c.toml", "/usr/bin/mcpmux", no_env(),
+                               credentials::keep_plaintext, "/run/mux/b.sock");
     EXPECT_TRUE(moved.entries_updated) << c.path;
     EXPECT_EQ(moved.config_text, "x = 1\n");
     EXPECT_TRUE(moved.added.empty());

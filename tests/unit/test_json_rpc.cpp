@@ -536,7 +536,7 @@ TEST(ReadLineHead, TellsAnAnswersIdOrThatItIsNoAnswer) {
   EXPECT_EQ(head(R"({"id":7,"error":{"code":1,"message":"x)").id, 7);
   // The id after a long result (the TypeScript SDK's order), or cut before it: cannot tell.
   EXPECT_EQ(head(R"({"result":{"content":[{"type":"text","text":"xxxx)").what, kind::unknown);
-  EXPECT_EQ(head(R"({"jsonrpc":"2.0","id":4)").what, kind::unknown);  // 4, 42, 4000…?
+  EXPECT_EQ(head(R"({"jsonrpc":"2.0","id":4)").what, kind::unknown);              // 4, 42, 4000…?
   EXPECT_EQ(head(R"([{"jsonrpc":"2.0","id":1,"result":{)").what, kind::unknown);  // a batch
   // No answer to a request of ours.
   EXPECT_EQ(head(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")").what,
