@@ -100,7 +100,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     };
     auto self = shared_from_this();  // a handler may drop the owner's last reference
     if (line.what == line_head::kind::answer) {
-      if (auto e = pending_.take(line.id)) fail(line.id, *e);
+      if (auto e = pending_.take(*line.id)) fail(*line.id, *e);
       return;
     }
     for (auto& [id, e] : pending_.take_all()) fail(id, e);

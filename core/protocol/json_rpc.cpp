@@ -312,7 +312,13 @@ class head_reader : public unbounded_sizes {
     if (depth_ != 1) return true;
     on_key_part(s, n, ec);
     if (key_ == "method") return decide(line_head::kind::other, ec);  // a request, a notification
-    if (key_ != "id" && key_ != "jsonrpc" && key_ != "result" && key_ != "error")
+    if (key_ == "result" || key_ == "error") {
+      // An answer; whose, only an id before it tells (a server's own request numbers its ids too,
+      // so an id alone says nothing until "result" or "error" follows it).
+      if (!verdict.id) return true;
+      return decide(line_head::kind::answer, ec);
+    }
+    if (key_ != "id" && key_ != "jsonrpc")
       return decide(line_head::kind::other, ec);  // not JSON-RPC
     return true;
   }
@@ -326,7 +332,7 @@ class head_reader : public unbounded_sizes {
   bool on_int64(std::int64_t i, json::string_view, boost::system::error_code& ec) {
     if (depth_ == 1 && key_ == "id") {
       verdict.id = i;
-      return decide(line_head::kind::answer, ec);
+      return after_value();
     }
     return scalar(ec) && after_value();
   }

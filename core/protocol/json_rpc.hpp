@@ -98,7 +98,7 @@ struct line_head {
     unknown  ///< maybe an answer, to an id not among them (the TypeScript SDK writes it after the
              ///< result), or a batch, or too few bytes to tell
   } what = kind::unknown;
-  std::int64_t id = 0;
+  std::optional<std::int64_t> id;  ///< the integer id, when one came before the verdict
 };
 /// Reads the top-level keys of a message's first bytes (`head`, cut anywhere) until they tell.
 line_head read_line_head(std::string_view head);

@@ -534,6 +534,9 @@ TEST(ReadLineHead, TellsAnAnswersIdOrThatItIsNoAnswer) {
   EXPECT_EQ(answer.what, kind::answer);
   EXPECT_EQ(answer.id, 42);
   EXPECT_EQ(head(R"({"id":7,"error":{"code":1,"message":"x)").id, 7);
+  // A server's own request numbers its ids as we do: an id before "method" is no answer.
+  EXPECT_EQ(head(R"({"jsonrpc":"2.0","id":42,"method":"sampling/createMessage","params":{")").what,
+            kind::other);
   // The id after a long result (the TypeScript SDK's order), or cut before it: cannot tell.
   EXPECT_EQ(head(R"({"result":{"content":[{"type":"text","text":"xxxx)").what, kind::unknown);
   EXPECT_EQ(head(R"({"jsonrpc":"2.0","id":4)").what, kind::unknown);              // 4, 42, 4000…?
