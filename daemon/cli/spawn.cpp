@@ -132,21 +132,13 @@ outcome<started_daemon> spawn_daemon(const context& ctx, const std::string& prog
 
 /// The lock that makes concurrent `--spawn`s start one daemon: one per user, next to the
 /// daemon's record (~/.local/state/mcpmux/spawn.lock), whatever socket path each client
-/// resolved; `<socket>.lock` only where that directory cannot be had. The directory must be the
-/// user's own and private, and the file is opened without following a symlink.
-outcome<unique_fd> open_spawn_lock(const std::string& socket) {
-  const std::string record = daemon_record_path();
-  std::string dir = parent_dir(record);
-  std::string path = dir + "/spawn.lock";
-  std::string error;
-  if (!mcpmux::make_private_dir(dir, &error)) {
-    dir = parent_dir(socket);
-    path = socket + ".lock";
-    if (std::string why; !mcpmux::make_private_dir(dir, &why)) {
-      return failure{
-          exit_status::no_daemon, fmt::format("cannot start the daemon: {}; {}", error, why), {}};
-    }
-  }
+/// resolved. Its directory must be the user's own and private, and the file is opened without
+/// following a symlink.
+outcome<unique_fd> open_spawn_lock() {
+  const std::string dir = parent_dir(daemon_record_path());
+  const std::string path = dir + "/spawn.lock";
+  if (std::string error; !mcpmux::make_private_dir(dir, &error))
+    return failure{exit_status::no_daemon, "cannot start the daemon: " + error, {}};
   unique_fd lock{::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)};
   struct stat st {};
   if (lock.get() < 0 || ::fstat(lock.get(), &st) != 0) {
@@ -162,8 +154,8 @@ outcome<unique_fd> open_spawn_lock(const std::string& socket) {
 
 /// open_spawn_lock(), then an exclusive flock on it, waiting for another client that is starting
 /// the daemon.
-outcome<unique_fd> take_spawn_lock(const std::string& socket) {
-  auto lock = open_spawn_lock(socket);
+outcome<unique_fd> take_spawn_lock() {
+  auto lock = open_spawn_lock();
   if (!lock) return lock;
   const auto lock_deadline = clock_type::now() + spawn_lock_wait;
   while (::flock(lock->get(), LOCK_EX | LOCK_NB) != 0) {
@@ -194,8 +186,7 @@ void wait_ready(unique_fd& ready, milliseconds max) {
 }  // namespace
 
 outcome<unique_fd> spawn_and_dial(const context& ctx) {
-  const std::string& socket = ctx.socket_path;
-  auto lock = take_spawn_lock(socket);
+  auto lock = take_spawn_lock();
   if (!lock) return lock.error();
 
   // Whoever held the lock before us may have started the daemon already.
@@ -218,11 +209,12 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
           {}};
     }
     if (clock_type::now() >= deadline) {
-      return failure{exit_status::no_daemon,
-                     fmt::format("started {} (pid {}), but it did not accept connections on {} "
-                                 "within {} ms{}",
-                                 program, started->pid, socket, spawn_wait.count(), see_log),
-                     {}};
+      return failure{
+          exit_status::no_daemon,
+          fmt::format("started {} (pid {}), but it did not accept connections on {} "
+                      "within {} ms{}",
+                      program, started->pid, ctx.socket_path, spawn_wait.count(), see_log),
+          {}};
     }
     // Woken by the daemon's ready byte (or its exit); between tries every 20 ms all the same.
     wait_ready(started->ready, milliseconds(20));

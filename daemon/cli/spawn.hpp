@@ -5,9 +5,9 @@
 
 namespace mcpmux::cli {
 
-/// Nothing answers at ctx.socket_path: under an exclusive lock on `<socket>.lock`, checks again
-/// and, if still nothing answers, starts mcpmuxd (detached) and waits until it accepts
-/// connections. Clients that start at the same moment queue on the lock and then find the one
+/// Nothing answers at ctx.socket_path: under the user's one exclusive lock
+/// (~/.local/state/mcpmux/spawn.lock), checks again (the record, then the path) and, if still
+/// nothing answers, starts mcpmuxd (detached) and waits until it accepts connections. Clients that start at the same moment queue on the lock and then find the one
 /// daemon.
 outcome<unique_fd> spawn_and_dial(const context& ctx);
 
