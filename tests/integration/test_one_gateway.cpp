@@ -127,7 +127,9 @@ TEST_F(one_gateway, ABareEnvironmentFindsTheRunningDaemon) {
       dir_.file("first.err"));
   ASSERT_TRUE(wait_until([&] { return accepts(socket_); }, 10s))
       << read_file(dir_.file("first.err"));
-  EXPECT_EQ(read_file(record_), socket_ + "\n");
+  // The socket listens a moment before the daemon records it.
+  EXPECT_TRUE(wait_until([&] { return read_file(record_) == socket_ + "\n"; }, 5s))
+      << read_file(record_);
   EXPECT_EQ(mode_of(record_), 0600u);
   ASSERT_EQ(daemons_of(home_).size(), 1u);
 
