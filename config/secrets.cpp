@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "config/credentials.hpp"
 #include "config/files.hpp"
 #include "config/paths.hpp"
 #include "config/secret_service.hpp"
@@ -108,6 +109,12 @@ kept_secrets keep_secrets(const std::map<std::string, std::string>& values) {
   for (const auto& [name, value] : values) file.values[name] = value;
   out.error = write_secrets(out.where, file.values);
   return out;
+}
+
+kept_secrets keep_secrets(const std::vector<moved_secret>& moved) {
+  std::map<std::string, std::string> values;
+  for (const auto& m : moved) values.emplace(m.name, m.value);
+  return keep_secrets(values);
 }
 
 }  // namespace mcpmux

@@ -8,8 +8,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpmux {
+
+struct moved_secret;  // config/credentials.hpp
 
 /// $MCPMUX_SECRETS_FILE, else $XDG_CONFIG_HOME/mcpmux/secrets.json (~/.config/...).
 std::string secrets_path();
@@ -41,5 +44,8 @@ struct kept_secrets {
 /// (config/secret_service.hpp), else the secrets file, beside what it holds (a name kept before
 /// is replaced).
 kept_secrets keep_secrets(const std::map<std::string, std::string>& values);
+
+/// keep_secrets of the credentials move_credentials took out of servers.
+kept_secrets keep_secrets(const std::vector<moved_secret>& moved);
 
 }  // namespace mcpmux

@@ -37,6 +37,17 @@ void add_agent_options(CLI::App& c, command_args& a, const char* config_help) {
   c.add_option("-c,--config", a.config, config_help)->type_name("PATH");
 }
 
+void add_config_option(CLI::App& c, command_args& a) {
+  c.add_option("-c,--config", a.config, "mcpmux's config file (default as the daemon's)")
+      ->type_name("PATH");
+}
+
+// What remove, enable and disable take: the server's name, --config.
+void declare_server_edit(CLI::App& c, command_args& a) {
+  c.add_option("NAME", a.target, "the server's name")->required();
+  add_config_option(c, a);
+}
+
 struct command_spec {
   const char* name;
   const char* synopsis;  ///< after "mcpmux "
@@ -231,6 +242,40 @@ const command_spec commands[] = {
                   "also remove the adopted servers (and the projects' profiles)\n"
                   "from mcpmux's config (and reload)");
      }},
+    {"add",
+     "add NAME [--env K=V]... [--cwd DIR] -- COMMAND [ARGS...] | add NAME --url URL "
+     "[--header K=V]...",
+     "add a server to the config and start it",
+     "Appends a [servers.NAME] table to mcpmux's config (every other byte kept), checked as\n"
+     "`mcpmuxd --check-config` checks it before the file is replaced; a name in use is refused.\n"
+     "Credentials in --env and --header (*TOKEN, *_KEY, *SECRET, *PASSWORD*, Authorization)\n"
+     "go to the secret store as ${secret:NAME_KEY}. A running daemon reloads; the command\n"
+     "returns when the server is ready, or with its error (exit 1) when its start failed.\n"
+     "A URL server that asks for OAuth waits for `mcpmux auth login NAME`.\n",
+     control_timeout, run_add,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("NAME", a.target, "the server's name ([A-Za-z0-9_-])")->required();
+       c.add_option("COMMAND", a.command, "the program and its arguments, after --");
+       c.add_option("--url", a.url, "a Streamable HTTP server's URL")->type_name("URL");
+       c.add_option("--env", a.env, "an environment variable of the command")
+           ->type_name("K=V")
+           ->allow_extra_args(false);  // one K=V each: a `--` after it is the command's
+       c.add_option("--cwd", a.cwd, "the command's working directory")->type_name("DIR");
+       c.add_option("--header", a.headers, "a request header for the URL")
+           ->type_name("K=V")
+           ->allow_extra_args(false);
+       add_config_option(c, a);
+     }},
+    {"remove", "remove NAME", "remove a server from the config and stop it",
+     "Takes its [servers.NAME] table out of mcpmux's config, every other byte kept.\n",
+     control_timeout, run_remove, declare_server_edit},
+    {"enable", "enable NAME", "start a server the config has disabled",
+     "Removes `enabled = false` from its table (or sets it true); a running daemon reloads and\n"
+     "the command returns when the server is ready, or with its error.\n",
+     control_timeout, run_enable, declare_server_edit},
+    {"disable", "disable NAME", "stop a server and keep it in the config",
+     "Sets `enabled = false` in its table: it is not started, and its tools are not listed.\n",
+     control_timeout, run_disable, declare_server_edit},
 };
 
 constexpr const char* global_footer =

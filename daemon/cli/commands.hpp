@@ -30,11 +30,16 @@ struct command_args {
   bool dry_run = false;                  ///< adopt, unadopt: --dry-run
   bool remove = false;                   ///< unadopt: --remove
   bool keep_plaintext = false;           ///< adopt: --keep-plaintext
-  std::optional<std::string> config;     ///< adopt, unadopt: --config PATH
+  std::optional<std::string> config;     ///< adopt, unadopt, add, remove, ...: --config PATH
   std::vector<std::string> names;        ///< trust: NAME...
   bool all = false;                      ///< trust: --all
   bool diff = false;                     ///< trust: --diff
   bool hidden = false;                   ///< tools: --hidden
+  std::vector<std::string> command;      ///< add: COMMAND [ARGS...] (after --)
+  std::optional<std::string> url;        ///< add: --url URL
+  std::optional<std::string> cwd;        ///< add: --cwd DIR
+  std::vector<std::string> env;          ///< add: --env K=V...
+  std::vector<std::string> headers;      ///< add: --header K=V...
 };
 
 using command_fn = outcome<exit_status> (*)(const context&, const command_args&);
@@ -58,5 +63,10 @@ outcome<exit_status> run_dashboard(const context& ctx, const command_args& args)
 outcome<exit_status> run_agents(const context& ctx, const command_args& args);
 outcome<exit_status> run_adopt(const context& ctx, const command_args& args);
 outcome<exit_status> run_unadopt(const context& ctx, const command_args& args);
+// cli/edit.cpp
+outcome<exit_status> run_add(const context& ctx, const command_args& args);
+outcome<exit_status> run_remove(const context& ctx, const command_args& args);
+outcome<exit_status> run_enable(const context& ctx, const command_args& args);
+outcome<exit_status> run_disable(const context& ctx, const command_args& args);
 
 }  // namespace mcpmux::cli
