@@ -31,15 +31,6 @@ std::string parent_dir(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-/// mcpmuxd next to this executable, else the bare name for a PATH search.
-std::string daemon_program() {
-  if (const auto self = self_executable(); !self.empty()) {
-    std::string candidate = parent_dir(self) + "/mcpmuxd";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "mcpmuxd";
-}
-
 /// Where a spawned daemon writes its log: $XDG_STATE_HOME/mcpmux/mcpmuxd.log ("" if unknown).
 std::string spawn_log_path() {
   if (auto state = env("XDG_STATE_HOME"); state && state->front() == '/') {
@@ -219,6 +210,14 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
     // Woken by the daemon's ready byte (or its exit); between tries every 20 ms all the same.
     wait_ready(started->ready, milliseconds(20));
   }
+}
+
+std::string daemon_program() {
+  if (const auto self = self_executable(); !self.empty()) {
+    std::string candidate = parent_dir(self) + "/mcpmuxd";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "mcpmuxd";
 }
 
 std::string self_executable() {
