@@ -92,9 +92,9 @@ std::string find_on_path(const std::string& command, const std::string& path_var
   return "";
 }
 
-/// The first line `program --version` prints, waited for at most `limit`; nullopt when it does
-/// not run or answer in time.
-std::optional<std::string> version_of(const std::string& program, milliseconds limit) {
+/// The first line `argv` prints on stdout (argv[0] found on PATH), waited for at most `limit`;
+/// nullopt when it does not run or prints nothing in time.
+std::optional<std::string> first_line_of(std::vector<std::string> argv, milliseconds limit) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
   unique_fd read_end{out[0]};
@@ -103,10 +103,11 @@ std::optional<std::string> version_of(const std::string& program, milliseconds l
   ::posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
   ::posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::string arg0 = program, arg1 = "--version";
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, program.c_str(), &fa, nullptr, argv, environ);
+  const int rc = ::posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
   ::posix_spawn_file_actions_destroy(&fa);
   ::close(out[1]);
   if (rc != 0) return std::nullopt;
@@ -312,7 +313,7 @@ std::variant<std::string, finding> check_node(const std::string& name,
   const std::string node = find_on_path("node", path_var);
   if (node.empty())
     return finding{check, verdict::problem, "node is not on its PATH", install_hint(name, "node")};
-  const auto version = version_of(node, milliseconds(5'000));
+  const auto version = first_line_of({node, "--version"}, milliseconds(5'000));
   const auto major = version ? node_major(*version) : std::nullopt;
   if (!major)
     return finding{check, verdict::warn, node + " --version did not answer with a version", ""};
@@ -565,9 +566,28 @@ std::string real_path(const std::string& path) {
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
 }
 
-/// mcpmuxd.service and mcpmuxd.socket installed, enabled (read from the *.wants/ links that
-/// `systemctl --user enable` makes, which need no running manager) and running the mcpmuxd
-/// next to this mcpmux.
+/// What the user's systemd manager says of mcpmuxd.socket ("enabled", "disabled", …), when
+/// one runs (its private socket is in the runtime directory). Not asked when $SYSTEMD_UNIT_PATH
+/// names the directories: the manager reads its own.
+std::optional<std::string> manager_says_enabled() {
+  const auto run = runtime_dir();
+  if (env("SYSTEMD_UNIT_PATH") || !run) return std::nullopt;
+  if (struct stat st{}; ::stat((*run + "/systemd/private").c_str(), &st) != 0) return std::nullopt;
+  return first_line_of({"systemctl", "--user", "is-enabled", "mcpmuxd.socket"},
+                       milliseconds(5'000));
+}
+
+/// The links `systemctl --user enable` leaves, which need no running manager to be read.
+bool enabled_by_links(const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs)
+    for (const char* link :
+         {"/sockets.target.wants/mcpmuxd.socket", "/default.target.wants/mcpmuxd.service"})
+      if (struct stat st{}; ::lstat((dir + link).c_str(), &st) == 0) return true;
+  return false;
+}
+
+/// mcpmuxd.service and mcpmuxd.socket installed, enabled (as the manager says, else as the
+/// *.wants/ links say) and running the mcpmuxd next to this mcpmux.
 void check_units(findings& out) {
   const auto dirs = unit_dirs();
   auto find_unit = [&](const std::string& unit) -> std::string {
@@ -586,17 +606,21 @@ void check_units(findings& out) {
                    "meson install -C build (see README), then: systemctl --user daemon-reload"});
     return;
   }
-  bool enabled = false;
-  for (const auto& dir : dirs)
-    for (const char* link :
-         {"/sockets.target.wants/mcpmuxd.socket", "/default.target.wants/mcpmuxd.service"})
-      if (struct stat st{}; ::lstat((dir + link).c_str(), &st) == 0) enabled = true;
-  if (enabled)
+  if (const auto manager = manager_says_enabled()) {
+    if (*manager == "enabled")
+      out.push_back({"systemd units", verdict::ok,
+                     service + " and mcpmuxd.socket, enabled (systemctl --user)", ""});
+    else
+      out.push_back({"systemd units", verdict::problem,
+                     fmt::format("mcpmuxd.socket is installed but {} (systemctl --user)", *manager),
+                     "systemctl --user enable --now mcpmuxd.socket"});
+  } else if (enabled_by_links(dirs)) {
     out.push_back({"systemd units", verdict::ok, service + " and mcpmuxd.socket, enabled", ""});
-  else
+  } else {
     out.push_back({"systemd units", verdict::problem,
                    "mcpmuxd.socket is installed but not enabled (no link in sockets.target.wants)",
                    "systemctl --user enable --now mcpmuxd.socket"});
+  }
 
   const std::string runs = exec_start_program(service);
   const std::string ours = daemon_program();

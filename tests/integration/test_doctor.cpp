@@ -219,7 +219,8 @@ TEST_F(doctor, FindsTwoDaemonsOfOneUser) {
   daemon_options opt;
   opt.env["HOME"] = home_;
   daemon other(other_dir, opt);
-  ASSERT_TRUE(other.started());
+  // Answering status: its loop runs (a SIGTERM before that would find no handler yet).
+  ASSERT_TRUE(other.started() && other.wait_ready());
   expect_problem(run_doctor(), "one daemon", std::to_string(other.pid()),
                  "kill " + std::to_string(other.pid()));
   other.stop();
@@ -237,6 +238,25 @@ TEST_F(doctor, FindsACommandNotOnItsPath) {
                  "install mcpmux-test-no-such-program");
   expect_problem(all, "server pathless", "not found on its env.PATH",
                  "set servers.pathless.command = \"/");
+}
+
+// npx servers need Node.js 18 or later: a node too old, and an npx without node, on the PATH
+// each server runs with.
+TEST_F(doctor, FindsANodeTooOldForAnNpxServer) {
+  const std::string old_bin = dir_.file("old-node"), no_node = dir_.file("no-node");
+  for (const auto& bin : {old_bin, no_node}) {
+    const std::string npx = dir_.write(bin.substr(dir_.path().size() + 1) + "/npx", "#!/bin/sh\n");
+    ASSERT_EQ(::chmod(npx.c_str(), 0755), 0);
+  }
+  const std::string node = dir_.write("old-node/node", "#!/bin/sh\necho v16.20.2\n");
+  ASSERT_EQ(::chmod(node.c_str(), 0755), 0);
+  dir_.write("config.toml", "[servers.old]\ncommand = \"npx\"\nenv = { PATH = \"" + old_bin +
+                                "\" }\n\n[servers.nodeless]\ncommand = \"npx\"\nenv = { PATH = \"" +
+                                no_node + "\" }\n");
+  const auto all = run_doctor();
+  expect_problem(all, "server old", "is node v16.20.2; MCP servers need 18 or later",
+                 "install Node.js 18 or later");
+  expect_problem(all, "server nodeless", "node is not on its PATH", "apt install nodejs");
 }
 
 TEST_F(doctor, FindsACrashLoopingServer) {
