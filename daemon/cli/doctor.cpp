@@ -44,17 +44,6 @@ struct finding {
 
 using findings = std::vector<finding>;
 
-std::string parent_dir(const std::string& path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string base_name_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 bool is_executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
@@ -121,11 +110,23 @@ std::optional<std::string> first_line_of(std::vector<std::string> argv, millisec
     const auto n = ::read(read_end.get(), buf, sizeof buf);
     if (n <= 0 || text.size() > 4096) break;
     text.append(buf, static_cast<std::size_t>(n));
+    if (text.find('\n') != std::string::npos) break;
   }
-  ::kill(pid, SIGKILL);  // done or out of time: it has nothing more to say
+  ::kill(pid, SIGKILL);  // the line is in, or the time is up: nothing more is wanted of it
   ::waitpid(pid, nullptr, 0);
   if (text.empty()) return std::nullopt;
   return text.substr(0, text.find('\n'));
+}
+
+/// `word` as one shell word: quoted when it holds anything but the characters a path mostly has,
+/// so that a fix can be pasted as it is.
+std::string sh_word(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                              "0123456789_./+-@%:,=") == std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 // ---- the checks, in the order they are printed --------------------------------------------
@@ -181,7 +182,7 @@ void check_socket_dirs(const context& ctx, findings& out) {
     // another user's trap and is left alone.
     const bool own_dir = S_ISDIR(st.st_mode) && st.st_uid == ::getuid();
     out.push_back({"socket directory", verdict::problem, problem,
-                   own_dir ? "chmod 700 " + dir
+                   own_dir ? "chmod 700 " + sh_word(dir)
                            : "set daemon.socket (or $MCPMUX_SOCKET) to a path in a directory of "
                              "your own"});
   }
@@ -286,7 +287,7 @@ void check_one_daemon(const std::optional<json::value>& status, findings& out) {
 
 /// What installs the program a server's command names.
 std::string install_hint(const std::string& name, const std::string& command) {
-  const std::string base = base_name_of(command);
+  const std::string_view base = base_name(command);
   if (base == "npx" || base == "node" || base == "npm") return "sudo apt install nodejs npm";
   if (base == "uvx" || base == "uv") return "pipx install uv";
   if (base == "docker") return "sudo apt install docker.io";
@@ -355,7 +356,7 @@ void check_commands(const config& cfg, const std::optional<json::value>& status,
       continue;
     }
     std::string detail = fmt::format("command {} is {}", s.command, found);
-    if (const auto base = base_name_of(s.command); base == "npx" || base == "node") {
+    if (const auto base = base_name(s.command); base == "npx" || base == "node") {
       auto node = check_node(s.name, path_var);
       if (auto* f = std::get_if<finding>(&node)) {
         out.push_back(std::move(*f));
@@ -504,14 +505,14 @@ void check_http_token(const config& cfg, const std::optional<json::value>& statu
   std::string problem, fix;
   if (!S_ISREG(st.st_mode)) {
     problem = file + " is not a regular file";
-    fix = "rm " + file + " (mcpmuxd makes a new one at start)";
+    fix = "rm " + sh_word(file) + " (mcpmuxd makes a new one at start)";
   } else if (st.st_uid != ::getuid()) {
     problem = fmt::format("{} belongs to uid {}, not to you", file, st.st_uid);
     fix = "set [daemon] http_token_file to a file of your own";
   } else if ((st.st_mode & 077) != 0) {
     problem =
         fmt::format("{} has mode {:04o}: others may read the token", file, st.st_mode & 07777);
-    fix = "chmod 600 " + file;
+    fix = "chmod 600 " + sh_word(file);
   }
   if (problem.empty())
     out.push_back({"http token", verdict::ok, file + " is yours, mode 0600 or stricter", ""});

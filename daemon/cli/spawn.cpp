@@ -16,6 +16,7 @@
 
 #include "config/config.hpp"
 #include "config/files.hpp"
+#include "config/paths.hpp"
 
 namespace mcpmux::cli {
 namespace {
@@ -24,12 +25,6 @@ namespace {
 constexpr milliseconds spawn_wait{5'000};
 /// How long to wait for another client that is starting the daemon (it needs spawn_wait).
 constexpr milliseconds spawn_lock_wait{3 * spawn_wait};
-
-std::string parent_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 /// Where a spawned daemon writes its log: $XDG_STATE_HOME/mcpmux/mcpmuxd.log ("" if unknown).
 std::string spawn_log_path() {

@@ -196,11 +196,12 @@ TEST_F(doctor, FindsAnInvalidConfig) {
 }
 
 TEST_F(doctor, FindsASocketDirectoryOthersMayEnter) {
-  const std::string dir = dir_.file("open");
+  const std::string dir = dir_.file("open dir");
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
   ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);  // whatever the umask
+  // The fix is one shell command, the path quoted.
   expect_problem(run_doctor(dir + "/mcpmux.sock"), "socket directory", "mode 0755",
-                 "chmod 700 " + dir);
+                 "chmod 700 '" + dir + "'");
 }
 
 TEST_F(doctor, FindsNoDaemon) {
