@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <climits>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <variant>
 
@@ -262,6 +263,44 @@ std::vector<pid_t> daemons_of_this_user() {
   return out;
 }
 
+/// The Unix socket paths a process listens on: its descriptors' socket inodes looked up among
+/// the listening sockets of /proc/net/unix ("" when none is found).
+std::string listening_paths(pid_t pid) {
+  std::string error;
+  const auto table = read_text_file("/proc/net/unix", 64u << 20, error);
+  if (!table) return "";
+  // Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening.
+  std::map<std::string, std::string> by_inode;
+  for (std::string_view line : split_lines(*table)) {
+    std::vector<std::string_view> fields;
+    for (std::size_t at = 0; at < line.size() && fields.size() < 8;) {
+      const auto start = line.find_first_not_of(' ', at);
+      if (start == std::string_view::npos) break;
+      const auto end =
+          fields.size() == 7 ? line.size() : std::min(line.find(' ', start), line.size());
+      fields.push_back(line.substr(start, end - start));
+      at = end;
+    }
+    if (fields.size() == 8 && fields[3] == "00010000")
+      by_inode[std::string(fields[6])] = std::string(fields[7]);
+  }
+  std::string out;
+  const std::string fd_dir = fmt::format("/proc/{}/fd", pid);
+  DIR* d = ::opendir(fd_dir.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = ::readdir(d)) {
+    char target[64];
+    const auto n = ::readlinkat(::dirfd(d), e->d_name, target, sizeof target - 1);
+    if (n <= 0) continue;
+    const std::string_view link(target, static_cast<std::size_t>(n));
+    if (!link.starts_with("socket:[") || !link.ends_with("]")) continue;
+    const auto it = by_inode.find(std::string(link.substr(8, link.size() - 9)));
+    if (it != by_inode.end()) out += (out.empty() ? "" : ", ") + it->second;
+  }
+  ::closedir(d);
+  return out;
+}
+
 void check_one_daemon(const std::optional<json::value>& status, findings& out) {
   const auto pids = daemons_of_this_user();
   if (pids.size() <= 1) {
@@ -275,7 +314,8 @@ void check_one_daemon(const std::optional<json::value>& status, findings& out) {
       status ? static_cast<pid_t>(member_int(*status, "pid").value_or(pids[0])) : pids[0];
   std::string all, others;
   for (pid_t pid : pids) {
-    all += fmt::format("{}{}", all.empty() ? "" : ", ", pid);
+    const std::string on = listening_paths(pid);
+    all += fmt::format("{}{}{}", all.empty() ? "" : ", ", pid, on.empty() ? "" : " on " + on);
     if (pid != keep) others += fmt::format(" {}", pid);
   }
   out.push_back({"one daemon", verdict::problem,

@@ -222,7 +222,7 @@ TEST_F(doctor, FindsTwoDaemonsOfOneUser) {
   daemon other(other_dir, opt);
   // Answering status: its loop runs (a SIGTERM before that would find no handler yet).
   ASSERT_TRUE(other.started() && other.wait_ready());
-  expect_problem(run_doctor(), "one daemon", std::to_string(other.pid()),
+  expect_problem(run_doctor(), "one daemon", std::to_string(other.pid()) + " on " + other.socket(),
                  "kill " + std::to_string(other.pid()));
   other.stop();
 }
