@@ -39,6 +39,12 @@ std::string expand_tilde(std::string p) {
   return p;
 }
 
+std::string parent_dir(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 std::string xdg_dir(const char* env_name, std::string_view fallback) {
   if (auto v = getenv_nonempty(env_name); v && v->front() == '/') return *v;
   return fmt::format("{}/{}", home_dir(), fallback);

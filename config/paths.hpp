@@ -14,6 +14,8 @@ std::optional<std::string> getenv_nonempty(const char* name);
 std::string home_dir();
 /// `~` or `~/...` made absolute.
 std::string expand_tilde(std::string p);
+/// The directory `path` is in: "/" for "/x", "." for a bare name.
+std::string parent_dir(const std::string& path);
 /// $XDG_<kind>_HOME per the XDG spec (ignored unless absolute), else ~/<fallback>.
 std::string xdg_dir(const char* env_name, std::string_view fallback);
 

@@ -276,6 +276,18 @@ const command_spec commands[] = {
     {"disable", "disable NAME", "stop a server and keep it in the config",
      "Sets `enabled = false` in its table: it is not started, and its tools are not listed.\n",
      control_timeout, run_disable, declare_server_edit},
+    {"doctor", "doctor [--json]", "check the setup and say how to fix what is wrong",
+     "Checks the config, the socket directory, the daemon (reachable, one per user, the same\n"
+     "version), each stdio server's command on its PATH (node 18 or later for npx and node),\n"
+     "the servers' states (crash loop, held back by trust, waiting for a login), the Secret\n"
+     "Service when the config uses ${secret:...}, the HTTP token file, and the systemd user\n"
+     "units. Each problem is printed with the command that fixes it. Exit status 1 when a\n"
+     "problem was found (warnings alone: 0).\n",
+     control_timeout, run_doctor,
+     [](CLI::App& c, command_args& a) {
+       c.add_flag("--json", a.json,
+                  "print the checks as a JSON array of {check, status, detail, fix}");
+     }},
 };
 
 constexpr const char* global_footer =

@@ -15,7 +15,7 @@ namespace mcpmux::cli {
 /// The arguments of the daemon's subcommands, parsed (daemon/cli/args.cpp); each command reads
 /// its own fields.
 struct command_args {
-  bool json = false;                     ///< status, tools, call, reload: --json
+  bool json = false;                     ///< status, tools, call, reload, doctor: --json
   bool spawn = false;                    ///< connect: --spawn
   std::optional<std::string> server;     ///< tools: --server NAME
   std::string profile;                   ///< connect, tools: --profile NAME
@@ -68,5 +68,6 @@ outcome<exit_status> run_add(const context& ctx, const command_args& args);
 outcome<exit_status> run_remove(const context& ctx, const command_args& args);
 outcome<exit_status> run_enable(const context& ctx, const command_args& args);
 outcome<exit_status> run_disable(const context& ctx, const command_args& args);
+outcome<exit_status> run_doctor(const context& ctx, const command_args& args);  // cli/doctor.cpp
 
 }  // namespace mcpmux::cli

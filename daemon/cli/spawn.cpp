@@ -16,6 +16,7 @@
 
 #include "config/config.hpp"
 #include "config/files.hpp"
+#include "config/paths.hpp"
 
 namespace mcpmux::cli {
 namespace {
@@ -24,21 +25,6 @@ namespace {
 constexpr milliseconds spawn_wait{5'000};
 /// How long to wait for another client that is starting the daemon (it needs spawn_wait).
 constexpr milliseconds spawn_lock_wait{3 * spawn_wait};
-
-std::string parent_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-/// mcpmuxd next to this executable, else the bare name for a PATH search.
-std::string daemon_program() {
-  if (const auto self = self_executable(); !self.empty()) {
-    std::string candidate = parent_dir(self) + "/mcpmuxd";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "mcpmuxd";
-}
 
 /// Where a spawned daemon writes its log: $XDG_STATE_HOME/mcpmux/mcpmuxd.log ("" if unknown).
 std::string spawn_log_path() {
@@ -219,6 +205,14 @@ outcome<unique_fd> spawn_and_dial(const context& ctx) {
     // Woken by the daemon's ready byte (or its exit); between tries every 20 ms all the same.
     wait_ready(started->ready, milliseconds(20));
   }
+}
+
+std::string daemon_program() {
+  if (const auto self = self_executable(); !self.empty()) {
+    std::string candidate = parent_dir(self) + "/mcpmuxd";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "mcpmuxd";
 }
 
 std::string self_executable() {
