@@ -84,6 +84,33 @@ constexpr std::array<std::string_view, 9> profile_keys = {
     "servers", "tools",        "prompts",         "resources", "exposure", "tool_budget_tokens",
     "match",   "descriptions", "list_found_tools"};
 
+// A key that opens a table of known keys, as the validator reads it: `path` names the opened
+// table in a key path ("servers.*": one table per server), `also_value` when the key may be a
+// plain value instead (`oauth = true`).
+struct nested_table {
+  std::string_view parent, key, table, path;
+  bool also_value;
+};
+constexpr std::array<nested_table, 4> nested_tables = {{
+    {"", "daemon", "daemon", "daemon", false},
+    {"", "servers", "server", "servers.*", false},
+    {"", "profiles", "profile", "profiles.*", false},
+    {"server", "oauth", "oauth", "oauth", true},
+}};
+
+// The full paths of `table`'s keys and of the tables they open, under `prefix`.
+void add_key_paths(std::string_view table, const std::string& prefix,
+                   std::vector<std::string>& out) {
+  for (std::string_view key : config_keys(table)) {
+    const auto nested = std::find_if(nested_tables.begin(), nested_tables.end(),
+                                     [&](auto& n) { return n.parent == table && n.key == key; });
+    if (nested == nested_tables.end() || nested->also_value)
+      out.push_back(prefix + std::string(key));
+    if (nested != nested_tables.end())
+      add_key_paths(nested->table, prefix + std::string(nested->path) + ".", out);
+  }
+}
+
 }  // namespace
 
 std::span<const std::string_view> config_keys(std::string_view table) {
@@ -92,6 +119,12 @@ std::span<const std::string_view> config_keys(std::string_view table) {
   if (table == "oauth") return oauth_keys;
   if (table == "profile") return profile_keys;
   return top_keys;
+}
+
+std::vector<std::string> config_key_paths() {
+  std::vector<std::string> out;
+  add_key_paths("", "", out);
+  return out;
 }
 
 namespace config_validation {

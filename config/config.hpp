@@ -198,6 +198,12 @@ struct config_error {
 /// error with a "did you mean" hint from these.
 std::span<const std::string_view> config_keys(std::string_view table);
 
+/// Every key the loader takes, as a full dotted path (`daemon.timeout_ms`,
+/// `servers.*.oauth.scope`; `*` is a server's or a profile's name). A key that opens a table of
+/// known keys is a path of its own only when it may also be a value (`servers.*.oauth = true`).
+/// What docs/configuration.md must list, one row each.
+std::vector<std::string> config_key_paths();
+
 /// Outcome of loading: a config when `errors` is empty.
 struct config_result {
   std::optional<config> value;
