@@ -12,7 +12,7 @@ if [ "${1:-}" = "--build" ]; then build=$2; shift 2; fi
 
 if [ ! -f "$build/build.ninja" ]; then
   cxx="g++"; command -v ccache >/dev/null && cxx="ccache g++"
-  CXX="$cxx" meson setup "$build" "$root" --buildtype=release >/dev/null || exit 2
+  CXX="$cxx" meson setup "$build" "$root" --buildtype=release -Dtests=true -Dunity=off >/dev/null || exit 2
 fi
 ninja -C "$build" daemon/mcpmuxd daemon/mcpmux tests/fake_mcp_server tests/relay tests/bench_suite >/dev/null || exit 2
 
