@@ -9,6 +9,7 @@
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -43,6 +44,15 @@ std::string parent_dir(const std::string& path) {
   const auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string current_dir() {
+  char buf[PATH_MAX];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
+}
+
+std::string absolute_path(const std::string& path) {
+  return path.empty() || path[0] == '/' ? path : current_dir() + "/" + path;
 }
 
 std::string xdg_dir(const char* env_name, std::string_view fallback) {

@@ -16,6 +16,10 @@ std::string home_dir();
 std::string expand_tilde(std::string p);
 /// The directory `path` is in: "/" for "/x", "." for a bare name.
 std::string parent_dir(const std::string& path);
+/// The current directory ("." when it cannot be read).
+std::string current_dir();
+/// `path` made absolute against the current directory ("" stays "").
+std::string absolute_path(const std::string& path);
 /// $XDG_<kind>_HOME per the XDG spec (ignored unless absolute), else ~/<fallback>.
 std::string xdg_dir(const char* env_name, std::string_view fallback);
 

@@ -111,7 +111,7 @@ kept_secrets keep_secrets(const std::map<std::string, std::string>& values) {
   return out;
 }
 
-kept_secrets keep_secrets(const std::vector<moved_secret>& moved) {
+kept_secrets keep_moved_secrets(const std::vector<moved_secret>& moved) {
   std::map<std::string, std::string> values;
   for (const auto& m : moved) values.emplace(m.name, m.value);
   return keep_secrets(values);

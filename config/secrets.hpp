@@ -46,6 +46,6 @@ struct kept_secrets {
 kept_secrets keep_secrets(const std::map<std::string, std::string>& values);
 
 /// keep_secrets of the credentials move_credentials took out of servers.
-kept_secrets keep_secrets(const std::vector<moved_secret>& moved);
+kept_secrets keep_moved_secrets(const std::vector<moved_secret>& moved);
 
 }  // namespace mcpmux

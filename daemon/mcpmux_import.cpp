@@ -131,13 +131,9 @@ int run(const import_options& o) {
   }
   // The secrets first: the config that names them does not load without them.
   if (!m.secrets.empty()) {
-    std::map<std::string, std::string> values;
     std::vector<std::string> names;
-    for (const moved_secret& s : m.secrets) {
-      values.emplace(s.name, s.value);
-      names.push_back(s.name);
-    }
-    const kept_secrets kept = keep_secrets(values);
+    for (const moved_secret& s : m.secrets) names.push_back(s.name);
+    const kept_secrets kept = keep_moved_secrets(m.secrets);
     if (!kept.unavailable.empty())
       cli::print_visible(stderr, "mcpmux import: {}\n", kept.unavailable);
     if (!kept.error.empty()) {

@@ -410,7 +410,9 @@ line_head read_line_head(std::string_view head) {
   p.write_some(true, head.data(), head.size(), ec);
   if (p.handler().decided) return p.handler().verdict;
   // Not JSON cannot be anyone's answer; JSON cut before its keys told may be.
-  return {ec ? line_head::kind::other : line_head::kind::unknown};
+  line_head undecided;
+  undecided.what = ec ? line_head::kind::other : line_head::kind::unknown;
+  return undecided;
 }
 
 namespace {

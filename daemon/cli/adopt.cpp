@@ -34,10 +34,6 @@ namespace {
 constexpr std::size_t max_client_file = 16u << 20;
 constexpr auto settle_wait = std::chrono::seconds(30);
 
-std::string current_dir() {
-  char buf[4096];
-  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
-}
 // The clients' files for this user and the current directory.
 std::vector<agent_file> agent_files_here() {
   return known_agent_files(home_dir(), xdg_dir("XDG_CONFIG_HOME", ".config"), current_dir());
@@ -54,14 +50,10 @@ std::string self_path() {
   return self.empty() ? std::string("mcpmux") : self;
 }
 
-std::string absolute(const std::string& p) {
-  return !p.empty() && p[0] == '/' ? p : current_dir() + "/" + p;
-}
-
 // AGENT (an id of `mcpmux agents`; the first of its files that exists) or FILE.
 outcome<agent_file> resolve(const std::string& target) {
   if (target.find('/') != std::string::npos || exists(target))
-    return agent_file_for_path(absolute(target));
+    return agent_file_for_path(absolute_path(target));
   const auto files = agent_files_here();
   bool known = false;
   for (const auto& f : files) {
@@ -290,9 +282,7 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
 
   // The secrets first: the config that names them does not load without them.
   if (!plan.secrets.empty()) {
-    std::map<std::string, std::string> values;
-    for (const auto& m : plan.secrets) values.emplace(m.name, m.value);
-    const auto kept = keep_secrets(values);
+    const auto kept = keep_moved_secrets(plan.secrets);
     if (!kept.unavailable.empty()) print_visible(stderr, "mcpmux: {}\n", kept.unavailable);
     if (!kept.error.empty())
       return fail(kept.error + "; nothing written",

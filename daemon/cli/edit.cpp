@@ -45,12 +45,6 @@ outcome<std::map<std::string, std::string>> pairs(const std::vector<std::string>
   return out;
 }
 
-std::string absolute(const std::string& p) {
-  if (p.empty() || p[0] == '/') return p;
-  char buf[4096];
-  return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + p : p;
-}
-
 // The server `mcpmux add` was given, from its arguments.
 outcome<server_config> server_from(const command_args& a) {
   if (a.url.has_value() == !a.command.empty())
@@ -72,7 +66,7 @@ outcome<server_config> server_from(const command_args& a) {
     s.command = a.command.front();
     s.args.assign(a.command.begin() + 1, a.command.end());
     s.env = std::move(*env);
-    s.cwd = absolute(a.cwd.value_or(""));
+    s.cwd = absolute_path(a.cwd.value_or(""));
   }
   return s;
 }
@@ -233,7 +227,7 @@ outcome<exit_status> run_add(const context& ctx, const command_args& args) {
   if (!merged.secrets.empty()) {
     std::vector<std::string> names;
     for (const auto& m : merged.secrets) names.push_back(m.name);
-    const auto kept = keep_secrets(merged.secrets);
+    const auto kept = keep_moved_secrets(merged.secrets);
     if (!kept.unavailable.empty()) print_visible(stderr, "mcpmux: {}\n", kept.unavailable);
     if (!kept.error.empty()) return fail(kept.error + "; nothing written");
     print_visible(stdout, "credentials moved to {}, named as ${{secret:NAME}}: {}\n", kept.where,
