@@ -335,6 +335,11 @@ int run_daemon(const daemon_options& opt) {
   client_outputs clients;
   std::string error;
   manager* serving = nullptr;
+  // The signals are ours before the socket listens: a client may start us and stop us at once,
+  // and a SIGTERM then must not kill us before we can remove the socket and our record. (Asio
+  // keeps a signal that comes before its wait for that wait.)
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  asio::signal_set hup(io, SIGHUP);
   const auto inherited = sd_listen_fd();
   auto listener = listen_unix(
       io, socket_path, inherited.value_or(-1),
@@ -462,7 +467,6 @@ int run_daemon(const daemon_options& opt) {
                        [&] { reload("file changed"); });
   if (watch) log.debug("watching {} (and its includes) for changes", watched);
 
-  asio::signal_set hup(io, SIGHUP);
   std::function<void()> wait_hup = [&] {
     hup.async_wait([&](boost::system::error_code ec, int) {
       if (ec) return;
@@ -499,7 +503,6 @@ int run_daemon(const daemon_options& opt) {
   }
 
   // Graceful stop: no new clients, sessions closed, children asked to exit, all bounded.
-  asio::signal_set signals(io, SIGTERM, SIGINT);
   asio::steady_timer stop_timer(io);
   bool stopping = false;
   auto deadline = std::chrono::steady_clock::now();
