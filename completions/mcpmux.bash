@@ -19,6 +19,17 @@ _mcpmux_daemon_names() {
       on && /^      "name": "/ { split($0, f, "\""); print f[4] }'
 }
 
+# COMPREPLY from `compgen ARGS... -- $cur`, one candidate a line (file names may hold spaces).
+_mcpmux_reply() {
+  mapfile -t COMPREPLY < <(compgen "$@" -- "$cur")
+}
+
+# File names: bash quotes them and marks directories.
+_mcpmux_files() {
+  compopt -o filenames 2>/dev/null
+  _mcpmux_reply -f
+}
+
 _mcpmux() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
   local commands="connect status tools call logs restart reload add remove enable disable
@@ -30,9 +41,9 @@ _mcpmux() {
 
   # The values of options.
   case $prev in
-    --socket | -c | --config | --cwd) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --server) COMPREPLY=($(compgen -W "$(_mcpmux_daemon_names servers)" -- "$cur")); return ;;
-    --profile) COMPREPLY=($(compgen -W "$(_mcpmux_daemon_names profiles)" -- "$cur")); return ;;
+    --socket | -c | --config | --cwd) _mcpmux_files; return ;;
+    --server) _mcpmux_reply -W "$(_mcpmux_daemon_names servers)"; return ;;
+    --profile) _mcpmux_reply -W "$(_mcpmux_daemon_names profiles)"; return ;;
     --timeout | -n | --lines | --since | --tool | --env | --url | --header) return ;;
   esac
 
@@ -47,9 +58,9 @@ _mcpmux() {
   done
   if [[ -z $command ]]; then
     if [[ $cur == -* ]]; then
-      COMPREPLY=($(compgen -W "$global" -- "$cur"))
+      _mcpmux_reply -W "$global"
     else
-      COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+      _mcpmux_reply -W "$commands"
     fi
     return
   fi
@@ -59,8 +70,7 @@ _mcpmux() {
   for ((i = at + 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
       --) # add NAME ... -- COMMAND ARGS...: the server's own command line
-        ((i == COMP_CWORD - 1)) && COMPREPLY=($(compgen -c -- "$cur")) ||
-          COMPREPLY=($(compgen -f -- "$cur"))
+        if ((i == COMP_CWORD - 1)); then _mcpmux_reply -c; else _mcpmux_files; fi
         return ;;
       --socket | --timeout | --profile | --server | -n | --lines | --since | --tool | -c | \
         --config | --cwd | --env | --url | --header) ((i++)) ;;
@@ -93,17 +103,18 @@ _mcpmux() {
       options="--dry-run -y --yes -c --config --keep-plaintext"
       [[ $command == unadopt ]] && options="--dry-run -y --yes -c --config --remove"
       if ((n == 0)); then
-        COMPREPLY=($(compgen -W "$agents" -- "$cur") $(compgen -f -- "$cur"))
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -W "$agents" -- "$cur"; compgen -f -- "$cur")
         [[ $cur == -* ]] || return
       fi ;;
     import) options="-w --write -c --config --keep-plaintext"
-      [[ $cur == -* ]] || { COMPREPLY=($(compgen -f -- "$cur")); return; } ;;
+      [[ $cur == -* ]] || { _mcpmux_files; return; } ;;
     help) ((n == 0)) && words=$commands ;;
   esac
   if [[ $cur == -* ]]; then
-    COMPREPLY=($(compgen -W "$options $global" -- "$cur"))
+    _mcpmux_reply -W "$options $global"
   else
-    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+    _mcpmux_reply -W "$words"
   fi
 }
 
