@@ -36,7 +36,7 @@ _mcpmux() {
     doctor auth history trust dashboard secret agents adopt unadopt import help"
   local agents="claude-desktop claude-code claude-code-project cursor cursor-project windsurf
     vscode vscode-settings vscode-workspace zed gemini gemini-project codex codex-project"
-  local global="--socket --timeout --help --version"
+  local global="--socket --timeout -h --help -V --version"
   COMPREPLY=()
 
   # The values of options.
