@@ -74,6 +74,14 @@ expect "" mcpmux --socket "$tmp/none.sock" logs ""
 # The other shells: their syntax, where they are installed (scripts/install-deps installs them).
 if command -v zsh >/dev/null; then
   zsh -n "$src/completions/_mcpmux" || fail "zsh -n completions/_mcpmux"
+  # At a Tab in an interactive zsh: a command, and a server name from the daemon.
+  zsh_offers() {  # zsh_offers LINE WORD
+    timeout 10 zsh -f "$src/tests/completions/zsh_complete.zsh" "$src/completions" \
+      "$(dirname "$MCPMUX")" "$1" "$2" >/dev/null || fail "zsh: $1<Tab> does not offer $2"
+  }
+  zsh_offers "mcpmux sta" status
+  zsh_offers "mcpmux --socket $sock logs " git-hub_2
+  zsh_offers "mcpmux restart --socket=$sock " git-hub_2
 else
   echo "zsh not installed: completions/_mcpmux not checked"
 fi
