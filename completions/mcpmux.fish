@@ -9,6 +9,8 @@ function __mcpmux_daemon_names
     set -l words (commandline -opc)
     if set -l i (contains -i -- --socket $words)
         set socket --socket $words[(math $i + 1)]
+    else if set -l given (string match -- '--socket=*' $words)
+        set socket $given[1]
     end
     $words[1] $socket --timeout 1000 status --json 2>/dev/null |
         awk -v key=$argv[1] '/^  "/ { on = index($0, "  \"" key "\":") == 1 }

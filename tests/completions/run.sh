@@ -87,8 +87,10 @@ else
 fi
 if command -v fish >/dev/null; then
   fish -n "$src/completions/mcpmux.fish" || fail "fish -n completions/mcpmux.fish"
-  got=$(fish -c "source '$src/completions/mcpmux.fish'; complete -C 'mcpmux --socket $sock logs '")
-  [[ $got == $'files\ngit-hub_2' ]] || fail "fish: mcpmux logs <Tab>: got '$got'"
+  for line in "mcpmux --socket $sock logs " "mcpmux restart --socket=$sock "; do
+    got=$(PATH=$PATH fish -c "source '$src/completions/mcpmux.fish'; complete -C '$line'")
+    [[ $got == $'files\ngit-hub_2' ]] || fail "fish: $line<Tab>: got '$got'"
+  done
 else
   echo "fish not installed: completions/mcpmux.fish not checked"
 fi
