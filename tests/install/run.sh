@@ -84,6 +84,11 @@ lintian --tag-display-limit 0 "$deb" 2>/dev/null | tee "$tmp/lintian.txt"
 ! grep -q '^E:' "$tmp/lintian.txt" || fail "lintian reports errors"
 
 step "dpkg -i"
+# The test removes what it installs: a package the user installed is not the test's to remove.
+if dpkg-query -W -f='${Status}' mcpmux 2>/dev/null | grep -q 'install ok installed'; then
+  fail "mcpmux is installed here already; remove it (dpkg -r mcpmux) to run this test"
+  exit 1
+fi
 installed=1
 $sudo dpkg -i "$deb" >/dev/null
 every_file "" /usr /usr/lib/systemd/user
