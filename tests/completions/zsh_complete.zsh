@@ -1,4 +1,4 @@
-#!/usr/bin/env zsh -f
+#!/usr/bin/env zsh
 # zsh_complete.zsh COMPLETIONS_DIR BIN_DIR LINE WORD: types LINE and a Tab into an interactive zsh
 # (on a pseudo-terminal, compinit with COMPLETIONS_DIR first in fpath, BIN_DIR first in PATH) and
 # exits 0 once WORD shows among what it offers. It waits for WORD: the caller bounds the wait.
