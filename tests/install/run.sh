@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# What a user keeps from an install (docs/install.md), proved as far as a machine without a
+# running systemd allows:
+#   1. `meson install` into a DESTDIR (default prefix) puts every file in its place;
+#   2. an install with --prefix ~/.local puts the units where the user manager looks
+#      (~/.local/share/systemd/user), pointing at ~/.local/bin, and they pass systemd-analyze verify;
+#   3. scripts/package builds a .deb that lintian finds no error in;
+#   4. the .deb installs with dpkg -i, its units pass systemd-analyze verify, its man pages are
+#      found by man, and its /usr/bin/mcpmuxd under systemd-socket-activate answers
+#      /usr/bin/mcpmux tools; then dpkg -r removes every file.
+# Needs build/ (scripts/build), FAKE_MCP_SERVER, and root (or sudo) for dpkg.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src=$PWD
+: "${FAKE_MCP_SERVER:?}"
+if command -v ccache >/dev/null && [[ -z ${CXX:-} ]]; then export CXX="ccache g++"; fi
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo -n"
+
+tmp=$(mktemp -d)
+activator=""
+installed=0
+cleanup() {
+  [[ -z $activator ]] || { kill "$activator" 2>/dev/null; wait "$activator" 2>/dev/null || true; }
+  ((installed == 0)) || $sudo dpkg -r mcpmux >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+step() { echo "-- $* ($SECONDS s)"; }
+
+# every_file ROOT PREFIX UNITDIR: the files of an install under ROOT, the units naming PREFIX/bin.
+every_file() {
+  local root=$1 prefix=$2 units=$3 f
+  for f in bin/mcpmux bin/mcpmuxd; do
+    [[ -x $root$prefix/$f ]] || fail "$root$prefix/$f is missing or not executable"
+  done
+  for f in share/man/man1/mcpmux.1 share/man/man8/mcpmuxd.8 share/man/man5/mcpmux.toml.5; do
+    [[ -f $root$prefix/$f || -f $root$prefix/$f.gz ]] || fail "$root$prefix/$f is missing"
+  done
+  for f in share/bash-completion/completions/mcpmux share/zsh/vendor-completions/_mcpmux \
+    share/fish/vendor_completions.d/mcpmux.fish; do
+    [[ -f $root$prefix/$f ]] || fail "$root$prefix/$f is missing"
+  done
+  [[ -f $root$units/mcpmuxd.socket ]] || fail "$root$units/mcpmuxd.socket is missing"
+  grep -qx "ExecStart=$prefix/bin/mcpmuxd" "$root$units/mcpmuxd.service" ||
+    fail "$root$units/mcpmuxd.service does not start $prefix/bin/mcpmuxd"
+}
+
+# verify UNIT...: systemd-analyze verify, as the user manager would load them (it needs a runtime
+# directory; the binaries they start must exist).
+verify() {
+  [[ -d $tmp/xdg-runtime ]] || mkdir -m 0700 "$tmp/xdg-runtime"
+  XDG_RUNTIME_DIR=$tmp/xdg-runtime systemd-analyze verify --user "$@" || fail "verify $*"
+}
+
+step "DESTDIR install, default prefix"
+[[ $(meson introspect --buildoptions build | python3 -c \
+  'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])') \
+  == /usr/local ]] || fail "build/ is not configured with the default prefix"
+meson install -C build --destdir "$tmp/dest" --quiet >/dev/null
+every_file "$tmp/dest" /usr/local /usr/local/lib/systemd/user
+
+step "--prefix ~/.local install"
+# A build directory in the tree, as build-package/: ccache keys on the paths of the compile
+# commands, which are relative to the tree, so a directory elsewhere would miss every time. The
+# prefix is fixed too, so that a second run reconfigures nothing.
+home_build=$src/build-install-home
+home=$home_build/home
+[[ -f $home_build/build.ninja ]] ||
+  meson setup "$home_build" --prefix "$home/.local" -Dtests=false >/dev/null
+rm -rf "$home"
+meson install -C "$home_build" --quiet >/dev/null
+every_file "" "$home/.local" "$home/.local/share/systemd/user"
+verify "$home/.local/share/systemd/user/mcpmuxd.socket" \
+  "$home/.local/share/systemd/user/mcpmuxd.service"
+
+step "scripts/package"
+deb=$(scripts/package)
+[[ -f $deb ]] || fail "scripts/package made no .deb"
+step "lintian"
+lintian --tag-display-limit 0 "$deb" 2>/dev/null | tee "$tmp/lintian.txt"
+! grep -q '^E:' "$tmp/lintian.txt" || fail "lintian reports errors"
+
+step "dpkg -i"
+# The test removes what it installs: a package the user installed is not the test's to remove.
+if dpkg-query -W -f='${Status}' mcpmux 2>/dev/null | grep -q 'install ok installed'; then
+  fail "mcpmux is installed here already; remove it (dpkg -r mcpmux) to run this test"
+  exit 1
+fi
+installed=1
+$sudo dpkg -i "$deb" >/dev/null
+every_file "" /usr /usr/lib/systemd/user
+verify /usr/lib/systemd/user/mcpmuxd.socket /usr/lib/systemd/user/mcpmuxd.service
+[[ $(man -w mcpmux.toml) == /usr/share/man/man5/mcpmux.toml.5.gz ]] || fail "man mcpmux.toml"
+MANWIDTH=80 man mcpmuxd 2>/dev/null | grep -q 'systemctl --user enable --now mcpmuxd.socket' ||
+  fail "man mcpmuxd does not read"
+
+step "socket activation of the installed daemon"
+# As the user manager starts it: a listening socket handed over (LISTEN_FDS), the config in the
+# user's home, no other environment of ours.
+user=$tmp/user
+# (systemd-socket-activate passes on HOME, PATH, USER and TERM; the rest with -E.) The socket
+# where mcpmuxd.socket puts it: %t/mcpmux/mcpmux.sock.
+mkdir -p "$user/.config/mcpmux" && mkdir -m 0700 "$tmp/run" "$tmp/run/mcpmux"
+printf '[servers.fake]\ncommand = "%s"\n' "$FAKE_MCP_SERVER" >"$user/.config/mcpmux/config.toml"
+sock=$tmp/run/mcpmux/mcpmux.sock
+env -i HOME="$user" PATH=/usr/bin:/bin systemd-socket-activate -l "$sock" \
+  -E XDG_RUNTIME_DIR="$tmp/run" /usr/bin/mcpmuxd >"$tmp/daemon.log" 2>&1 &
+activator=$!
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+# The first answer may come before the server is up (no cache yet, startup_wait_ms): asked again
+# until it lists the server's tools, for at most 10 s.
+for _ in $(seq 50); do
+  tools=$(env -i HOME="$user" PATH=/usr/bin:/bin /usr/bin/mcpmux --socket "$sock" tools 2>&1) ||
+    break
+  grep -q '^fake__echo ' <<<"$tools" && break
+  sleep 0.2
+done
+grep -q '^fake__echo ' <<<"$tools" ||
+  { cat "$tmp/daemon.log"; fail "mcpmux tools does not list fake__echo: $tools"; }
+grep -q "listening on $sock (socket activation)" "$tmp/daemon.log" ||
+  { cat "$tmp/daemon.log"; fail "mcpmuxd did not take the socket systemd-socket-activate made"; }
+kill "$activator" && wait "$activator" 2>/dev/null || true
+activator=""
+
+step "dpkg -r"
+$sudo dpkg -r mcpmux >/dev/null
+installed=0
+for f in /usr/bin/mcpmuxd /usr/bin/mcpmux /usr/lib/systemd/user/mcpmuxd.service \
+  /usr/share/man/man1/mcpmux.1.gz /usr/share/bash-completion/completions/mcpmux; do
+  [[ ! -e $f ]] || fail "$f is left after dpkg -r"
+done
+
+step "done"
+((failures == 0)) && echo "install: all passed"
+((failures == 0))
