@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "config/files.hpp"
 #include "config/import.hpp"
+#include "config/paths.hpp"
 #include "config/secrets.hpp"
 #include "config/toml_edit.hpp"
 #include "daemon/cli/commands.hpp"
