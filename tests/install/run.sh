@@ -62,23 +62,20 @@ step "DESTDIR install, default prefix"
 meson install -C build --destdir "$tmp/dest" --quiet >/dev/null
 every_file "$tmp/dest" /usr/local /usr/local/lib/systemd/user
 
-step "--prefix ~/.local install"
-# A build directory in the tree, as build-package/: ccache keys on the paths of the compile
-# commands, which are relative to the tree, so a directory elsewhere would miss every time. The
-# prefix is fixed too, so that a second run reconfigures nothing.
-home_build=$src/build-install-home
-home=$home_build/home
-[[ -f $home_build/build.ninja ]] ||
-  meson setup "$home_build" --prefix "$home/.local" -Dtests=false >/dev/null
-rm -rf "$home"
-meson install -C "$home_build" --quiet >/dev/null
-every_file "" "$home/.local" "$home/.local/share/systemd/user"
-verify "$home/.local/share/systemd/user/mcpmuxd.socket" \
-  "$home/.local/share/systemd/user/mcpmuxd.service"
-
 step "scripts/package"
 deb=$(scripts/package)
 [[ -f $deb ]] || fail "scripts/package made no .deb"
+
+step "--prefix ~/.local install"
+# The package's build directory (meson's defaults, what a user builds), given the user's prefix:
+# the prefix is in no compile command, so nothing compiles again; scripts/package sets /usr back.
+home=$tmp/home
+meson configure "$src/build-package" --prefix "$home/.local" >/dev/null
+meson install -C "$src/build-package" --quiet >/dev/null
+meson configure "$src/build-package" --prefix /usr >/dev/null
+every_file "" "$home/.local" "$home/.local/share/systemd/user"
+verify "$home/.local/share/systemd/user/mcpmuxd.socket" \
+  "$home/.local/share/systemd/user/mcpmuxd.service"
 step "lintian"
 lintian --tag-display-limit 0 "$deb" 2>/dev/null | tee "$tmp/lintian.txt"
 ! grep -q '^E:' "$tmp/lintian.txt" || fail "lintian reports errors"
