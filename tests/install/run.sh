@@ -13,7 +13,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=$PWD
 : "${FAKE_MCP_SERVER:?}"
-if command -v ccache >/dev/null && [[ -z ${CXX:-} ]]; then export CXX="ccache g++"; fi
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo -n"
 
