@@ -266,7 +266,13 @@ int run_daemon(const daemon_options& opt) {
   ::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
 
-  const socket_location where = locate_socket(opt.socket_path, &cfg.daemon);
+  // Under socket activation the socket is the one systemd made (mcpmuxd.socket): its own path is
+  // where we listen (and what status, the HTTP token's place and the record say), whatever the
+  // rule would have chosen in the environment the manager gave us.
+  const auto inherited = sd_listen_fd();
+  socket_location where = locate_socket(opt.socket_path, &cfg.daemon);
+  if (inherited)
+    if (auto bound = bound_unix_path(*inherited)) where.path = std::move(*bound);
   const std::string& socket_path = where.path;
   // The file to watch: the one loaded, or where a user would create one.
   const std::string watched =
@@ -340,7 +346,6 @@ int run_daemon(const daemon_options& opt) {
   // keeps a signal that comes before its wait for that wait.)
   asio::signal_set signals(io, SIGTERM, SIGINT);
   asio::signal_set hup(io, SIGHUP);
-  const auto inherited = sd_listen_fd();
   auto listener = listen_unix(
       io, socket_path, inherited.value_or(-1),
       [&](int fd) {

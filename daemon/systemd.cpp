@@ -58,6 +58,16 @@ std::optional<int> sd_listen_fd() {
   return first;
 }
 
+std::optional<std::string> bound_unix_path(int fd) {
+  sockaddr_un addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      addr.sun_family != AF_UNIX || len <= offsetof(sockaddr_un, sun_path) || addr.sun_path[0] == 0)
+    return std::nullopt;
+  return std::string(addr.sun_path,
+                     ::strnlen(addr.sun_path, len - offsetof(sockaddr_un, sun_path)));
+}
+
 bool take_ready_fd(int fd) {
   struct stat st {};
   if (fd < 3 || ::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace mcpmux {
@@ -14,6 +15,9 @@ bool sd_notify(std::string_view state);
 /// The listening socket passed by systemd (LISTEN_PID/LISTEN_FDS, first fd = 3), if any.
 /// The variables are removed from the environment so that children do not see them.
 std::optional<int> sd_listen_fd();
+
+/// The path a listening Unix socket is bound to (getsockname), if it is a named one.
+std::optional<std::string> bound_unix_path(int fd);
 
 /// Takes `fd` (--ready-fd: the pipe that `mcpmux connect --spawn` waits on while the daemon it
 /// started comes up) and makes it close-on-exec, so that no server inherits it. False when it is

@@ -121,6 +121,23 @@ grep -q "listening on $sock (socket activation)" "$tmp/daemon.log" ||
 kill "$activator" && wait "$activator" 2>/dev/null || true
 activator=""
 
+step "socket activation without XDG_RUNTIME_DIR"
+# The daemon listens on the socket it was handed, whatever its own rule would choose without the
+# runtime directory, and says so: in its log and in the record that bare clients read.
+rm -f "$sock"
+env -i HOME="$user" PATH=/usr/bin:/bin systemd-socket-activate -l "$sock" \
+  /usr/bin/mcpmuxd >"$tmp/daemon2.log" 2>&1 &
+activator=$!
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+env -i HOME="$user" PATH=/usr/bin:/bin /usr/bin/mcpmux --socket "$sock" status >/dev/null ||
+  fail "the activated daemon does not answer on $sock"
+grep -q "listening on $sock (socket activation)" "$tmp/daemon2.log" ||
+  { cat "$tmp/daemon2.log"; fail "mcpmuxd says it listens elsewhere than the socket it was handed"; }
+grep -qx "$sock" "$user/.local/state/mcpmux/daemon-socket" ||
+  fail "the record names $(cat "$user/.local/state/mcpmux/daemon-socket" 2>&1), not $sock"
+kill "$activator" && wait "$activator" 2>/dev/null || true
+activator=""
+
 step "dpkg -r"
 $sudo dpkg -r mcpmux >/dev/null
 installed=0
