@@ -29,6 +29,16 @@ reload_plan plan_reload(const config& old, const config& next, bool socket_moves
     p.restart_required.push_back("daemon.http_tokens");
   if (next.daemon.http_auth_none != old.daemon.http_auth_none)
     p.restart_required.push_back("daemon.http_auth");
+  // The limits of the socket's clients and of the HTTP endpoint are read when they are made.
+  // (max_message_bytes also applies to each server at its next start.)
+  const auto limit = [&](auto daemon_config::*key, const char* name) {
+    if (next.daemon.*key != old.daemon.*key) p.restart_required.push_back(name);
+  };
+  limit(&daemon_config::max_message_bytes, "daemon.max_message_bytes");
+  limit(&daemon_config::max_client_queue_bytes, "daemon.max_client_queue_bytes");
+  limit(&daemon_config::http_max_requests_per_session, "daemon.http_max_requests_per_session");
+  limit(&daemon_config::http_max_sessions, "daemon.http_max_sessions");
+  limit(&daemon_config::http_max_connections, "daemon.http_max_connections");
 
   auto find = [](const config& c, const std::string& name) -> const server_config* {
     auto it = std::find_if(c.servers.begin(), c.servers.end(),

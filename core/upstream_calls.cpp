@@ -372,7 +372,7 @@ void upstream::handle_request(const message& msg) {
 
 // A server's request goes to the client it is serving. stdio has no link between a request and
 // the call it serves, so: the client whose call to this server started last and that declared
-// the capability (a heuristic, documented in README.md).
+// the capability (a heuristic, documented in docs/servers.md).
 void upstream::ask_owner(const message& msg, std::string_view capability) {
   std::shared_ptr<call_owner> owner;
   steady_clock::time_point latest{};

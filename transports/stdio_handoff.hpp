@@ -2,7 +2,7 @@
 // first line with its stdin and stdout attached (SCM_RIGHTS); a daemon that takes them answers
 // `accepted` on the socket and from then on reads and writes the agent's pipes itself, keeping
 // the socket only to notice the bridge leave. Any other answer (an older daemon's "unknown
-// method") means: keep copying bytes. See README.md, "Socket protocol".
+// method") means: keep copying bytes. See docs/socket-protocol.md.
 #pragma once
 
 #include <sys/socket.h>

@@ -64,5 +64,18 @@ TEST(ReloadPlan, SettingsBoundAtStartNeedARestart) {
   EXPECT_THAT(plan_reload(old, next, false).restart_required, IsEmpty());
 }
 
+TEST(ReloadPlan, LimitsReadAtStartAreReportedAsNeedingARestart) {
+  config old, next;
+  next.daemon.max_message_bytes = old.daemon.max_message_bytes * 2;
+  next.daemon.max_client_queue_bytes = old.daemon.max_client_queue_bytes * 2;
+  next.daemon.http_max_requests_per_session = 1;
+  next.daemon.http_max_sessions = 2;
+  next.daemon.http_max_connections = 3;
+  EXPECT_THAT(plan_reload(old, next, false).restart_required,
+              ElementsAre("daemon.max_message_bytes", "daemon.max_client_queue_bytes",
+                          "daemon.http_max_requests_per_session", "daemon.http_max_sessions",
+                          "daemon.http_max_connections"));
+}
+
 }  // namespace
 }  // namespace mcpmux
