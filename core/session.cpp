@@ -4,6 +4,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/guard.hpp"
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
 
@@ -140,14 +141,28 @@ void session::handle(std::variant<message, rpc_error> parsed, std::string_view t
     return reply_error(err->id, err->code, err->message);
   }
   auto& msg = std::get<message>(parsed);
-  switch (msg.kind) {
-    case message_kind::request:
-      return handle_request(msg);
-    case message_kind::notification:
-      return handle_notification(msg);
-    case message_kind::response:
-    case message_kind::error_response:
-      return handle_response(msg);
+  // The loop's edge for a client's message: whatever a handler throws fails this request alone.
+  try {
+    switch (msg.kind) {
+      case message_kind::request:
+        return handle_request(msg);
+      case message_kind::notification:
+        return handle_notification(msg);
+      case message_kind::response:
+      case message_kind::error_response:
+        return handle_response(msg);
+    }
+  } catch (...) {
+    const std::string why = what_of(std::current_exception());
+    log_.error("handling {} failed: {}",
+               msg.kind == message_kind::request || msg.kind == message_kind::notification
+                   ? std::string(msg.method())
+                   : std::string("a response"),
+               why);
+    if (msg.kind == message_kind::request && !ended_)
+      reply_error(
+          msg.id(), rpc_code::internal_error,
+          "Internal error: mcpmux failed to handle " + std::string(msg.method()) + ": " + why);
   }
 }
 
