@@ -147,7 +147,7 @@ class session : public transport_events,
     std::shared_ptr<bridged_call> bridge = {};  ///< a modern client's call
     /// Its audit log entry, filled in when it ends (none for an unaudited method).
     std::shared_ptr<audit_entry> audit = {};
-    std::chrono::steady_clock::time_point started = {};
+    steady_clock::time_point started = {};
   };
   // The audit log (session_audit.cpp).
   /// Starts the audit entry of a call of `method` to `server` for `exposed`.

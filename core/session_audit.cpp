@@ -40,15 +40,15 @@ void session::audit_begin(in_flight& f, std::string_view method, std::string_vie
     if (const auto* a = params.if_contains("arguments"))
       e->detail = redact(clip(json::serialize(*a), max_audited_arguments));
   f.audit = std::move(e);
-  f.started = std::chrono::steady_clock::now();
+  f.started = steady_clock::now();
 }
 
 void session::audit_end(in_flight& f, std::string_view outcome, std::size_t response_bytes) {
   if (!f.audit) return;
   auto e = std::move(f.audit);
-  e->duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                       std::chrono::steady_clock::now() - f.started)
-                       .count();
+  e->duration_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - f.started)
+          .count();
   e->outcome = outcome;
   e->response_bytes = static_cast<std::int64_t>(response_bytes);
   manager_.audit(std::move(*e));
