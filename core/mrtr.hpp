@@ -27,7 +27,7 @@ class call;
 /// Calls waiting for their client's retry, by requestState.
 class mrtr_registry {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = mcpmux::steady_clock;
   /// The most calls parked at once; beyond it the oldest is abandoned.
   static constexpr std::size_t max_parked = 4096;
   explicit mrtr_registry(std::chrono::milliseconds ttl = std::chrono::minutes(10)) : ttl_(ttl) {}

@@ -2,9 +2,9 @@
 #include "core/rpc_peer.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "core/protocol/error.hpp"
+#include "core/timer.hpp"
 
 namespace mcpmux {
 namespace {
@@ -224,7 +224,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   std::shared_ptr<transport> transport_;
   rpc_peer_handlers handlers_;
-  asio::steady_timer timer_;
+  steady_timer timer_;
   std::optional<steady_clock::time_point> armed_;
   pending_table pending_;
   message_parser parser_;

@@ -241,7 +241,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   bool fulfil_input(const std::shared_ptr<call>& c, rpc_outcome& out);
   /// A modern server's listen stream for its list changes.
   void open_listen();
-  void listen_ended(std::chrono::steady_clock::duration lived, const message& reply);
+  void listen_ended(steady_clock::duration lived, const message& reply);
   void ensure_tool_headers();
   void build_tool_headers();
   bool harmless_twice(const call& c) const;

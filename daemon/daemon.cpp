@@ -196,11 +196,11 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   // request is a moment away, and a start between them would make it wait.
   constexpr auto new_client = std::chrono::milliseconds(20);
   auto work = asio::make_work_guard(io);  // an idle poll() must not find the loop out of work
-  auto last_start = std::chrono::steady_clock::now();
+  auto last_start = steady_clock::now();
   auto last_read = last_start;
   bool first = true;
   while ((mgr.starts_pending() || mgr.cached_reads_pending()) && !io.stopped()) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = steady_clock::now();
     // The lists wait for the cached entries: a busy loop still reads one every so often.
     if (now - last_read >= max_start_deferral && mgr.read_next_cached()) last_read = now;
     if (!mgr.starts_pending() || now - last_start < max_start_deferral) {
@@ -219,7 +219,7 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
     }
     mgr.start_next();
     first = false;
-    last_start = std::chrono::steady_clock::now();
+    last_start = steady_clock::now();
   }
   clients.clear();
   work.reset();

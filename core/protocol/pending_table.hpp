@@ -14,11 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/protocol/clock.hpp"
 #include "core/protocol/json_rpc.hpp"
 
 namespace mcpmux {
-
-using steady_clock = std::chrono::steady_clock;
 
 /// How a request ended: an answer (`reply`, a response or error response) or a failure (`ec`).
 struct rpc_outcome {
