@@ -263,7 +263,7 @@ std::optional<route> catalogue::route_by_template(std::string_view uri) const {
   return std::nullopt;
 }
 
-std::variant<list_page, rpc_error> catalogue::page(collection c, std::string_view cursor,
+result<list_page> catalogue::page(collection c, std::string_view cursor,
                                                    std::size_t page_size) const {
   const auto& cat = at(c);
   const auto size = page_size;

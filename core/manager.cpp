@@ -584,7 +584,7 @@ std::optional<route> manager::route_completion(const json::object& ref,
   return std::nullopt;
 }
 
-std::variant<list_page, rpc_error> manager::page(collection c, std::string_view cursor,
+result<list_page> manager::page(collection c, std::string_view cursor,
                                                  std::string_view profile) const {
   if (profile.empty()) return cat_.page(c, cursor, cfg_.daemon.page_size);
   const auto* v = profiles_.find(profile);

@@ -114,7 +114,7 @@ class manager : public upstream_observer {
                                         std::string_view profile = {}) const;
   /// A page of a combined list as `profile` lists it; `cursor` empty for the first page. A
   /// cursor of an older generation of the list is an error.
-  std::variant<list_page, rpc_error> page(collection c, std::string_view cursor,
+  result<list_page> page(collection c, std::string_view cursor,
                                           std::string_view profile = {}) const;
   /// A configured profile (null: none of that name).
   const profile_set::view* profile(std::string_view name) const { return profiles_.find(name); }

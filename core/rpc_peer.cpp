@@ -137,11 +137,11 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
       return deliver_raw(*span, std::move(raw));
     }
     auto parsed = parser_.parse(text);
-    if (auto* err = std::get_if<rpc_error>(&parsed)) {
+    if (const auto* err = parsed.if_error()) {
       if (handlers_.on_bad_message) handlers_.on_bad_message(text, err->message);
       return;
     }
-    auto& msg = std::get<message>(parsed);
+    auto& msg = parsed.value();
     switch (msg.kind) {
       case message_kind::response:
       case message_kind::error_response: {

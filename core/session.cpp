@@ -125,7 +125,7 @@ void session::on_message_buffer(std::string&& text) {
   std::string mine = std::move(text);
   message_bytes_ = mine.size();
   auto parsed = parser_.parse(mine);
-  if (std::holds_alternative<message>(parsed)) std::string().swap(mine);
+  if (parsed.ok()) std::string().swap(mine);
   handle(std::move(parsed), mine);
 }
 
@@ -135,12 +135,12 @@ void session::on_message_parsed(message&& msg, std::string_view text) {
   handle(std::move(msg), text);
 }
 
-void session::handle(std::variant<message, rpc_error> parsed, std::string_view text) {
-  if (auto* err = std::get_if<rpc_error>(&parsed)) {
+void session::handle(result<message> parsed, std::string_view text) {
+  if (const auto* err = parsed.if_error()) {
     log_.debug("rejected a message ({}): {}", err->message, clip(text));
     return reply_error(err->id, err->code, err->message);
   }
-  auto& msg = std::get<message>(parsed);
+  auto& msg = parsed.value();
   // The loop's edge for a client's message: whatever a handler throws fails this request alone.
   try {
     switch (msg.kind) {
@@ -407,9 +407,8 @@ void session::serve_list(const json::value& id, collection c, const json::object
   // Early in the daemon's life the list waits (briefly) for servers still starting.
   after_settled([id, c, cursor = std::move(cursor)](session* self) {
     auto page = self->manager_.page(c, cursor, self->profile_);
-    if (auto* err = std::get_if<rpc_error>(&page))
-      return self->reply_error(id, err->code, err->message);
-    auto& p = std::get<list_page>(page);
+    if (!page) return self->reply_error(id, page.error().code, page.error().message);
+    auto& p = *page;
     std::string found;
     if (c == collection::tools && !self->found_.empty() && cursor.empty())
       found = self->with_found_tools(p.items_json);

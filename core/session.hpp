@@ -74,7 +74,7 @@ class session : public transport_events,
 
  private:
   /// A parsed client message (`text` for the log when it was refused).
-  void handle(std::variant<message, rpc_error> parsed, std::string_view text);
+  void handle(result<message> parsed, std::string_view text);
   void handle_request(message& msg);
   void handle_notification(const message& msg);
   void handle_response(message& msg);

@@ -45,9 +45,9 @@ void session::handle_modern(message& msg) {
                        "Method not found: initialize is not part of MCP 2026-07-28 (this "
                        "connection's first request named 2026-07-28)");
   auto read = mcp::read_request_meta(msg.params());
-  if (auto* err = std::get_if<rpc_error>(&read))
+  if (const auto* err = read.if_error())
     return send(make_error(id, err->code, err->message, &err->data));
-  const auto& meta = std::get<mcp::request_meta>(read);
+  const auto& meta = *read;
   if (method == "server/discover") return discover(id);
   if (method == "tools/list") return serve_list(id, collection::tools, msg.params());
   if (method == "prompts/list") return serve_list(id, collection::prompts, msg.params());
@@ -328,7 +328,7 @@ void session::notify(const std::string& text) {
   if (era_ != mcp::era::modern) return send(text);
   // A modern client hears of resources only through its listen streams.
   auto parsed = parser_.parse(text);
-  auto* msg = std::get_if<message>(&parsed);
+  auto* msg = parsed.if_value();
   if (!msg) return;
   if (msg->method() == "notifications/resources/updated" ||
       msg->method() == "notifications/tasks") {

@@ -103,7 +103,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
                            "Unsupported Media Type: Content-Type must be application/json"));
   // One parse: the session takes the message as it is.
   auto parsed = parser_.parse(req.body());
-  if (auto* err = std::get_if<rpc_error>(&parsed)) {
+  if (const auto* err = parsed.if_error()) {
     const std::string_view body = req.body();
     const auto first = body.find_first_not_of(" \t\r\n");
     std::string text = err->code == rpc_code::parse_error
@@ -114,7 +114,7 @@ awaitable<bool> endpoint_impl::handle_post(conn_ptr c, request& req) {
     co_return co_await reply(
         *c, error_response(http::status::bad_request, ka, err->code, std::move(text)));
   }
-  auto& msg = std::get<message>(parsed);
+  auto& msg = parsed.value();
   if (auto bad = check_version(req, msg.id())) co_return co_await reply(*c, std::move(*bad));
   if (modern_post(req, msg)) co_return co_await handle_modern_post(c, req, std::move(msg));
   const bool is_request = msg.kind == message_kind::request;

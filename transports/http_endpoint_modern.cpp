@@ -66,10 +66,10 @@ static std::optional<response> check_modern_request(const request& req, const me
                         "' does not match _meta '" + clip(v->get_string(), 40) + "'",
                     id);
   auto meta = mcp::read_request_meta(msg.params());
-  if (auto* err = std::get_if<rpc_error>(&meta))
+  if (const auto* err = meta.if_error())
     return make_response(http::status::bad_request, ka,
                          make_error(id, err->code, err->message, &err->data));
-  const auto& version = std::get<mcp::request_meta>(meta).version;
+  const auto& version = meta->version;
   if (hv.empty())
     return refuse(rpc_code::header_mismatch,
                   "Header mismatch: the MCP-Protocol-Version header is required", id);

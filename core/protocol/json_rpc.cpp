@@ -107,7 +107,7 @@ bool valid_id(const json::value& v) {
   return v.is_string() || v.is_int64() || v.is_uint64();
 }
 
-std::variant<message, rpc_error> classify(json::value v) {
+result<message> classify(json::value v) {
   if (v.is_array()) return invalid("Invalid Request: JSON-RPC batches are not supported");
   if (!v.is_object()) return invalid("Invalid Request: a JSON-RPC message must be an object");
   auto& obj = v.get_object();
@@ -438,7 +438,7 @@ bool all_finite(const json::value& v) {
 
 }  // namespace
 
-std::variant<message, rpc_error> message_parser::parse(std::string_view line) {
+result<message> message_parser::parse(std::string_view line) {
   auto& p = *impl_->parser;
   p.reset();
   boost::system::error_code ec;

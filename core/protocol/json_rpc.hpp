@@ -11,24 +11,9 @@
 #include <string_view>
 #include <variant>
 
+#include "core/protocol/result.hpp"
+
 namespace mcpmux {
-
-namespace json = boost::json;
-
-/// Error codes used on the wire.
-namespace rpc_code {
-inline constexpr int parse_error = -32700;
-inline constexpr int invalid_request = -32600;
-inline constexpr int method_not_found = -32601;
-inline constexpr int invalid_params = -32602;
-inline constexpr int internal_error = -32603;
-inline constexpr int connection_closed = -32000;  ///< as the MCP SDKs: the upstream went away
-inline constexpr int request_timeout = -32001;    ///< as the MCP SDKs: no answer in time
-// 2026-07-28
-inline constexpr int header_mismatch = -32020;      ///< HTTP headers disagree with the body
-inline constexpr int missing_capability = -32021;   ///< the request needs an undeclared capability
-inline constexpr int unsupported_version = -32022;  ///< _meta names a revision not spoken here
-}  // namespace rpc_code
 
 enum class message_kind { request, notification, response, error_response };
 
@@ -47,14 +32,6 @@ struct message {
   std::string_view method() const;  ///< "" for responses
   /// `params` as an object; an empty object when absent.
   const json::object& params() const;
-};
-
-/// Why a line was rejected, ready to be sent back as a JSON-RPC error.
-struct rpc_error {
-  int code = rpc_code::internal_error;
-  std::string message;
-  json::value id;              ///< the offending message's id when it could be read, else null
-  json::value data = nullptr;  ///< optional `error.data`
 };
 
 /// How a request wants its answer: parsed into message::body, or, when it is a success
@@ -77,7 +54,7 @@ class message_parser {
   message_parser(const message_parser&) = delete;
   message_parser& operator=(const message_parser&) = delete;
 
-  std::variant<message, rpc_error> parse(std::string_view line);
+  result<message> parse(std::string_view line);
 
   /// Validates `line` as JSON without building it and, when it is a success response with an
   /// integer id, says where the id is (and whether its result says isError). nullopt for anything
@@ -104,7 +81,7 @@ struct line_head {
 line_head read_line_head(std::string_view head);
 
 /// Checks the JSON-RPC shape of an already parsed value (no JSON parsing).
-std::variant<message, rpc_error> classify(json::value v);
+result<message> classify(json::value v);
 
 /// `o[key]` as a string, "" when absent or not a string.
 std::string string_member(const json::object& o, std::string_view key);

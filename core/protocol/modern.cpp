@@ -129,7 +129,7 @@ rpc_error unsupported_version(std::string_view requested) {
                    json::object{{"supported", std::move(supported)}, {"requested", requested}}};
 }
 
-std::variant<request_meta, rpc_error> read_request_meta(const json::object& params) {
+result<request_meta> read_request_meta(const json::object& params) {
   const auto* m = params.if_contains("_meta");
   if (!m || !m->is_object())
     return bad_meta(

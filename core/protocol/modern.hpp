@@ -65,7 +65,7 @@ bool has_modern_meta(const json::object& params);
 
 /// Reads and checks a modern request's _meta: -32602 when a required field is missing or
 /// malformed, -32022 (data: supported, requested) when the version is not one mcpmux speaks.
-std::variant<request_meta, rpc_error> read_request_meta(const json::object& params);
+result<request_meta> read_request_meta(const json::object& params);
 
 /// The error for a version mcpmux does not speak (data lists the supported ones).
 rpc_error unsupported_version(std::string_view requested);

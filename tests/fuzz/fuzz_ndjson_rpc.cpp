@@ -77,13 +77,13 @@ bool skip_known_issue(const json::object& body) {
 }
 
 // Parses `text` (built by us) and checks that it is a message of `kind` with id `id`.
-const message& reparse(message_parser& p, std::variant<message, rpc_error>& slot,
+const message& reparse(message_parser& p, std::optional<result<message>>& slot,
                        const std::string& text, message_kind kind, const json::value& id) {
-  slot = p.parse(text);
-  const auto* err = std::get_if<rpc_error>(&slot);
+  slot.emplace(p.parse(text));
+  const auto* err = slot->if_error();
   FUZZ_CHECK(!err, "built message does not parse (%s): %s", err ? err->message.c_str() : "",
              text.c_str());
-  const auto& m = std::get<message>(slot);
+  const auto& m = slot->value();
   FUZZ_CHECK(m.kind == kind, "built message has kind %d, wanted %d: %s", static_cast<int>(m.kind),
              static_cast<int>(kind), text.c_str());
   FUZZ_CHECK(id_of(m) == id, "built message has id %s, wanted %s",
@@ -93,7 +93,7 @@ const message& reparse(message_parser& p, std::variant<message, rpc_error>& slot
 
 void check_message(message_parser& again, const message& m) {
   if (skip_known_issue(m.body)) return;
-  std::variant<message, rpc_error> slot;
+  std::optional<result<message>> slot;
   const json::value& id = m.id();
   switch (m.kind) {
     case message_kind::request:
@@ -143,9 +143,9 @@ void check_message(message_parser& again, const message& m) {
 // pointing at that id; relaying the raw text under another id changes nothing else.
 void check_scan(message_parser& again, std::string_view line,
                 const std::optional<response_span>& span,
-                const std::variant<message, rpc_error>& parsed) {
+                const result<message>& parsed) {
   if (!span) return;
-  const auto* m = std::get_if<message>(&parsed);
+  const auto* m = parsed.if_value();
   FUZZ_CHECK(m && m->kind == message_kind::response, "scan found a response parse() refuses");
   FUZZ_CHECK(m->id().is_int64() && m->id().get_int64() == span->id, "scan found another id");
   FUZZ_CHECK(span->id_pos + span->id_len <= line.size(), "id span outside the line");
@@ -155,7 +155,7 @@ void check_scan(message_parser& again, std::string_view line,
   raw.raw_id_pos = span->id_pos;
   raw.raw_id_len = span->id_len;
   const json::value new_id = "relayed";
-  std::variant<message, rpc_error> slot;
+  std::optional<result<message>> slot;
   const auto& back = reparse(again, slot, relay_reply(new_id, raw), message_kind::response, new_id);
   FUZZ_CHECK(back.body.at("result") == m->body.at("result"), "relay changed the result");
 }
@@ -186,16 +186,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto span = parser.scan_response(line);
     auto parsed = parser.parse(line);
     check_scan(again, line, span, parsed);
-    if (auto* err = std::get_if<rpc_error>(&parsed)) {
+    if (auto* err = parsed.if_error()) {
       FUZZ_CHECK(err->id.is_null() || valid_id(err->id), "rpc_error carries an invalid id");
       FUZZ_CHECK(err->code == rpc_code::parse_error || err->code == rpc_code::invalid_request,
                  "unexpected code %d", err->code);
-      std::variant<message, rpc_error> slot;
+      std::optional<result<message>> slot;
       reparse(again, slot, make_error(err->id, err->code, err->message),
               message_kind::error_response, err->id);
       return;
     }
-    check_message(again, std::get<message>(parsed));
+    check_message(again, parsed.value());
   };
   auto on_oversize = [&](std::size_t bytes) {
     FUZZ_CHECK(bytes > max_line, "oversize report of %zu bytes", bytes);

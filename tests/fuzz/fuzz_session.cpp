@@ -53,8 +53,8 @@ struct expectation {
 
 expectation expect(message_parser& p, std::string_view line) {
   auto parsed = p.parse(line);
-  if (auto* err = std::get_if<rpc_error>(&parsed)) return {true, err->id, true};
-  auto& m = std::get<message>(parsed);
+  if (auto* err = parsed.if_error()) return {true, err->id, true};
+  auto& m = parsed.value();
   if (m.kind == message_kind::request) return {true, m.id(), false};
   return {};
 }
@@ -63,10 +63,10 @@ void check_reply(message_parser& p, const std::string& text, const expectation& 
   FUZZ_CHECK(text.find('\n') == std::string::npos, "reply contains a raw newline: %s",
              text.c_str());
   auto parsed = p.parse(text);
-  auto* err = std::get_if<rpc_error>(&parsed);
+  auto* err = parsed.if_error();
   FUZZ_CHECK(!err, "reply is not valid JSON-RPC (%s): %s", err ? err->message.c_str() : "",
              text.c_str());
-  const auto& m = std::get<message>(parsed);
+  const auto& m = parsed.value();
   FUZZ_CHECK(m.kind == message_kind::response || m.kind == message_kind::error_response,
              "answer is not a response: %s", text.c_str());
   FUZZ_CHECK(m.id() == want.id, "answer has id %s, wanted %s", json::serialize(m.id()).c_str(),

@@ -45,7 +45,7 @@ std::shared_ptr<call> make_call(const std::shared_ptr<caller>& who, mcp::era era
 
 rpc_outcome answer(std::string_view text) {
   message_parser p;
-  return {{}, std::get<message>(p.parse(text))};
+  return {{}, (p.parse(text)).value()};
 }
 
 TEST(Call, TheFirstEndAnswersAndAuditsOnceUnderTheClientsId) {

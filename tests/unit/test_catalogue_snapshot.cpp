@@ -57,11 +57,11 @@ TEST(CatalogueSnapshot, AKeptListIsPutBackAsItWas) {
   ASSERT_NE(restored.find(collection::tools, "a__tool_3"), nullptr);
   EXPECT_EQ(restored.find(collection::tools, "a__tool_3")->original, "tool_3");
   // Pages cut where the catalogue's own pages cut.
-  auto mine = std::get<list_page>(restored.page(collection::tools, "", 30));
-  auto theirs = std::get<list_page>(b.cat.page(collection::tools, "", 30));
+  auto mine = (restored.page(collection::tools, "", 30)).value();
+  auto theirs = (b.cat.page(collection::tools, "", 30)).value();
   EXPECT_EQ(std::string_view(mine.items_json), std::string_view(theirs.items_json));
-  auto second = std::get<list_page>(restored.page(collection::tools, *mine.next_cursor, 30));
-  auto their_second = std::get<list_page>(b.cat.page(collection::tools, *theirs.next_cursor, 30));
+  auto second = (restored.page(collection::tools, *mine.next_cursor, 30)).value();
+  auto their_second = (b.cat.page(collection::tools, *theirs.next_cursor, 30)).value();
   EXPECT_EQ(std::string_view(second.items_json), std::string_view(their_second.items_json));
 }
 

@@ -24,8 +24,8 @@ const time_point t0 = time_point{} + 1000h;
 message reply(std::string_view text) {
   message_parser p;
   auto m = p.parse(text);
-  EXPECT_TRUE(std::holds_alternative<message>(m)) << text;
-  return std::get<message>(std::move(m));
+  EXPECT_TRUE(m.ok()) << text;
+  return (std::move(m)).value();
 }
 
 message result(std::string_view result_json) {

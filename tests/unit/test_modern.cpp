@@ -21,8 +21,8 @@ TEST(modern_meta, a_complete_meta_is_read) {
                         {"io.modelcontextprotocol/logLevel", "info"}});
   EXPECT_TRUE(mcp::has_modern_meta(p));
   auto r = mcp::read_request_meta(p);
-  ASSERT_TRUE(std::holds_alternative<mcp::request_meta>(r));
-  const auto& m = std::get<mcp::request_meta>(r);
+  ASSERT_TRUE(r.ok());
+  const auto& m = r.value();
   EXPECT_EQ(m.version, "2026-07-28");
   EXPECT_TRUE(m.capabilities.contains("roots"));
   EXPECT_EQ(m.client_info.at("name"), "c");
@@ -32,7 +32,7 @@ TEST(modern_meta, a_complete_meta_is_read) {
 TEST(modern_meta, what_is_missing_or_wrong_is_named) {
   const auto code = [](const json::object& p) {
     auto r = mcp::read_request_meta(p);
-    return std::holds_alternative<rpc_error>(r) ? std::get<rpc_error>(r).code : 0;
+    return !r.ok() ? r.error().code : 0;
   };
   EXPECT_FALSE(mcp::has_modern_meta(json::object{}));
   EXPECT_EQ(code(json::object{}), -32602);
@@ -45,8 +45,8 @@ TEST(modern_meta, what_is_missing_or_wrong_is_named) {
   auto r = mcp::read_request_meta(
       params_with({{"io.modelcontextprotocol/protocolVersion", "2025-11-25"},
                    {"io.modelcontextprotocol/clientCapabilities", json::object{}}}));
-  ASSERT_TRUE(std::holds_alternative<rpc_error>(r));
-  const auto& e = std::get<rpc_error>(r);
+  ASSERT_TRUE(!r.ok());
+  const auto& e = r.error();
   EXPECT_EQ(e.code, -32022);
   EXPECT_EQ(e.data.at("requested"), "2025-11-25");
   EXPECT_EQ(e.data.at("supported").as_array().front(), "2026-07-28");
@@ -219,7 +219,7 @@ TEST(modern_meta, capability_flags_and_named_targets) {
   EXPECT_FALSE(mcp::capability_flag(caps, "prompts", "listChanged"));
   const auto parsed = [](std::string_view text) {
     message_parser p;
-    return std::get<message>(p.parse(text));
+    return (p.parse(text)).value();
   };
   EXPECT_EQ(mcp::named_target(parsed(
                 R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__t"}})")),

@@ -154,7 +154,7 @@ TEST(CatalogueView, PicksServersAndNamesAndReplacesDescriptions) {
   auto item = json::parse(c.item(collection::tools, "files__read_file")).as_object();
   EXPECT_EQ(item.at("description"), "Read one file \"quoted\"");
   EXPECT_TRUE(item.contains("inputSchema"));
-  auto page = std::get<list_page>(c.page(collection::tools, "", 100));
+  auto page = (c.page(collection::tools, "", 100)).value();
   EXPECT_NO_THROW(json::parse(std::string_view(page.items_json)));
   EXPECT_EQ(json::parse(c.item(collection::tools, "files__write_file")).at("description"),
             w.files[1].at("description"));
