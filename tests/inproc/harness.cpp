@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/log.hpp"
@@ -25,7 +26,7 @@ std::string make_temp_dir() {
   return path;
 }
 
-// The mux's state lives in a directory of its own: no test sees another's tool cache or pins.
+// Log lines go nowhere: a failing test says what it saw in messages.
 const std::string& quiet_logs() {
   static const std::string done = [] {
     set_log_sink([](log_level, std::string_view, std::string_view) {});
@@ -184,6 +185,13 @@ json::value fake_client::request(std::string_view method, json::object params,
   return the_id;
 }
 
+std::optional<json::object> fake_client::ask(std::string_view method, json::object params,
+                                             std::optional<json::value> id) {
+  const auto sent = request(method, std::move(params), std::move(id));
+  mux_.run();
+  return answer(sent);
+}
+
 void fake_client::notify(std::string_view method, json::object params) {
   channel_->deliver({{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
 }
@@ -209,11 +217,14 @@ std::vector<json::object> fake_client::got(std::string_view method) const {
 
 mux::mux(std::string_view toml, std::function<void(mux&)> script)
     : dir_((quiet_logs(), make_temp_dir())),
-      state_("XDG_STATE_HOME", (dir_ + "/state").c_str()),
+      // Under a file, so that the state store cannot be made there: it is kept in memory (a
+      // file's fsyncs would cost each test tens of milliseconds).
+      state_("XDG_STATE_HOME", (dir_ + "/not-a-dir/state").c_str()),
       cache_("XDG_CACHE_HOME", (dir_ + "/cache").c_str()),
       config_("XDG_CONFIG_HOME", (dir_ + "/config").c_str()),
       runtime_("XDG_RUNTIME_DIR", dir_.c_str()),
       next_toml_(toml) {
+  std::ofstream(dir_ + "/not-a-dir").put('\n');
   auto cfg = load(toml);
   for (const auto& s : cfg.servers)
     servers_.emplace(s.name,

@@ -111,6 +111,9 @@ class fake_client {
   /// Sends a request; returns its id (1, 2, …; or `id` when given).
   json::value request(std::string_view method, json::object params = {},
                       std::optional<json::value> id = std::nullopt);
+  /// Sends a request, runs the loop, and returns the answer when there is one.
+  std::optional<json::object> ask(std::string_view method, json::object params = {},
+                                  std::optional<json::value> id = std::nullopt);
   void notify(std::string_view method, json::object params = {});
   void say(const json::object& msg) { channel_->deliver(msg); }
   /// Closes the connection (the client goes away).
@@ -135,7 +138,8 @@ class fake_client {
 };
 
 /// The daemon's core in process: a manager over `toml` (servers need only a name, a command and
-/// optionally `era`), its state in a fresh directory, every server a fake_server.
+/// optionally `era`), its state store in memory and its directories fresh (no test sees
+/// another's tool cache or pins), every server a fake_server.
 class mux {
  public:
   /// `script` sets up the fake servers before the manager starts them.

@@ -52,9 +52,7 @@ std::optional<json::object> reply_to(const fake_server& s, const json::value& id
 TEST(InprocCalls, AnswerReachesTheClientUnderItsOwnId) {
   mux m(one_server());
   fake_client c(m, false);
-  const auto id = c.request("tools/call", call_params("a__echo", "hello"), json::value("x-7"));
-  m.run();
-  auto answer = c.answer(id);
+  auto answer = c.ask("tools/call", call_params("a__echo", "hello"), json::value("x-7"));
   ASSERT_TRUE(answer);
   EXPECT_EQ(result_text(*answer), "hello");
   EXPECT_FALSE(answer->at("result").as_object().contains("resultType"));  // a legacy client
