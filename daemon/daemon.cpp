@@ -24,6 +24,7 @@
 
 #include "config/config.hpp"
 #include "config/secret_service.hpp"
+#include "core/guard.hpp"
 #include "core/manager.hpp"
 #include "core/oauth_store.hpp"
 #include "core/protocol/log.hpp"
@@ -204,14 +205,15 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
     if (now - last_read >= max_start_deferral && mgr.read_next_cached()) last_read = now;
     if (!mgr.starts_pending() || now - last_start < max_start_deferral) {
       const bool wait = first && mgr.starts_pending();
-      if ((wait ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
+      if (guarded([&] { return wait ? io.run_one_for(quiet_before_first_start) : io.poll(); }) > 0)
+        continue;
       if (io.stopped()) break;
       // Idle: the next server's cached tools read (when a snapshot listed them), then a start.
       const bool read = mgr.read_next_cached();
       if (read) last_read = now;
       if (!mgr.starts_pending()) continue;
       if (clients.writing() || now - mgr.last_attach() < new_client) {
-        if (!read) io.run_one_for(std::chrono::milliseconds(1));
+        if (!read) guarded([&] { return io.run_one_for(std::chrono::milliseconds(1)); });
         continue;
       }
     }
@@ -221,7 +223,10 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   }
   clients.clear();
   work.reset();
-  if (!io.stopped()) io.run();
+  // A handler's exception ends a run early (and is logged): run on. A run that ends of itself
+  // (out of work) returns 0 the next time.
+  while (!io.stopped() && guarded([&] { return io.run(); }) > 0) {
+  }
 }
 
 void print_errors(const config_result& r) {
