@@ -20,6 +20,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/protocol/clock.hpp"
+
 namespace mcpmux {
 
 class call;
