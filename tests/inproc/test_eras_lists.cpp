@@ -163,6 +163,34 @@ TEST(InprocEras, ModernServersInputRequiredAsksALegacyClient) {
   EXPECT_EQ(result_text(*answer), "\"accept\" st-1");
 }
 
+// The legacy client answers the server's question with an error: the call ends with an error,
+// and its progress route is gone (the server's progress on the old token reaches nobody).
+TEST(InprocEras, LegacyClientRefusingTheQuestionEndsTheCall) {
+  mux m(server_table("a", "modern"));
+  ask_first(m.server("a"), "st-3");
+  fake_client c(m, false, {{"elicitation", json::object{}}});
+  auto params = call_params("a__echo");
+  params["_meta"] = {{"progressToken", 5}};
+  const auto id = c.request("tools/call", params);
+  m.run();
+  auto asked = c.got("elicitation/create");
+  ASSERT_EQ(asked.size(), 1u);
+  c.say({{"jsonrpc", "2.0"},
+         {"id", asked[0].at("id")},
+         {"error", {{"code", -1}, {"message", "user closed the dialog"}}}});
+  m.run();
+  auto answer = c.answer(id);
+  ASSERT_TRUE(answer);
+  EXPECT_TRUE(answer->contains("error")) << json::serialize(*answer);
+  EXPECT_EQ(m.server("a").got("tools/call").size(), 1u);
+  const auto server_token =
+      m.server("a").got("tools/call").at(0).at("params").at("_meta").at("progressToken");
+  m.server("a").notify("notifications/progress",
+                       {{"progressToken", server_token}, {"progress", 1}});
+  m.run();
+  EXPECT_TRUE(c.got("notifications/progress").empty());
+}
+
 // Between a modern server and a modern client, input_required passes through: the client
 // retries itself, and its retry reaches the server with the answers and the server's state.
 TEST(InprocEras, ModernServersInputRequiredReachesAModernClient) {
@@ -201,20 +229,42 @@ TEST(InprocEras, ModernServersInputRequiredFailsForAClientWithoutTheCapability) 
 
 // --- list changes and quarantine
 
+// Server `server` lists one more tool, `name`, and says so.
+void add_tool(mux& m, const std::string& server, std::string_view name) {
+  auto& s = m.server(server);
+  auto added = fake_server::echo_tool();
+  added["name"] = name;
+  s.tools.push_back(added);
+  s.notify("notifications/tools/list_changed");
+  m.run();
+}
+
 // (An added tool is held by default like a changed one: `accept` lets it through.)
 TEST(InprocLists, ListChangedReachesClientsWithTheNewTool) {
   mux m(server_table("a", "legacy", "on_change = \"accept\"\n"));
   fake_client c(m, false);
   EXPECT_EQ(list_tools(c), names{"a__echo"});
-  auto& s = m.server("a");
-  auto added = fake_server::echo_tool();
-  added["name"] = "shout";
-  s.tools.push_back(added);
-  s.notify("notifications/tools/list_changed");
-  m.run();
-  EXPECT_EQ(s.got("tools/list").size(), 2u);
+  add_tool(m, "a", "shout");
+  EXPECT_EQ(m.server("a").got("tools/list").size(), 2u);
   EXPECT_EQ(c.got("notifications/tools/list_changed").size(), 1u);
   EXPECT_EQ(list_tools(c), (names{"a__echo", "a__shout"}));
+}
+
+// A modern client hears of list changes on its subscriptions/listen stream, tagged with the
+// stream's id; a legacy client beside it gets the plain notification.
+TEST(InprocLists, ListChangedReachesAModernClientsListenStream) {
+  mux m(server_table("a", "legacy", "on_change = \"accept\"\n"));
+  fake_client modern(m, true), legacy(m, false);
+  const auto stream =
+      modern.request("subscriptions/listen", {{"notifications", {{"toolsListChanged", true}}}});
+  m.run();
+  add_tool(m, "a", "shout");
+  auto changes = modern.got("notifications/tools/list_changed");
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].at("params").at("_meta").at("io.modelcontextprotocol/subscriptionId"),
+            stream);
+  EXPECT_EQ(legacy.got("notifications/tools/list_changed").size(), 1u);
+  EXPECT_EQ(list_tools(modern), (names{"a__echo", "a__shout"}));
 }
 
 // A tool whose definition changed after it was trusted is held back (on_change = quarantine,
