@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <tuple>
@@ -21,6 +20,7 @@
 #include "core/protocol/redact.hpp"
 #include "core/reload_plan.hpp"
 #include "core/session.hpp"
+#include "core/timer.hpp"
 #include "core/tool_cache.hpp"
 
 namespace mcpmux {
@@ -34,7 +34,7 @@ namespace asio = boost::asio;
 // batch is handed to the writer's thread.
 struct manager::audit_flusher {
   audit_flusher(asio::io_context& io, state_store& store) : timer(io), writer(store) {}
-  asio::steady_timer timer;
+  steady_timer timer;
   audit_writer writer;
   bool armed = false;
   std::uint64_t flushes = 0;
@@ -43,7 +43,7 @@ constexpr auto audit_flush_interval = std::chrono::milliseconds(200);
 
 struct manager::startup_gate {
   explicit startup_gate(asio::io_context& io) : timer(io) {}
-  asio::steady_timer timer;
+  steady_timer timer;
   std::vector<std::function<void()>> waiters;
   bool open = false;  ///< startup_wait has passed, or every server settled once
 };
@@ -65,7 +65,7 @@ struct manager::cache_start {
   /// While a snapshot lists the tools: the servers whose entries are still to be read
   /// (read_next_cached), the next last.
   std::vector<server_config> to_read;
-  asio::steady_timer keep_timer;  ///< after a start without a snapshot, keeps one
+  steady_timer keep_timer;  ///< after a start without a snapshot, keeps one
 };
 constexpr auto keep_snapshot_after = std::chrono::seconds(1);
 
@@ -322,7 +322,7 @@ std::string manager::instructions() const {
 
 void manager::attach(std::shared_ptr<session> s, std::uint64_t id) {
   sessions_.emplace(id, std::move(s));
-  last_attach_ = std::chrono::steady_clock::now();
+  last_attach_ = steady_clock::now();
 }
 
 // A new connection knows nothing of the old one's subscriptions: subscribe again.

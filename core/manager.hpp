@@ -42,7 +42,7 @@ struct daemon_info {
   std::string config_path;
   std::string http_url;         ///< the HTTP endpoint's /mcp ("" = off)
   std::string http_token_file;  ///< the token its requests need ("" = none: http_auth = "none")
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  steady_clock::time_point started = steady_clock::now();
   /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
   std::function<config_result()> reload_config;
   /// The socket a configuration would listen on (command line and environment applied), to
@@ -170,7 +170,7 @@ class manager : public upstream_observer {
     return sessions_;
   }
   /// When the latest client connected (the epoch when none has).
-  std::chrono::steady_clock::time_point last_attach() const { return last_attach_; }
+  steady_clock::time_point last_attach() const { return last_attach_; }
   /// (servers ready, servers enabled), for status lines.
   std::pair<std::size_t, std::size_t> ready_count() const;
 
@@ -273,7 +273,7 @@ class manager : public upstream_observer {
   std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   control_plane control_{*this};
   mrtr_registry mrtr_;
-  std::chrono::steady_clock::time_point last_attach_{};
+  steady_clock::time_point last_attach_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;
