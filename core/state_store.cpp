@@ -31,10 +31,11 @@ constexpr const char* schema =
     " server TEXT NOT NULL, name TEXT NOT NULL, duration_us INTEGER NOT NULL,"
     " outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL,"
     " detail TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS audit_time ON audit(time_ms);"  // the trim by age
-    // No query used the index by server (history's optional filters scan by id), and each row
-    // paid for it: stores made before 2026-12-04 lose it.
+    // No query needs an index beside the rowid (history scans by id; the trim by age looks at
+    // the oldest rows by id), and each row paid for one: stores made before 2026-12-04 lose the
+    // one by server, before 2026-12-05 the one by time (~1,000 instructions a row).
     "DROP INDEX IF EXISTS audit_server;"
+    "DROP INDEX IF EXISTS audit_time;"
     "CREATE TABLE IF NOT EXISTS tool_cache ("
     " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID;"
     // Every change to the tool cache moves its generation on; a catalogue snapshot is good
@@ -74,12 +75,15 @@ std::string column(sqlite3_stmt* s, int i) {
 
 // The audit insert: one statement for `rows` entries. A batch goes in by groups of
 // audit_group_rows (the statement's own cost, run and reset, paid once a group), the rest by one.
+// OR FAIL: a statement of several rows that may abort keeps a journal to undo its own rows
+// (~400 instructions a row); a failure here rolls the whole transaction back anyway.
 constexpr int audit_columns = 11;
 constexpr std::size_t audit_group_rows = 16;
 
 std::string audit_insert_sql(std::size_t rows) {
   std::string sql =
-      "INSERT INTO audit(time_ms, kind, client, profile, server, name, duration_us, outcome,"
+      "INSERT OR FAIL INTO audit(time_ms, kind, client, profile, server, name, duration_us, "
+      "outcome,"
       " request_bytes, response_bytes, detail) VALUES ";
   for (std::size_t r = 0; r < rows; ++r)
     sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?)";
@@ -307,10 +311,13 @@ std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms,
                                std::int64_t at_most) {
   std::lock_guard lock(impl_->m);
   const auto before = sqlite3_total_changes64(impl_->db);
-  // By age (the time index), then beyond the count (the rowid range): each stops at `at_most`.
+  // By age among the oldest `at_most` rows by id, then beyond the count (the rowid range).
+  // Rows go in as calls end and time_ms is when a call began, so the ids follow the times but
+  // for calls that overlapped: a row behind a younger one waits for it, at most the longest
+  // call's duration past its age.
   const std::string sql = fmt::format(
-      "DELETE FROM audit WHERE id IN"
-      " (SELECT id FROM audit WHERE time_ms < {0} ORDER BY time_ms LIMIT {2});"
+      "DELETE FROM audit WHERE id IN (SELECT id FROM"
+      " (SELECT id, time_ms FROM audit ORDER BY id LIMIT {2}) WHERE time_ms < {0});"
       "DELETE FROM audit WHERE id IN (SELECT id FROM audit"
       " WHERE id <= (SELECT max(id) FROM audit) - {1} ORDER BY id LIMIT {2});",
       now_ms - r.days * 86400000, r.max_rows, at_most);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -156,6 +157,27 @@ struct unbounded_sizes {
   static constexpr std::size_t max_string_size = std::size_t(-1);
 };
 
+// The first N bytes of a key or a value read in parts: enough to tell the few names compared
+// against. (A std::string paid a call, a strlen and a memcmp per comparison: ~700 instructions
+// of a reply's scan.)
+template <std::size_t N>
+class short_text {
+ public:
+  void append(json::string_view s) {
+    const std::size_t k = std::min(s.size(), N - n_);
+    std::memcpy(buf_ + n_, s.data(), k);
+    n_ += k;
+  }
+  void clear() { n_ = 0; }
+  bool operator==(std::string_view s) const {
+    return s.size() == n_ && std::memcmp(buf_, s.data(), n_) == 0;
+  }
+
+ private:
+  char buf_[N];
+  std::size_t n_ = 0;
+};
+
 // basic_parser events of a whole message, keeping only what a success response needs: the
 // top-level keys, the jsonrpc version, the id's text and the result's own isError. Anything else
 // stops the scan (false with `other` set), and the full parser takes over.
@@ -183,13 +205,13 @@ class response_scanner : public unbounded_sizes {
   }
   bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
   bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
-    if (auto* k = key_at_depth()) k->append(s.data(), std::min<std::size_t>(s.size(), 16));
+    if (auto* k = key_at_depth()) k->append(s);
     return true;
   }
   bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec) {
-    if (depth_ == 2 && in_result()) key2_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    if (depth_ == 2 && in_result()) key2_.append(s);
     if (depth_ != 1) return true;
-    key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    key_.append(s);
     if (key_ == "result") {
       if (has_result_) return stop(ec);
       has_result_ = true;
@@ -203,7 +225,7 @@ class response_scanner : public unbounded_sizes {
   bool on_string_part(json::string_view s, std::size_t, boost::system::error_code& ec) {
     return top_value(ec, [&] {
       if (key_ == "id") return false;
-      if (key_ == "jsonrpc") version_.append(s.data(), std::min<std::size_t>(s.size(), 8));
+      if (key_ == "jsonrpc") version_.append(s);
       return true;
     });
   }
@@ -263,7 +285,7 @@ class response_scanner : public unbounded_sizes {
   }
   bool in_result() const { return key_ == "result"; }
   // The key being read: a top-level one, or one of the result object's own.
-  std::string* key_at_depth() {
+  short_text<16>* key_at_depth() {
     if (depth_ == 1) return &key_;
     if (depth_ == 2 && in_result()) return &key2_;
     return nullptr;
@@ -280,9 +302,9 @@ class response_scanner : public unbounded_sizes {
 
   std::string_view line_;
   std::size_t depth_ = 0;
-  std::string key_;      ///< the current top-level key (first 16 bytes)
-  std::string key2_;     ///< the current key of the result object (first 16 bytes)
-  std::string version_;  ///< "jsonrpc"'s value (first 8 bytes)
+  short_text<16> key_;     ///< the current top-level key (first 16 bytes)
+  short_text<16> key2_;    ///< the current key of the result object (first 16 bytes)
+  short_text<8> version_;  ///< "jsonrpc"'s value (first 8 bytes)
   response_span span_{};
   bool has_id_ = false, has_result_ = false, has_version_ = false, other_ = false;
   bool is_error_ = false;
@@ -305,7 +327,7 @@ class head_reader : public unbounded_sizes {
   }
   bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
   bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
-    if (depth_ == 1) key_.append(s.data(), std::min<std::size_t>(s.size(), 16));
+    if (depth_ == 1) key_.append(s);
     return true;
   }
   bool on_key(json::string_view s, std::size_t n, boost::system::error_code& ec) {
@@ -374,7 +396,7 @@ class head_reader : public unbounded_sizes {
   }
 
   std::size_t depth_ = 0;
-  std::string key_;  ///< the current top-level key (first 16 bytes)
+  short_text<16> key_;  ///< the current top-level key (first 16 bytes)
 };
 
 json::parse_options parse_limits() {

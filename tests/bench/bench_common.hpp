@@ -154,6 +154,17 @@ class child {
   int from_child_ = -1;
 };
 
+// Reads `--flag value` pairs: `set(flag, value)` says whether it knew the flag. --help and -h
+// call usage(0); an unknown flag or a missing value, usage(2).
+template <class Set>
+void read_flags(int argc, char** argv, void (*usage)(int), Set set) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--help" || a == "-h") usage(0);
+    if (i + 1 >= argc || !set(a, std::string(argv[++i]))) usage(2);
+  }
+}
+
 // A private temporary directory, removed with its contents on destruction.
 class temp_dir {
  public:
@@ -175,7 +186,7 @@ class temp_dir {
 };
 
 // user+system CPU time of `pid` in seconds, from /proc/PID/stat.
-double cpu_seconds(pid_t pid) {
+[[maybe_unused]] double cpu_seconds(pid_t pid) {
   std::ifstream f(fmt::format("/proc/{}/stat", pid));
   std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const auto rp = s.rfind(')');
@@ -213,7 +224,7 @@ double self_cpu_seconds() {
 }
 
 // A "VmXXX:" line of /proc/PID/status in KiB.
-long status_kib(pid_t pid, std::string_view key) {
+[[maybe_unused]] long status_kib(pid_t pid, std::string_view key) {
   std::ifstream f(fmt::format("/proc/{}/status", pid));
   for (std::string line; std::getline(f, line);)
     if (line.rfind(key, 0) == 0) return std::strtol(line.c_str() + key.size(), nullptr, 10);
