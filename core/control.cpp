@@ -123,7 +123,7 @@ json::object control_plane::status(bool histograms) const {
   out["profiles"] = std::move(profiles);
   // Each client: who it is (never its command line: that may hold secrets) and what it sees.
   std::vector<const session*> by_id;
-  for (const auto& [id, s] : m_.sessions()) by_id.push_back(s.get());
+  for (const auto& [id, s] : m_.sessions().sessions()) by_id.push_back(s.get());
   std::sort(by_id.begin(), by_id.end(),
             [](const session* a, const session* b) { return a->id() < b->id(); });
   json::array sessions;
@@ -163,7 +163,7 @@ json::object control_plane::profile_status(const profile_set::view& v) const {
   p["unmatched"] = std::move(unmatched);
   std::size_t clients = 0;
   // (Control-only connections, such as `mcpmux status` itself, are not its clients.)
-  for (const auto& [id, s] : m_.sessions())
+  for (const auto& [id, s] : m_.sessions().sessions())
     clients += s->era() != mcp::era::unknown && s->profile() == v.settings.name;
   p["clients"] = clients;
   return p;
@@ -324,7 +324,7 @@ std::variant<json::value, rpc_error> control_plane::history(const json::object& 
     q.limit = static_cast<std::size_t>(l->get_int64());
   }
   json::array entries;
-  for (auto& e : m_.history(q))
+  for (auto& e : m_.audit_log().history(q))
     entries.push_back(json::object{{"time_ms", e.time_ms},
                                    {"kind", e.kind},
                                    {"client", e.client},

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <tuple>
 
-#include "core/audit_writer.hpp"
 #include "core/catalogue_snapshot.hpp"
 #include "core/naming.hpp"
 #include "core/protocol/modern.hpp"
@@ -29,17 +28,6 @@ namespace {
 namespace asio = boost::asio;
 
 }  // namespace
-
-// Batches the audit buffer into the state store: the first entry arms a short timer, and the
-// batch is handed to the writer's thread.
-struct manager::audit_flusher {
-  audit_flusher(asio::io_context& io, state_store& store) : timer(io), writer(store) {}
-  asio::steady_timer timer;
-  audit_writer writer;
-  bool armed = false;
-  std::uint64_t flushes = 0;
-};
-constexpr auto audit_flush_interval = std::chrono::milliseconds(200);
 
 struct manager::startup_gate {
   explicit startup_gate(asio::io_context& io) : timer(io) {}
@@ -82,7 +70,7 @@ manager::manager(asio::io_context& io, config cfg, daemon_info info, channel_fac
     upstreams_.emplace(cfg_.servers[i].name,
                        make_upstream(cfg_.servers[i], cfg_.daemon, &cached[i]));
   profiles_.configure(cfg_.profiles);
-  if (store_) flusher_ = std::make_unique<audit_flusher>(io_, *store_);
+  audit_ = std::make_unique<audit_buffer>(io_, store_.get(), cfg_.daemon);
 }
 
 // The state store; in memory (nothing kept across restarts) when its file cannot be opened. The
@@ -175,7 +163,7 @@ void manager::keep_snapshot() {
 }
 
 manager::~manager() {
-  flush_audit();
+  audit_->flush();
   *alive_ = false;
   for (auto& [name, up] : upstreams_) up->stop();
 }
@@ -240,44 +228,11 @@ void manager::release_waiters() {
 void manager::stop() {
   stopped_ = true;  // servers not started yet stay unstarted
   keep_snapshot();  // for the next start
-  flush_audit();
-  if (flusher_) flusher_->writer.drain();
+  audit_->drain();
   mrtr_.clear();
   for (auto& [key, up] : per_client_) up->stop();
   per_client_.clear();
   for (auto& [name, up] : upstreams_) up->stop();
-}
-
-void manager::audit(audit_entry e) {
-  if (!auditing()) return;
-  audit_buffer_.push_back(std::move(e));
-  if (flusher_->armed) return;
-  flusher_->armed = true;
-  flusher_->timer.expires_after(audit_flush_interval);
-  flusher_->timer.async_wait(
-      [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code) {
-        if (alive.expired()) return;
-        flusher_->armed = false;
-        flush_audit();
-      });
-}
-
-void manager::flush_audit() {
-  if (!flusher_) return;
-  if (auto error = flusher_->writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
-  if (audit_buffer_.empty()) return;
-  flusher_->writer.write(std::exchange(audit_buffer_, flusher_->writer.take_spare()));
-  // Retention now and then, not at every batch.
-  if (flusher_->flushes++ % 64 == 0)
-    flusher_->writer.trim({cfg_.daemon.audit_retention_days, cfg_.daemon.audit_max_rows},
-                          unix_now_ms());
-}
-
-std::vector<audit_entry> manager::history(const audit_query& q) {
-  if (!auditing()) return {};
-  flush_audit();
-  flusher_->writer.drain();
-  return store_->history(q);
 }
 
 // Every spawn is audited with its command line (secrets redacted).
@@ -320,15 +275,10 @@ std::string manager::instructions() const {
   return out;
 }
 
-void manager::attach(std::shared_ptr<session> s, std::uint64_t id) {
-  sessions_.emplace(id, std::move(s));
-  last_attach_ = std::chrono::steady_clock::now();
-}
-
 // A new connection knows nothing of the old one's subscriptions: subscribe again.
 void manager::on_upstream_ready(const std::string& server, upstream& up) {
   if (up.config().per_client) return;
-  up.resubscribe(subscriptions_.uris_of(server));
+  up.resubscribe(sessions_.subscribed_uris(server));
 }
 
 void manager::on_upstream_log(const std::string& server, const std::string& line) {
@@ -345,21 +295,7 @@ void manager::detach(std::uint64_t id) {
     it->second->stop();
     it = per_client_.erase(it);
   }
-  // A client that leaves drops its subscriptions, the tasks it watched and its logging level.
-  for (const auto& [server, uri] : subscriptions_.of_session(id)) unsubscribe(id, {server, uri});
-  std::vector<task_ref> watched;
-  for (const auto& [key, sessions] : task_watchers_)
-    if (sessions.count(id)) watched.push_back(key);
-  unwatch_tasks(id, watched);
-  if (session_log_levels_.erase(id)) push_log_level();
-  // Destroy after the erase: the session's destructor must not see itself in the map.
-  auto node = sessions_.extract(id);
-}
-
-void manager::close_sessions() {
-  auto all = std::move(sessions_);
-  sessions_.clear();
-  for (auto& [id, s] : all) s->close();
+  sessions_.detach(id);
 }
 
 void manager::on_upstream_changed(const std::string&) {
@@ -367,48 +303,8 @@ void manager::on_upstream_changed(const std::string&) {
 }
 
 void manager::on_upstream_notification(const std::string& server, const message& msg) {
-  const auto method = msg.method();
-  if (method == "notifications/message") return forward_log_message(server, msg);
-  if (method == "notifications/resources/updated") {
-    const auto* uri = msg.params().if_contains("uri");
-    if (!uri || !uri->is_string()) return;
-    const auto subscribers = subscriptions_.subscribers({server, std::string(uri->get_string())});
-    if (subscribers.empty()) return;
-    // Subscribers see the URI they subscribed to (an alias when the server's URI collides).
-    json::object params = msg.params();
-    for (const auto& [exposed, r] : cat_.routes(collection::resources))
-      if (r.server == server && r.original == uri->get_string()) params["uri"] = exposed;
-    const auto text = make_notification("notifications/resources/updated", params);
-    for (auto id : subscribers) notify_session(id, text);
-    return;
-  }
-  if (method == "notifications/tasks") {  // the tasks extension: to the sessions watching it
-    const auto* task = msg.params().if_contains("taskId");
-    auto it = task && task->is_string()
-                  ? task_watchers_.find({server, std::string(task->get_string())})
-                  : task_watchers_.end();
-    if (it == task_watchers_.end()) return;
-    json::object params = msg.params();
-    params["taskId"] = mcp::scoped_task_id(server, task->get_string());
-    const auto text = make_notification(method, params);
-    for (auto id : it->second) notify_session(id, text);
-    return;
-  }
-  log_.debug("notification {} from {} not forwarded", method, server);
-}
-
-// A server's log message goes to each client whose level admits it, named after the server.
-void manager::forward_log_message(const std::string& server, const message& msg) {
-  const auto* level = msg.params().if_contains("level");
-  const int severity = level && level->is_string() ? log_severity(level->get_string()) : -1;
-  json::object params = msg.params();
-  if (!params.contains("logger")) params["logger"] = server;
-  std::string text;
-  for (const auto& [id, wanted] : session_log_levels_) {
-    if (severity < log_severity(wanted)) continue;
-    if (text.empty()) text = make_notification("notifications/message", params);
-    if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
-  }
+  if (!sessions_.deliver(server, msg, cat_))
+    log_.debug("notification {} from {} not forwarded", msg.method(), server);
 }
 
 // Many changes in one turn of the loop (startup, reload) produce one rebuild and one notification.
@@ -466,8 +362,8 @@ void manager::rebuild() {
     if (changed[i])
       log_.debug("{} list now has {} items", to_string(static_cast<collection>(i)),
                  cat_.size(static_cast<collection>(i)));
-  notify_lists("", changed);
-  for (const auto& [name, c] : profile_changes) notify_lists(name, c);
+  sessions_.notify_lists("", changed);
+  for (const auto& [name, c] : profile_changes) sessions_.notify_lists(name, c);
 }
 
 // A server that is down keeps its last good lists; a stopped or disabled one does not.
@@ -483,20 +379,6 @@ std::vector<catalogue_source> manager::sources() const {
     out.push_back(std::move(s));
   }
   return out;
-}
-
-// Tells the clients of `profile` which of their lists changed.
-void manager::notify_lists(const std::string& profile,
-                           const std::array<bool, collection_count>& changed) {
-  if (std::none_of(changed.begin(), changed.end(), [](bool b) { return b; })) return;
-  // Listeners may unregister while being told; iterate over a copy.
-  auto ls = std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end());
-  for (std::size_t i = 0; i < collection_count; ++i) {
-    if (!changed[i]) continue;
-    for (auto* l : ls)
-      if (listeners_.count(l) && l->profile() == profile)
-        l->on_list_changed(static_cast<collection>(i));
-  }
 }
 
 std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::uint64_t session) {
@@ -616,32 +498,9 @@ json::object manager::downstream_capabilities() const {
   return out;
 }
 
-void manager::watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
-  std::set<std::string> changed;
-  for (const auto& t : tasks)
-    if (task_watchers_[t].insert(session).second) changed.insert(t.first);
-  for (const auto& server : changed) update_task_listen(server);
-}
-
-void manager::unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
-  std::set<std::string> changed;
-  for (const auto& t : tasks) {
-    auto it = task_watchers_.find(t);
-    if (it == task_watchers_.end() || !it->second.erase(session)) continue;
-    if (it->second.empty()) task_watchers_.erase(it);
-    changed.insert(t.first);
-  }
-  for (const auto& server : changed) update_task_listen(server);
-}
-
-void manager::update_task_listen(const std::string& server) {
-  auto up = find_upstream(server);
-  if (!up) return;
-  std::set<std::string> ids;
-  for (auto it = task_watchers_.lower_bound({server, std::string()});
-       it != task_watchers_.end() && it->first.first == server; ++it)
-    ids.insert(it->first.second);
-  up->listen_tasks(std::move(ids));
+// Each server's listen stream follows the tasks its sessions watch.
+void manager::listen_tasks(const std::string& server, std::set<std::string> ids) {
+  if (auto up = find_upstream(server)) up->listen_tasks(std::move(ids));
 }
 
 bool manager::offers_extension(std::string_view extension) const {
@@ -669,59 +528,30 @@ manager::cache_hint manager::list_cache_hint() const {
   return hint;
 }
 
-void manager::subscribe(std::uint64_t session, const route& r, subscribe_done done) {
-  const subscription_table::key key{r.server, r.original};
-  if (subscriptions_.subscribe(key, session, std::move(done)) !=
-      subscription_table::next::ask_server)
-    return;
-  auto alive_session = [this](std::uint64_t id) { return sessions_.count(id) > 0; };
-  auto up = find_upstream(r.server);
-  if (!up)
-    return subscriptions_.answered(key, rpc_code::invalid_params, "Unknown resource: " + r.original,
-                                   alive_session);
+void manager::subscribe_resource(const std::string& server, const std::string& uri,
+                                 subscription_table::done_fn done) {
+  auto up = find_upstream(server);
+  if (!up) return done(rpc_code::invalid_params, "Unknown resource: " + uri);
   up->subscribe_resource(
-      r.original, [this, key, alive_session, alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
+      uri, [done = std::move(done), alive = std::weak_ptr<bool>(alive_)](rpc_outcome out) {
         if (alive.expired()) return;
-        if (out.ec)
-          return subscriptions_.answered(key, rpc_code::connection_closed, out.ec.message(),
-                                         alive_session);
-        if (out.reply->kind != message_kind::error_response)
-          return subscriptions_.answered(key, 0, {}, alive_session);
+        if (out.ec) return done(rpc_code::connection_closed, out.ec.message());
+        if (out.reply->kind != message_kind::error_response) return done(0, {});
         // The server's refusal, as it gave it.
         const auto& err = out.reply->body["error"].as_object();
         const auto* code = err.at("code").if_int64();
-        subscriptions_.answered(key, code ? static_cast<int>(*code) : rpc_code::internal_error,
-                                std::string(err.at("message").as_string()), alive_session);
+        done(code ? static_cast<int>(*code) : rpc_code::internal_error,
+             std::string(err.at("message").as_string()));
       });
 }
 
-void manager::unsubscribe(std::uint64_t session, const route& r) {
-  if (!subscriptions_.unsubscribe({r.server, r.original}, session)) return;
-  if (auto up = find_upstream(r.server)) up->unsubscribe_resource(r.original);
-}
-
-int log_severity(std::string_view level) {
-  static constexpr std::string_view levels[] = {"debug", "info",     "notice", "warning",
-                                                "error", "critical", "alert",  "emergency"};
-  for (int i = 0; i < 8; ++i)
-    if (levels[i] == level) return i;
-  return -1;
-}
-
-void manager::set_session_log_level(std::uint64_t session, std::string level) {
-  if (level.empty())
-    session_log_levels_.erase(session);
-  else
-    session_log_levels_[session] = std::move(level);
-  push_log_level();
+void manager::unsubscribe_resource(const std::string& server, const std::string& uri) {
+  if (auto up = find_upstream(server)) up->unsubscribe_resource(uri);
 }
 
 // Every server is asked for the most verbose level any client wants.
-void manager::push_log_level() {
-  std::string most;
-  for (const auto& [id, level] : session_log_levels_)
-    if (most.empty() || log_severity(level) < log_severity(most)) most = level;
-  for (auto& [name, up] : upstreams_) up->set_log_level(most);
+void manager::set_log_level(const std::string& level) {
+  for (auto& [name, up] : upstreams_) up->set_log_level(level);
 }
 
 std::pair<std::size_t, std::size_t> manager::ready_count() const {
@@ -738,10 +568,6 @@ std::variant<json::value, rpc_error> manager::control(std::string_view method,
                                                       const json::object& params,
                                                       std::uint64_t session) {
   return control_.handle(method, params, session);
-}
-
-void manager::notify_session(std::uint64_t id, const std::string& text) {
-  if (auto s = sessions_.find(id); s != sessions_.end()) s->second->notify(text);
 }
 
 std::variant<json::value, rpc_error> manager::reload() {
@@ -769,7 +595,7 @@ std::variant<json::value, rpc_error> manager::reload() {
   }
   const bool socket_moves = info_.socket_for && info_.socket_for(next.daemon) != info_.socket_path;
   const auto plan = plan_reload(cfg_, next, socket_moves);
-  if (auto level = parse_log_level(next.daemon.log_level)) set_log_level(*level);
+  if (auto level = parse_log_level(next.daemon.log_level)) mcpmux::set_log_level(*level);
 
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> kept;
   auto keep = [&](const std::string& name) -> upstream* {
@@ -800,16 +626,12 @@ std::variant<json::value, rpc_error> manager::reload() {
   upstreams_ = std::move(kept);
   const auto source = next.source;
   cfg_ = std::move(next);
+  audit_->configure(cfg_.daemon);
   info_.config_path = source;
   for (auto& [name, up] : upstreams_) up->start();  // no-op for the ones already running
   // Clients of a profile that is gone see everything now. The views of added and changed
   // profiles are built at once (below), and their clients told what changed.
-  for (auto* l : std::vector<catalogue_listener*>(listeners_.begin(), listeners_.end())) {
-    if (l->profile().empty() || profiles_.find(l->profile())) continue;
-    l->profile_removed();
-    for (std::size_t i = 0; i < collection_count; ++i)
-      l->on_list_changed(static_cast<collection>(i));
-  }
+  sessions_.drop_profiles([&](const std::string& p) { return profiles_.find(p) != nullptr; });
   log_.info(
       "reloaded {}: {} added, {} removed, {} changed, {} refiltered, {} unchanged; {} profiles "
       "changed",

@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/audit_buffer.hpp"
 #include "core/catalogue.hpp"
 #include "core/control.hpp"
 #include "core/mrtr.hpp"
 #include "core/profiles.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/session_registry.hpp"
 #include "core/state_store.hpp"
 #include "core/subscriptions.hpp"
 #include "core/trust.hpp"
@@ -52,21 +54,7 @@ struct daemon_info {
   std::function<void()> on_change;
 };
 
-/// Someone to tell when a combined list changed (a session).
-class catalogue_listener {
- public:
-  virtual ~catalogue_listener() = default;
-  virtual void on_list_changed(collection c) = 0;
-  /// The profile whose lists it sees ("" = everything).
-  virtual const std::string& profile() const = 0;
-  /// Its profile is gone (a reload removed it): it sees everything from now on.
-  virtual void profile_removed() = 0;
-};
-
-/// A client's log messages level (`logging/setLevel`), for routing `notifications/message`.
-int log_severity(std::string_view level);  ///< debug = 0 … emergency = 7; -1 when unknown
-
-class manager : public upstream_observer {
+class manager : public upstream_observer, private registry_servers {
  public:
   /// `open` makes every connection to a server (the daemon's transports; a test's fakes).
   manager(boost::asio::io_context& io, config cfg, daemon_info info, channel_factory open);
@@ -128,9 +116,13 @@ class manager : public upstream_observer {
   /// A session's listen stream wants the status notifications of servers' tasks ((server, its
   /// own task id) pairs) / no longer does. Each server's listen stream follows the union of
   /// what sessions want, opened anew once per change.
-  using task_ref = std::pair<std::string, std::string>;
-  void watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks);
-  void unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks);
+  using task_ref = session_registry::task_ref;
+  void watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
+    sessions_.watch_tasks(session, tasks);
+  }
+  void unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
+    sessions_.unwatch_tasks(session, tasks);
+  }
   /// True when a modern server declares the extension (capabilities.extensions) in discover.
   bool offers_extension(std::string_view extension) const;
   /// How long a modern client may keep the combined lists, and whether they may be shared
@@ -148,29 +140,34 @@ class manager : public upstream_observer {
   /// (later ones, while it is in flight, wait for the same answer); `done` hears how it went:
   /// code 0, or the JSON-RPC error code and message to answer the client with.
   using subscribe_done = subscription_table::done_fn;
-  void subscribe(std::uint64_t session, const route& r, subscribe_done done);
-  void unsubscribe(std::uint64_t session, const route& r);
+  void subscribe(std::uint64_t session, const route& r, subscribe_done done) {
+    sessions_.subscribe(session, {r.server, r.original}, std::move(done));
+  }
+  void unsubscribe(std::uint64_t session, const route& r) {
+    sessions_.unsubscribe(session, {r.server, r.original});
+  }
   /// A session's logging level changed ("" = none); the servers are asked for the most verbose.
-  void set_session_log_level(std::uint64_t session, std::string level);
+  void set_session_log_level(std::uint64_t session, std::string level) {
+    sessions_.set_log_level(session, std::move(level));
+  }
   /// Upstream instructions joined, each under its server name, capped.
   std::string instructions() const;
   /// Runs `ready` once every enabled server has settled (ready, failed, or served from cache),
   /// or once startup_wait has passed since start — whichever is first. At once when settled.
   void when_settled(std::function<void()> ready);
 
-  void add_listener(catalogue_listener* l) { listeners_.insert(l); }
-  void remove_listener(catalogue_listener* l) { listeners_.erase(l); }
-  /// Sessions are owned here from connect to disconnect.
-  void attach(std::shared_ptr<session> s, std::uint64_t id);
+  void add_listener(catalogue_listener* l) { sessions_.add_listener(l); }
+  void remove_listener(catalogue_listener* l) { sessions_.remove_listener(l); }
+  /// Sessions are owned by the registry from connect to disconnect.
+  void attach(std::shared_ptr<session> s, std::uint64_t id) { sessions_.attach(std::move(s), id); }
   void detach(std::uint64_t id);
   /// Ends every session (shutdown).
-  void close_sessions();
-  std::size_t clients() const { return sessions_.size(); }
-  const std::unordered_map<std::uint64_t, std::shared_ptr<session>>& sessions() const {
-    return sessions_;
-  }
+  void close_sessions() { sessions_.close_all(); }
+  std::size_t clients() const { return sessions_.clients(); }
+  session_registry& sessions() { return sessions_; }
+  const session_registry& sessions() const { return sessions_; }
   /// When the latest client connected (the epoch when none has).
-  std::chrono::steady_clock::time_point last_attach() const { return last_attach_; }
+  std::chrono::steady_clock::time_point last_attach() const { return sessions_.last_attach(); }
   /// (servers ready, servers enabled), for status lines.
   std::pair<std::size_t, std::size_t> ready_count() const;
 
@@ -183,15 +180,10 @@ class manager : public upstream_observer {
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
-  /// Records an audited event: kept in memory and handed to the audit writer's thread in
-  /// batches (a few times a second, and at stop). Nothing when the audit log is off.
-  void audit(audit_entry e);
-  bool auditing() const { return store_ && cfg_.daemon.audit; }
-  /// Hands what is buffered to the writer now (for mcpmux/history, and at stop), and logs what
-  /// the writer could not keep.
-  void flush_audit();
-  /// The audit log's entries (after a flush); empty when it is off.
-  std::vector<audit_entry> history(const audit_query& q);
+  /// Records an audited event (core/audit_buffer.hpp). Nothing when the audit log is off.
+  void audit(audit_entry e) { audit_->audit(std::move(e)); }
+  bool auditing() const { return audit_->auditing(); }
+  audit_buffer& audit_log() { return *audit_; }
 
   /// What trust holds back of `server` (core/trust.hpp): its quarantined items, none when
   /// everything it offers is trusted.
@@ -227,7 +219,7 @@ class manager : public upstream_observer {
   }
   const catalogue& exposed() const { return cat_; }
   /// Sends a notification line to a session (dropped when it is gone).
-  void notify_session(std::uint64_t id, const std::string& text);
+  void notify_session(std::uint64_t id, const std::string& text) { sessions_.notify(id, text); }
 
   // upstream_observer
   void on_upstream_spawned(const std::string& server, int pid) override;
@@ -248,19 +240,18 @@ class manager : public upstream_observer {
   channel_factory open_;
   logger log_{"manager"};
   std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
-  /// Sessions watching a task's status, by (server, the server's task id).
-  std::map<std::pair<std::string, std::string>, std::set<std::uint64_t>> task_watchers_;
-  void update_task_listen(const std::string& server);
-  void forward_log_message(const std::string& server, const message& msg);
-  void push_log_level();
+  // registry_servers: what the sessions ask of the upstreams.
+  void set_log_level(const std::string& level) override;
+  void listen_tasks(const std::string& server, std::set<std::string> ids) override;
+  void subscribe_resource(const std::string& server, const std::string& uri,
+                          subscription_table::done_fn done) override;
+  void unsubscribe_resource(const std::string& server, const std::string& uri) override;
+  session_registry sessions_{*this};
 
   catalogue cat_;
   profile_set profiles_;
   std::unordered_set<std::string> warned_unmatched_;  ///< "profile\nsetting" warned of
   std::vector<catalogue_source> sources() const;
-  void notify_lists(const std::string& profile, const std::array<bool, collection_count>& changed);
-  subscription_table subscriptions_;
-  std::unordered_map<std::uint64_t, std::string> session_log_levels_;
   /// Per-client upstreams by (server, session).
   std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
   std::vector<std::weak_ptr<upstream>> to_start_;  ///< servers to start, in name order
@@ -269,11 +260,8 @@ class manager : public upstream_observer {
   bool stopped_ = false;  ///< stop() was called (shutdown)
   /// What the catalogue was last built from: (server, listed, lists version) and naming rules.
   std::vector<std::tuple<std::string, bool, std::uint64_t>> catalogue_signature_;
-  std::unordered_set<catalogue_listener*> listeners_;
-  std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   control_plane control_{*this};
   mrtr_registry mrtr_;
-  std::chrono::steady_clock::time_point last_attach_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   struct startup_gate;
   std::unique_ptr<startup_gate> gate_;
@@ -309,9 +297,7 @@ class manager : public upstream_observer {
   void keep_snapshot();
   struct cache_start;
   std::unique_ptr<cache_start> cache_start_;
-  std::vector<audit_entry> audit_buffer_;
-  struct audit_flusher;
-  std::unique_ptr<audit_flusher> flusher_;
+  std::unique_ptr<audit_buffer> audit_;  ///< after the store: destroyed (flushed) before it
 };
 
 }  // namespace mcpmux
