@@ -116,13 +116,14 @@ class session_registry {
 
   registry_servers& servers_;
   logger log_{"sessions"};
-  std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
   std::chrono::steady_clock::time_point last_attach_{};
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::string> log_levels_;
   subscription_table subscriptions_;
   /// Sessions watching a task's status, by (server, the server's task id).
   std::map<task_ref, std::set<std::uint64_t>> task_watchers_;
+  /// Last: destroyed first, while what a session's destructor reaches (listeners_) is there.
+  std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
 };
 
 }  // namespace mcpmux
