@@ -44,7 +44,7 @@ class audit_buffer {
   state_store* store_;
   bool enabled_ = false;
   audit_retention retention_;
-  logger log_{"audit"};
+  logger log_{"manager"};  ///< (the name its lines had before it was a unit)
   std::vector<audit_entry> buffer_;
   std::uint64_t flushes_ = 0;
   struct batching;  ///< the timer and the writer (Asio and threads stay out of this header)

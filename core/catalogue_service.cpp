@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/catalogue_snapshot.hpp"
+#include "core/protocol/modern.hpp"
 #include "core/upstream.hpp"
 
 namespace mcpmux {
@@ -156,6 +157,53 @@ std::vector<catalogue_source> catalogue_service::sources() const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+json::object catalogue_service::downstream_capabilities() const {
+  bool resources = false, subscribe = false, prompts = false, completions = false, logging = false;
+  for (const auto& [name, up] : upstreams_) {
+    const auto& caps = up->capabilities();
+    resources = resources || caps.contains("resources");
+    subscribe = subscribe || mcp::capability_flag(caps, "resources", "subscribe");
+    prompts = prompts || caps.contains("prompts");
+    completions = completions || caps.contains("completions");
+    logging = logging || caps.contains("logging");
+  }
+  json::object out;
+  out["tools"] = json::object{{"listChanged", true}};
+  if (resources) {
+    json::object r{{"listChanged", true}};
+    if (subscribe) r["subscribe"] = true;
+    out["resources"] = std::move(r);
+  }
+  if (prompts) out["prompts"] = json::object{{"listChanged", true}};
+  if (completions) out["completions"] = json::object{};
+  if (logging) out["logging"] = json::object{};
+  return out;
+}
+
+std::string catalogue_service::instructions() const {
+  std::string out;
+  for (const auto& [name, up] : upstreams_) {
+    if (up->instructions().empty()) continue;
+    if (!out.empty()) out += "\n\n";
+    out += "## " + name + "\n" + up->instructions();
+  }
+  if (out.size() > cfg_.daemon.max_instructions_bytes) {
+    out.resize(cfg_.daemon.max_instructions_bytes);
+    // Do not leave half a UTF-8 sequence at the cut.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+    out += "\n[truncated]";
+  }
+  return out;
+}
+
+bool catalogue_service::offers_extension(std::string_view extension) const {
+  return std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
+    return u.second->era() == mcp::era::modern &&
+           mcp::has_extension(u.second->capabilities(), extension);
+  });
 }
 
 }  // namespace mcpmux

@@ -1,7 +1,8 @@
 // The catalogue service: what clients see of the servers. It builds the combined lists and the
 // profiles' views (their search index within) from the upstreams' lists, less what trust holds
 // back (each server's lists judged against its pins when they change; the tool cache written
-// with what was trusted), and answers the route lookups and pages sessions ask for.
+// with what was trusted), answers the route lookups and pages sessions ask for, and joins what
+// the servers offer at initialize (capabilities, instructions).
 #pragma once
 
 #include <array>
@@ -72,6 +73,13 @@ class catalogue_service {
   const profile_set& profiles() const { return profiles_; }
   /// The profile a new client gets; an error when it named one that does not exist.
   std::variant<std::string, rpc_error> profile_for(const client_identity& who) const;
+
+  /// What clients are offered at initialize: the union of what the upstreams offer.
+  json::object downstream_capabilities() const;
+  /// Upstream instructions joined, each under its server name, capped.
+  std::string instructions() const;
+  /// True when a modern server declares the extension (capabilities.extensions) in discover.
+  bool offers_extension(std::string_view extension) const;
 
   // Trust (core/trust.hpp).
   /// What trust holds back of `server`: none when everything it offers is trusted.

@@ -126,23 +126,6 @@ std::shared_ptr<upstream> manager::find_upstream(std::string_view server) const 
   return it == upstreams_.end() ? nullptr : it->second;
 }
 
-std::string manager::instructions() const {
-  std::string out;
-  for (const auto& [name, up] : upstreams_) {
-    if (up->instructions().empty()) continue;
-    if (!out.empty()) out += "\n\n";
-    out += "## " + name + "\n" + up->instructions();
-  }
-  if (out.size() > cfg_.daemon.max_instructions_bytes) {
-    out.resize(cfg_.daemon.max_instructions_bytes);
-    // Do not leave half a UTF-8 sequence at the cut.
-    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
-    out += "\n[truncated]";
-  }
-  return out;
-}
-
 // A new connection knows nothing of the old one's subscriptions: subscribe again.
 void manager::on_upstream_ready(const std::string& server, upstream& up) {
   if (up.config().per_client) return;
@@ -198,39 +181,9 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
   });
 }
 
-json::object manager::downstream_capabilities() const {
-  bool resources = false, subscribe = false, prompts = false, completions = false, logging = false;
-  for (const auto& [name, up] : upstreams_) {
-    const auto& caps = up->capabilities();
-    resources = resources || caps.contains("resources");
-    subscribe = subscribe || mcp::capability_flag(caps, "resources", "subscribe");
-    prompts = prompts || caps.contains("prompts");
-    completions = completions || caps.contains("completions");
-    logging = logging || caps.contains("logging");
-  }
-  json::object out;
-  out["tools"] = json::object{{"listChanged", true}};
-  if (resources) {
-    json::object r{{"listChanged", true}};
-    if (subscribe) r["subscribe"] = true;
-    out["resources"] = std::move(r);
-  }
-  if (prompts) out["prompts"] = json::object{{"listChanged", true}};
-  if (completions) out["completions"] = json::object{};
-  if (logging) out["logging"] = json::object{};
-  return out;
-}
-
 // Each server's listen stream follows the tasks its sessions watch.
 void manager::listen_tasks(const std::string& server, std::set<std::string> ids) {
   if (auto up = find_upstream(server)) up->listen_tasks(std::move(ids));
-}
-
-bool manager::offers_extension(std::string_view extension) const {
-  return std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
-    return u.second->era() == mcp::era::modern &&
-           mcp::has_extension(u.second->capabilities(), extension);
-  });
 }
 
 // The combined lists change only when a server's do, and modern clients that listen hear of it:

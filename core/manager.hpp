@@ -4,7 +4,6 @@
 // and carries out reloads. Sessions call it; it forwards to the service that holds the job.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -13,9 +12,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <unordered_map>
-#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -112,7 +108,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   }
   const profile_set& profiles() const { return catalogue_.profiles(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
-  json::object downstream_capabilities() const;
+  json::object downstream_capabilities() const { return catalogue_.downstream_capabilities(); }
   /// A session's listen stream wants the status notifications of servers' tasks ((server, its
   /// own task id) pairs) / no longer does. Each server's listen stream follows the union of
   /// what sessions want, opened anew once per change.
@@ -124,7 +120,9 @@ class manager : public upstream_observer, private registry_servers, private cont
     sessions_.unwatch_tasks(session, tasks);
   }
   /// True when a modern server declares the extension (capabilities.extensions) in discover.
-  bool offers_extension(std::string_view extension) const;
+  bool offers_extension(std::string_view extension) const {
+    return catalogue_.offers_extension(extension);
+  }
   /// How long a modern client may keep the combined lists, and whether they may be shared
   /// across authorization contexts ("public") or not ("private").
   struct cache_hint {
@@ -151,7 +149,7 @@ class manager : public upstream_observer, private registry_servers, private cont
     sessions_.set_log_level(session, std::move(level));
   }
   /// Upstream instructions joined, each under its server name, capped.
-  std::string instructions() const;
+  std::string instructions() const { return catalogue_.instructions(); }
   /// Runs `ready` once every enabled server has settled (ready, failed, or served from cache),
   /// or once startup_wait has passed since start — whichever is first. At once when settled.
   void when_settled(std::function<void()> ready) { starts_.when_settled(std::move(ready)); }

@@ -20,7 +20,6 @@
 
 #include "core/catalogue.hpp"
 #include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
 #include "core/subscriptions.hpp"
 
 namespace mcpmux {
@@ -115,7 +114,6 @@ class session_registry {
   void update_task_listen(const std::string& server);
 
   registry_servers& servers_;
-  logger log_{"sessions"};
   std::chrono::steady_clock::time_point last_attach_{};
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::string> log_levels_;
