@@ -1,11 +1,11 @@
 #include "core/audit_buffer.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "config/config.hpp"
 #include "core/audit_writer.hpp"
 #include "core/protocol/clock.hpp"
+#include "core/timer.hpp"
 
 namespace mcpmux {
 
@@ -14,7 +14,7 @@ constexpr auto audit_flush_interval = std::chrono::milliseconds(200);
 // The first entry of a batch arms the timer; the batch goes to the writer's thread.
 struct audit_buffer::batching {
   batching(boost::asio::io_context& io, state_store& store) : timer(io), writer(store) {}
-  boost::asio::steady_timer timer;
+  steady_timer timer;
   audit_writer writer;
   bool armed = false;
 };

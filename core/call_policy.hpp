@@ -7,12 +7,13 @@
 #include <optional>
 
 #include "config/config.hpp"
+#include "core/protocol/clock.hpp"
 
 namespace mcpmux {
 
 class call_policy {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = mcpmux::steady_clock;
   using ms = std::chrono::milliseconds;
 
   /// `timeout`: per request (0 = none); `retry`: when a call is resent after a dropped connection;

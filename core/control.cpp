@@ -22,9 +22,8 @@ const logger& log() {
   return l;
 }
 
-std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
-      .count();
+std::int64_t ms_since(steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - t).count();
 }
 
 std::string first_line(const json::object& tool) {

@@ -1,11 +1,11 @@
 // Facts about the running daemon that core reports (status) or calls back (reload).
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <string>
 
 #include "config/config.hpp"
+#include "core/protocol/clock.hpp"
 
 namespace mcpmux {
 
@@ -14,7 +14,7 @@ struct daemon_info {
   std::string config_path;
   std::string http_url;         ///< the HTTP endpoint's /mcp ("" = off)
   std::string http_token_file;  ///< the token its requests need ("" = none: http_auth = "none")
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  steady_clock::time_point started = steady_clock::now();
   /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
   std::function<config_result()> reload_config;
   /// The socket a configuration would listen on (command line and environment applied), to

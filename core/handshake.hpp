@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/lists.hpp"
+#include "core/protocol/clock.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/versions.hpp"
 
@@ -71,7 +72,7 @@ struct list_outcome {
 
 class handshake {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = mcpmux::steady_clock;
   using action = handshake_action;
   /// The longest a detecting server/discover waits before the server is taken for legacy.
   static constexpr std::chrono::milliseconds probe_timeout{3000};

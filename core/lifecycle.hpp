@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/protocol/clock.hpp"
+
 namespace mcpmux {
 
 /// Where an upstream is in its life.
@@ -34,7 +36,7 @@ struct backoff_policy {
 /// The lifecycle. The owner performs the returned action and reports what happened.
 class lifecycle {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = mcpmux::steady_clock;
 
   enum class action {
     none,     ///< nothing to do

@@ -165,7 +165,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   session_registry& sessions() { return sessions_; }
   const session_registry& sessions() const { return sessions_; }
   /// When the latest client connected (the epoch when none has).
-  std::chrono::steady_clock::time_point last_attach() const { return sessions_.last_attach(); }
+  steady_clock::time_point last_attach() const { return sessions_.last_attach(); }
   /// (servers ready, servers enabled), for status lines.
   std::pair<std::size_t, std::size_t> ready_count() const;
 

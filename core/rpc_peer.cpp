@@ -2,9 +2,9 @@
 #include "core/rpc_peer.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "core/protocol/error.hpp"
+#include "core/timer.hpp"
 
 namespace mcpmux {
 namespace {
@@ -24,7 +24,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   std::optional<std::int64_t> request(std::string_view method, const json::value& params,
                                       std::optional<std::chrono::milliseconds> timeout,
-                                      response_handler done, reply_form form) override {
+                                      response_handler done, reply_form form,
+                                      request_tag* tag) override {
     if (closed_) {
       done({errc::transport_closed, std::nullopt, true});
       return std::nullopt;
@@ -33,7 +34,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     std::optional<steady_clock::duration> t;
     if (timeout) t = *timeout;
     const auto id =
-        pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw);
+        pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw, tag);
     if (auto ec = transport_->send(make_request(json::value(id), method, params))) {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
@@ -41,6 +42,10 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     if (timeout) arm_timer();
     return id;
   }
+
+  std::int64_t next_id() const override { return pending_.next_id(); }
+  request_tag* tag_of(std::int64_t id) const override { return pending_.tag(id); }
+  std::vector<request_tag*> tags() const override { return pending_.tags(); }
 
   bool notify(std::string_view method, const json::value& params) override {
     return !closed_ && !transport_->send(make_notification(method, params));
@@ -219,7 +224,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   std::shared_ptr<transport> transport_;
   rpc_peer_handlers handlers_;
-  asio::steady_timer timer_;
+  steady_timer timer_;
   std::optional<steady_clock::time_point> armed_;
   pending_table pending_;
   message_parser parser_;

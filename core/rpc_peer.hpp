@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/pending_table.hpp"
@@ -43,10 +44,18 @@ class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
   virtual void start() = 0;
   /// Sends a request; `done` runs once. A timeout also sends `notifications/cancelled` to the
   /// peer. Returns the wire id, or nullopt when the send failed (done has then already run).
+  /// `tag`: what the request belongs to (found again by tag_of while it is pending).
   virtual std::optional<std::int64_t> request(std::string_view method, const json::value& params,
                                               std::optional<std::chrono::milliseconds> timeout,
                                               response_handler done,
-                                              reply_form form = reply_form::parsed) = 0;
+                                              reply_form form = reply_form::parsed,
+                                              request_tag* tag = nullptr) = 0;
+  /// The id the next request gets (a call's progress token is its wire id).
+  virtual std::int64_t next_id() const = 0;
+  /// The tag of pending request `id` (null: none, or not pending).
+  virtual request_tag* tag_of(std::int64_t id) const = 0;
+  /// The tags of every pending request.
+  virtual std::vector<request_tag*> tags() const = 0;
   /// Sends a notification; false when the transport refused it.
   virtual bool notify(std::string_view method, const json::value& params) = 0;
   /// Sends a serialized message as is (a response to a peer's request).

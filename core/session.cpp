@@ -4,6 +4,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/guard.hpp"
 #include "core/protocol/error.hpp"
 #include "core/protocol/modern.hpp"
 
@@ -81,15 +82,10 @@ void session::end(std::string_view why) {
   ended_ = true;
   auto self = shared_from_this();
   manager_.remove_listener(this);
-  for (auto& [id, c] : calls_) {
-    audit_end(c, "cancelled");
-    if (c.bridge)
-      c.bridge->abandon("client disconnected");
-    else if (auto up = c.up.lock())
-      up->cancel(c.token, "client disconnected");
-  }
-  if (!calls_.empty()) log_.debug("cancelled {} calls in flight", calls_.size());
-  calls_.clear();
+  auto calls = std::exchange(calls_, {});
+  for (auto& [key, c] : calls) c->cancel("client disconnected");
+  if (!calls.empty()) log_.debug("cancelled {} calls in flight", calls.size());
+  log_calls_.clear();
   for (auto& [id, e] : asked_.take_all()) e.handler({errc::cancelled, std::nullopt});
   transport_->close();
   log_.debug("closed: {}", why);
@@ -145,14 +141,28 @@ void session::handle(std::variant<message, rpc_error> parsed, std::string_view t
     return reply_error(err->id, err->code, err->message);
   }
   auto& msg = std::get<message>(parsed);
-  switch (msg.kind) {
-    case message_kind::request:
-      return handle_request(msg);
-    case message_kind::notification:
-      return handle_notification(msg);
-    case message_kind::response:
-    case message_kind::error_response:
-      return handle_response(msg);
+  // The loop's edge for a client's message: whatever a handler throws fails this request alone.
+  try {
+    switch (msg.kind) {
+      case message_kind::request:
+        return handle_request(msg);
+      case message_kind::notification:
+        return handle_notification(msg);
+      case message_kind::response:
+      case message_kind::error_response:
+        return handle_response(msg);
+    }
+  } catch (...) {
+    const std::string why = what_of(std::current_exception());
+    log_.error("handling {} failed: {}",
+               msg.kind == message_kind::request || msg.kind == message_kind::notification
+                   ? std::string(msg.method())
+                   : std::string("a response"),
+               why);
+    if (msg.kind == message_kind::request && !ended_)
+      reply_error(
+          msg.id(), rpc_code::internal_error,
+          "Internal error: mcpmux failed to handle " + std::string(msg.method()) + ": " + why);
   }
 }
 
@@ -424,34 +434,47 @@ void session::serve_list(const json::value& id, collection c, const json::object
   });
 }
 
-// Sends a request upstream under a fresh id; the answer comes back under the client's.
+// The one way a request goes to a server: as a call, answered under the client's id. A modern
+// request's differences are the call's data: its era, its capabilities, the result's marks.
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
-                      std::function<void(json::object&)> rewrite, std::string_view exposed,
+                      std::function<void(json::object&)> after, std::string_view exposed,
                       const mcp::request_meta* meta) {
-  if (meta) return forward_modern(msg, up, std::move(rewrite), exposed, *meta);
-  const auto id = msg.id();
-  auto key = json::serialize(id);
+  auto& params = msg.body["params"].as_object();
+  call::request r;
+  if (meta) {
+    if ((params.contains("requestState") || params.contains("inputResponses")) &&
+        up->era() != mcp::era::modern)
+      return reply_error(
+          msg.id(), rpc_code::invalid_params,
+          "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
+              up->name() + "\" does not speak 2026-07-28)");
+    mcp::strip_protocol_meta(params);
+    modern_result_rules(msg.method(), *up, *meta, after);
+    r.era = mcp::era::modern;
+    r.capabilities = meta->capabilities;
+  }
+  r.client_id = msg.id();
+  r.key = json::serialize(r.client_id);
+  r.method = msg.method();
+  r.exposed = exposed;
+  r.after = std::move(after);
+  r.audit = audit_begin(r.method, exposed, up->name(), params);
+  r.params = std::move(msg.body["params"]);
   servers_used_.insert(up->name());
-  // Without a rewrite the answer is only relayed: it need not be parsed.
-  const auto form = rewrite ? reply_form::parsed : reply_form::raw;
-  auto done = [weak = weak_from_this(), id, key, rewrite = std::move(rewrite)](rpc_outcome out) {
-    auto self = weak.lock();
-    if (!self || self->ended_) return;  // the client is gone: the late answer is dropped
-    auto call = self->calls_.extract(key);
-    const auto outcome = outcome_of(out);  // (before relay_reply takes the reply's text)
-    if (rewrite && out.reply->kind == message_kind::response)
-      if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
-    auto text = relay_reply(id, *out.reply);
-    const auto bytes = text.size();
-    self->send(std::move(text));  // first: the audit need not delay the answer
-    if (call) self->audit_end(call.mapped(), outcome, bytes);
-  };
-  // Recorded before the call: a call that fails at once answers (and erases it) inside call().
-  auto& entry = calls_[key] = in_flight{up, 0};
-  audit_begin(entry, msg.method(), exposed, up->name(), msg.params());
-  const auto token = up->call(msg.method(), std::move(msg.body["params"]), std::move(done),
-                              std::weak_ptr<call_owner>(shared_from_this()), form);
-  if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
+  auto c = std::make_shared<call>(std::move(r), std::weak_ptr<call_caller>(shared_from_this()),
+                                  meta ? &manager_.mrtr() : nullptr);
+  // Entered before it starts: a call that fails at once is answered (and leaves) inside.
+  call_entered(c, meta ? meta->log_level : std::string());
+  up->start_call(std::move(c));
+}
+
+void session::call_replied(call& c, std::string text) {
+  call_left(c.key());
+  send(std::move(text));
+}
+
+void session::call_audited(audit_entry entry) {
+  manager_.audit(std::move(entry));
 }
 
 void session::subscription(message& msg, bool subscribe) {
@@ -492,19 +515,16 @@ void session::handle_notification(const message& msg) {
   if (method == "notifications/cancelled") {
     const auto* rid = msg.params().if_contains("requestId");
     if (!rid) return;
-    if (listens_.count(json::serialize(*rid))) return end_listen(json::serialize(*rid));
-    auto it = calls_.find(json::serialize(*rid));
+    const auto key = json::serialize(*rid);
+    if (listens_.count(key)) return end_listen(key);
+    auto it = calls_.find(key);
     if (it == calls_.end()) return;
     std::string reason = "cancelled by client";
     if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
       reason = r->get_string();
-    audit_end(it->second, "cancelled");
-    if (it->second.bridge)
-      it->second.bridge->abandon(reason);
-    else if (auto up = it->second.up.lock())
-      up->cancel(it->second.token, reason);
-    calls_.erase(it);
-    if (log_calls_.erase(json::serialize(*rid))) update_log_level();
+    auto c = it->second;
+    call_left(key);
+    c->cancel(reason);
     return;
   }
   if (method == "notifications/roots/list_changed") {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/call.hpp"
 #include "core/manager.hpp"
 #include "core/mrtr.hpp"
 #include "core/protocol/json_rpc.hpp"
@@ -30,8 +31,7 @@ std::string modern_list_members(const manager::cache_hint& hint);
 
 class session : public transport_events,
                 public catalogue_listener,
-                public call_owner,
-                public call_sink,
+                public call_caller,
                 public std::enable_shared_from_this<session> {
  public:
   /// Creates and starts a session over `t` for the client `who`; it removes itself from the
@@ -63,17 +63,14 @@ class session : public transport_events,
   void on_list_changed(collection c) override;
   const std::string& profile() const override { return profile_; }
   void profile_removed() override;
-  // call_owner
+  // call_caller (its calls' answers, progress, and a server's requests to a legacy client)
+  void call_replied(call& c, std::string text) override;
+  void call_audited(audit_entry entry) override;
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
   std::int64_t ask_client(std::string_view method, const json::value& params,
                           response_handler done) override;
   void cancel_ask(std::int64_t id, std::string_view reason) override;
-  // call_sink (a modern client's calls)
-  void call_answered(const json::value& client_id, std::string_view method,
-                     rpc_outcome out) override;
-  void call_needs_input(const json::value& client_id, json::object result) override;
-  void call_progress(const json::object& params) override;
 
  private:
   /// A parsed client message (`text` for the log when it was refused).
@@ -101,16 +98,18 @@ class session : public transport_events,
   void listen(const message& msg, const mcp::request_meta& meta);
   void route_task(message& msg, const mcp::request_meta& meta);
   void end_listen(const std::string& key);
-  void forward_modern(message& msg, const std::shared_ptr<upstream>& up,
-                      std::function<void(json::object&)> rewrite, std::string_view exposed,
-                      const mcp::request_meta& meta);
+  /// A modern result's rules for `method` through `up`, composed onto `after`.
+  static void modern_result_rules(std::string_view method, const upstream& up,
+                                  const mcp::request_meta& meta,
+                                  std::function<void(json::object&)>& after);
   void notify_listeners(std::string_view flag, std::string_view method, json::object params);
   void serve_list(const json::value& id, collection c, const json::object& params);
-  /// `rewrite` (optional) adjusts a successful result before it is relayed; `exposed` is the
-  /// name (or URI) the client called, which binds a modern client's retry to the same request;
-  /// `meta` is a modern request's _meta (its call is then a bridged_call).
+  /// Makes the request a call (core/call.hpp) and hands it to `up`. `after` (optional) adjusts
+  /// a successful result before it is relayed; `exposed` is the name (or URI) the client
+  /// called (audit; it binds a modern client's retry to the same request); `meta` is a modern
+  /// request's _meta: the era's differences are the call's data.
   void forward(message& msg, const std::shared_ptr<upstream>& up,
-               std::function<void(json::object&)> rewrite = {}, std::string_view exposed = {},
+               std::function<void(json::object&)> after = {}, std::string_view exposed = {},
                const mcp::request_meta* meta = nullptr);
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
@@ -141,30 +140,18 @@ class session : public transport_events,
   std::optional<std::string> closed_;  ///< the connection closed while some were waiting: why
   std::string protocol_version_;
   json::object client_capabilities_;
-  struct in_flight {
-    std::weak_ptr<upstream> up;
-    std::uint64_t token;
-    std::shared_ptr<bridged_call> bridge = {};  ///< a modern client's call
-    /// Its audit log entry, filled in when it ends (none for an unaudited method).
-    std::shared_ptr<audit_entry> audit = {};
-    std::chrono::steady_clock::time_point started = {};
-  };
   // The audit log (session_audit.cpp).
-  /// Starts the audit entry of a call of `method` to `server` for `exposed`.
-  void audit_begin(in_flight& f, std::string_view method, std::string_view exposed,
-                   const std::string& server, const json::object& params);
-  /// Ends it: `outcome` (ok, tool_error, error, timeout, cancelled, input_required) and the
-  /// size of the answer sent.
-  void audit_end(in_flight& f, std::string_view outcome, std::size_t response_bytes = 0);
+  /// The audit row of a call of `method` to `server` for `exposed`, begun (none when the audit
+  /// is off or the method is not audited).
+  std::optional<audit_entry> audit_begin(std::string_view method, std::string_view exposed,
+                                         const std::string& server, const json::object& params);
   /// A call refused before it reached a server (an unknown or hidden name): audited as
   /// `refused`, so that probing for hidden tools shows.
   void audit_refused(std::string_view method, std::string_view name, const json::object& params);
-  /// The outcome word of an answer.
-  static std::string_view outcome_of(const rpc_outcome& out);
   std::size_t message_bytes_ = 0;  ///< the size of the client message being handled
   std::string client_label_;       ///< who, for the audit log
-  /// Requests forwarded upstream, keyed by the client's id (serialized).
-  std::unordered_map<std::string, in_flight> calls_;
+  /// Its calls in flight, by the client's id (serialized).
+  std::unordered_map<std::string, std::shared_ptr<call>> calls_;
   /// Servers this client has sent requests to (they hear of its roots/list_changed).
   std::set<std::string> servers_used_;
   /// Requests mcpmux sent the client on a server's behalf (sampling, elicitation, roots).
@@ -181,8 +168,8 @@ class session : public transport_events,
   /// while any is in flight the session takes the servers' messages at the most verbose level.
   std::map<std::string, std::string> log_calls_;
   std::string log_level_;  ///< the level last given to the manager for this session
-  /// A modern client's call is in flight (under `key`; `log_level` from its _meta) / is not.
-  void call_entered(const std::string& key, in_flight f, const std::string& log_level);
+  /// A call is in flight (`log_level`: from a modern request's _meta) / is not.
+  void call_entered(std::shared_ptr<call> c, const std::string& log_level);
   void call_left(const std::string& key);
   void update_log_level();
 };

@@ -136,60 +136,30 @@ void session::route_task(message& msg, const mcp::request_meta& meta) {
   if (!up || up->era() != mcp::era::modern)
     return reply_error(id, rpc_code::invalid_params, "Unknown task: " + clip(scoped, 120));
   msg.body["params"].as_object()["taskId"] = parts->second;
-  forward_modern(
+  forward(
       msg, up, [server = up->name()](json::object& result) { scope_task_id(result, server); }, {},
-      meta);
+      &meta);
 }
 
-// A modern client's call: its owner at the upstream is a bridged_call, which turns the server's
-// requests to its client into input_required results.
-void session::forward_modern(message& msg, const std::shared_ptr<upstream>& up,
-                             std::function<void(json::object&)> rewrite, std::string_view exposed,
-                             const mcp::request_meta& meta) {
-  const auto id = msg.id();
-  const auto method = std::string(msg.method());
-  auto& params = msg.body["params"].as_object();
-  if ((params.contains("requestState") || params.contains("inputResponses")) &&
-      up->era() != mcp::era::modern)
-    return reply_error(
-        id, rpc_code::invalid_params,
-        "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
-            up->name() + "\" does not speak 2026-07-28)");
-  mcp::strip_protocol_meta(params);
-  // A call the server may turn into a task (the client declared the extension): the task's
-  // id is scoped to the server.
-  if (method == "tools/call" && up->era() == mcp::era::modern &&
+// What a modern client's result needs beyond the server's: a task's id scoped to its server (a
+// call the server may turn into a task, the client having declared the extension), and a read's
+// cache hints (a legacy server gives none: stale at once, not shared).
+void session::modern_result_rules(std::string_view method, const upstream& up,
+                                  const mcp::request_meta& meta,
+                                  std::function<void(json::object&)>& after) {
+  if (method == "tools/call" && up.era() == mcp::era::modern &&
       mcp::has_extension(meta.capabilities, mcp::tasks_extension))
-    rewrite = [server = up->name(), named = std::move(rewrite)](json::object& result) {
+    after = [server = up.name(), named = std::move(after)](json::object& result) {
       if (named) named(result);
       if (const auto* type = result.if_contains("resultType"); type && *type == "task")
         scope_task_id(result, server);
     };
-  // A read's result needs cache hints (a legacy server gives none: stale at once, not shared).
   if (method == "resources/read")
-    rewrite = [alias = std::move(rewrite)](json::object& result) {
+    after = [alias = std::move(after)](json::object& result) {
       if (alias) alias(result);
       if (!result.contains("ttlMs")) result["ttlMs"] = 0;
       if (!result.contains("cacheScope")) result["cacheScope"] = "private";
     };
-  auto call = std::make_shared<bridged_call>(manager_.mrtr(), method, std::string(exposed),
-                                             meta.capabilities);
-  call->attach(weak_from_this(), id);
-  servers_used_.insert(up->name());
-  const auto key = json::serialize(id);
-  in_flight f{up, 0, call};
-  audit_begin(f, msg.method(), exposed, up->name(), msg.params());
-  call_entered(key, std::move(f), meta.log_level);
-  const auto form = rewrite ? reply_form::parsed : reply_form::raw;
-  auto done = [call, rewrite = std::move(rewrite)](rpc_outcome out) {
-    if (rewrite && out.reply && out.reply->kind == message_kind::response)
-      if (auto* result = out.reply->body["result"].if_object()) rewrite(*result);
-    call->finish(std::move(out));
-  };
-  const auto token = up->call(method, std::move(msg.body["params"]), std::move(done),
-                              std::weak_ptr<call_owner>(call), form);
-  call->bind(up, token);
-  if (auto it = calls_.find(key); it != calls_.end()) it->second.token = token;
 }
 
 // A retry with the input a server asked for: takes the parked call back and goes on with it.
@@ -201,64 +171,27 @@ void session::resume_call(message& msg, const mcp::request_meta& meta) {
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: inputResponses must be an object");
   const auto* state = params.if_contains("requestState");
-  auto call = manager_.mrtr().take(state->get_string(), mrtr_registry::clock::now());
-  if (!call)
+  auto c = manager_.mrtr().take(state->get_string(), mrtr_registry::clock::now());
+  if (!c)
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: requestState is unknown, expired or already used");
-  if (!call->same_request(msg.method(), mcp::named_target(msg).value_or(""))) {
-    call->abandon("a retry named another request");
+  if (!c->same_request(msg.method(), mcp::named_target(msg).value_or(""))) {
+    c->cancel("a retry named another request");
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: requestState belongs to another request");
   }
-  call_entered(json::serialize(id), in_flight{call->upstream_ref(), call->token(), call},
-               meta.log_level);
-  call->attach(weak_from_this(), id);
-  call->resume(responses ? &responses->get_object() : nullptr);
+  c->attach(std::weak_ptr<call_caller>(shared_from_this()), id, json::serialize(id));
+  call_entered(c, meta.log_level);
+  c->resume(responses ? &responses->get_object() : nullptr);
 }
 
-void session::call_answered(const json::value& client_id, std::string_view method,
-                            rpc_outcome out) {
-  if (ended_) return;
-  const auto key = json::serialize(client_id);
-  auto* call = calls_.count(key) ? &calls_.at(key) : nullptr;
-  const auto outcome = outcome_of(out);  // (before relay_reply takes the reply's text)
-  auto& reply = *out.reply;
-  if (reply.kind == message_kind::error_response) {
-    // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
-    if (auto* e = reply.body["error"].if_object())
-      if (auto* code = e->if_contains("code");
-          code && code->is_int64() && code->get_int64() == -32002)
-        *code = rpc_code::invalid_params;
-    auto text = relay_reply(client_id, reply);
-    if (call) audit_end(*call, outcome, text.size());
-    call_left(key);
-    return send(std::move(text));
+void session::call_entered(std::shared_ptr<call> c, const std::string& log_level) {
+  const auto& key = c->key();
+  if (!log_level.empty()) {
+    log_calls_[key] = log_level;
+    update_log_level();
   }
-  // A success kept as text gets resultType spliced in; a parsed one on its object.
-  const bool raw = !reply.raw.empty();
-  if (!raw)
-    if (auto* result = reply.body["result"].if_object()) mcp::mark_complete(*result);
-  auto text = relay_reply(client_id, reply);
-  if (raw) mcp::mark_complete(text);
-  (void)method;
-  if (call) audit_end(*call, outcome, text.size());
-  call_left(key);
-  send(std::move(text));
-}
-
-void session::call_needs_input(const json::value& client_id, json::object result) {
-  if (ended_) return;
-  const auto key = json::serialize(client_id);
-  if (auto it = calls_.find(key); it != calls_.end()) audit_end(it->second, "input_required");
-  call_left(key);
-  send(make_result(client_id, result));
-}
-
-void session::call_entered(const std::string& key, in_flight f, const std::string& log_level) {
-  calls_[key] = std::move(f);
-  if (log_level.empty()) return;
-  log_calls_[key] = log_level;
-  update_log_level();
+  calls_[key] = std::move(c);
 }
 
 void session::call_left(const std::string& key) {
@@ -273,10 +206,6 @@ void session::update_log_level() {
   if (most == log_level_) return;
   log_level_ = most;
   manager_.set_session_log_level(id_, most);
-}
-
-void session::call_progress(const json::object& params) {
-  send(make_notification("notifications/progress", params));
 }
 
 // subscriptions/listen: acknowledges what it will send, then sends it (with the subscription's

@@ -17,7 +17,7 @@ int log_severity(std::string_view level) {
 
 void session_registry::attach(std::shared_ptr<session> s, std::uint64_t id) {
   sessions_.emplace(id, std::move(s));
-  last_attach_ = std::chrono::steady_clock::now();
+  last_attach_ = steady_clock::now();
 }
 
 void session_registry::detach(std::uint64_t id) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/catalogue.hpp"
+#include "core/protocol/clock.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/subscriptions.hpp"
 
@@ -72,7 +73,7 @@ class session_registry {
     return sessions_;
   }
   /// When the latest client connected (the epoch when none has).
-  std::chrono::steady_clock::time_point last_attach() const { return last_attach_; }
+  steady_clock::time_point last_attach() const { return last_attach_; }
   /// Sends a notification line to a session (dropped when it is gone).
   void notify(std::uint64_t id, const std::string& text) const;
 
@@ -114,7 +115,7 @@ class session_registry {
   void update_task_listen(const std::string& server);
 
   registry_servers& servers_;
-  std::chrono::steady_clock::time_point last_attach_{};
+  steady_clock::time_point last_attach_{};
   std::unordered_set<catalogue_listener*> listeners_;
   std::unordered_map<std::uint64_t, std::string> log_levels_;
   subscription_table subscriptions_;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "core/catalogue_snapshot.hpp"
+#include "core/timer.hpp"
 #include "core/upstream.hpp"
 
 namespace mcpmux {
@@ -13,10 +13,10 @@ constexpr auto keep_snapshot_after = std::chrono::seconds(1);
 
 struct start_scheduler::timers {
   explicit timers(boost::asio::io_context& io) : gate(io), keep(io) {}
-  boost::asio::steady_timer gate;
+  steady_timer gate;
   std::vector<std::function<void()>> waiters;
-  bool open = false;               ///< startup_wait has passed, or every server settled once
-  boost::asio::steady_timer keep;  ///< after a start without a snapshot, keeps one
+  bool open = false;  ///< startup_wait has passed, or every server settled once
+  steady_timer keep;  ///< after a start without a snapshot, keeps one
 };
 
 start_scheduler::start_scheduler(boost::asio::io_context& io, const upstream_map& upstreams)

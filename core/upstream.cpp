@@ -182,8 +182,7 @@ void upstream::stop() {
   note("stopped");
   perform(step);
   for (auto& e : queue_.take_all()) {
-    release_progress(*e.call);
-    e.call->done(
+    e.call->finish(
         error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" was stopped"));
   }
 }

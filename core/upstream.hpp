@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/call.hpp"
 #include "core/call_policy.hpp"
 #include "core/call_queue.hpp"
 #include "core/channel.hpp"
@@ -78,28 +79,6 @@ struct upstream_stats {
   /// `tool`: the tool of a tools/call, else empty.
   void record(std::chrono::microseconds d, bool error, std::string_view tool = {});
   std::optional<std::uint32_t> percentile(double p) const;
-};
-
-/// The client a forwarded request belongs to: where its progress goes, and who answers the
-/// server's requests made while serving it (sampling, elicitation, roots).
-class call_owner {
- public:
-  virtual ~call_owner() = default;
-  /// A notifications/progress of this call; `params` already carry the client's own token.
-  virtual void on_progress(const json::object& params) = 0;
-  /// True when the client declared the capability ("sampling", "elicitation", "roots") or, for
-  /// a modern client, the extension ("io.modelcontextprotocol/tasks").
-  virtual bool client_supports(std::string_view capability) const = 0;
-  /// True when the client takes a 2026-07-28 input_required result itself (it retries with the
-  /// answers); false when mcpmux must ask it with real requests and retry for it.
-  virtual bool takes_input_required() const { return false; }
-  /// Sends a request to the client; `done` gets its answer exactly once, unless cancel_ask()
-  /// comes first. Returns the request's id on the client connection (0 when it failed at once).
-  virtual std::int64_t ask_client(std::string_view method, const json::value& params,
-                                  response_handler done) = 0;
-  /// The server gave up on a request it asked through ask_client: the client hears
-  /// notifications/cancelled and `done` is dropped.
-  virtual void cancel_ask(std::int64_t id, std::string_view reason) = 0;
 };
 
 class upstream : public std::enable_shared_from_this<upstream> {
@@ -193,11 +172,11 @@ class upstream : public std::enable_shared_from_this<upstream> {
   const upstream_stats& stats() const { return stats_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  /// Forwards a request (e.g. tools/call) with `params` as is. Waits while connecting (bounded by
-  /// the timeout); fails fast when failed or stopped. `done` runs exactly once unless cancelled.
-  /// Returns a token for cancel(). `form`: see reply_form (raw when the answer is only relayed).
-  std::uint64_t call(std::string_view method, json::value params, response_handler done,
-                     std::weak_ptr<call_owner> owner = {}, reply_form form = reply_form::parsed);
+  /// Takes a call: sends it now, queues it while the server is connecting (bounded by the
+  /// timeout), or finishes it at once (stopped, disabled, waiting for a login).
+  void start_call(std::shared_ptr<call> c);
+  /// A request made on the server's behalf (subscriptions): `done` runs exactly once.
+  void request(std::string_view method, json::value params, response_handler done);
   /// A resource subscription on this server: resources/subscribe (2025-11-25), or a URI of its
   /// listen stream's resourceSubscriptions (2026-07-28, where the stream is opened anew).
   void subscribe_resource(const std::string& uri, response_handler done);
@@ -218,11 +197,13 @@ class upstream : public std::enable_shared_from_this<upstream> {
   static constexpr unsigned crash_loop_attempts = 3;
   /// Sends a notification to the server when connected (e.g. roots/list_changed).
   void notify(std::string_view method, const json::value& params);
-  /// Gives up on a call: the server is sent notifications/cancelled if it had the request.
-  void cancel(std::uint64_t token, std::string_view reason);
+  /// Gives up on a call (its caller cancelled or left): the server is sent
+  /// notifications/cancelled if it has the request.
+  void cancel(call& c, std::string_view reason);
+  /// A call ended (call::finish): its latency and outcome go into the stats.
+  void record(const call& c, bool failed);
 
  private:
-  struct queued_call;
   void perform(lifecycle::step s);
   std::shared_ptr<transport> open_channel();
   void connect();
@@ -246,27 +227,30 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void fail(std::string why);
   void wait_for_login(std::string why);
   void lose_connection(std::string why, bool needs_login);
-  void refuse_for_login(queued_call& c);
+  void refuse_for_login(call& c);
   void handle_request(const message& msg);
   void handle_notification(const message& msg);
   void on_cancelled(const message& msg);
-  void send_call(std::uint64_t token, std::shared_ptr<queued_call> c);
+  void send_call(std::shared_ptr<call> c);
   /// Adds a modern server's request _meta to `params` (capabilities as `owner` declared them).
-  void add_era_meta(json::value& params, const std::shared_ptr<call_owner>& owner) const;
+  void add_era_meta(json::value& params, const call_owner* owner) const;
+  /// The answer (or failure) of call `c` on the wire.
+  void call_answered(const std::shared_ptr<call>& c, rpc_outcome out);
   /// A modern server's input_required for a client that cannot take it: asks the client with
   /// real requests, then sends the call again with the answers. False when it does not apply.
-  bool fulfil_input(std::uint64_t token, const std::shared_ptr<queued_call>& c, rpc_outcome& out);
+  bool fulfil_input(const std::shared_ptr<call>& c, rpc_outcome& out);
   /// A modern server's listen stream for its list changes.
   void open_listen();
-  void listen_ended(std::chrono::steady_clock::duration lived, const message& reply);
+  void listen_ended(steady_clock::duration lived, const message& reply);
   void ensure_tool_headers();
   void build_tool_headers();
-  bool harmless_twice(const queued_call& c) const;
-  std::string not_repeated(const queued_call& c, const call_policy::dropped_call& d,
+  bool harmless_twice(const call& c) const;
+  std::string not_repeated(const call& c, const call_policy::dropped_call& d,
                            const std::string& why) const;
   void flush_queue();
-  void enqueue(std::uint64_t token, std::shared_ptr<queued_call> c);
-  void release_progress(const queued_call& c);
+  void enqueue(std::shared_ptr<call> c);
+  /// The calls on the wire on the current connection.
+  std::vector<call*> calls_on_wire() const;
   void expire_queue();
   void note(std::string line);
   std::optional<std::chrono::milliseconds> timeout_opt() const;
@@ -313,25 +297,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::deque<std::string> log_ring_;
   upstream_stats stats_;
 
-  struct queued_call {
-    std::string method;
-    json::value params;
-    response_handler done;
-    steady_clock::time_point started;
-    std::weak_ptr<call_owner> owner;
-    std::optional<std::int64_t> progress;  ///< the token this upstream was given, if any
-    bool retried = false;                  ///< already resent once after a dropped connection
-    reply_form form = reply_form::parsed;
-    int input_rounds = 0;  ///< input_required rounds fulfilled for the client
-  };
-  struct in_flight {
-    std::int64_t wire_id;
-    std::shared_ptr<queued_call> call;
-  };
-  progress_router<std::weak_ptr<call_owner>> progress_;  ///< this upstream's tokens → clients
   std::uint64_t next_token_ = 1;
-  call_queue<std::shared_ptr<queued_call>> queue_;     ///< waiting for ready
-  std::unordered_map<std::uint64_t, in_flight> sent_;  ///< token → the call on the wire
+  call_queue<std::shared_ptr<call>> queue_;  ///< waiting for ready
   /// The server's requests passed to a client (for their cancellation).
   request_router<std::weak_ptr<call_owner>> asked_;
   void ask_owner(const message& msg, std::string_view capability);

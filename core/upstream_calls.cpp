@@ -14,104 +14,90 @@
 
 namespace mcpmux {
 
-namespace {
-
-// The tool a tools/call names; empty for other methods.
-std::string_view tool_of(std::string_view method, const json::value& params) {
-  if (method != "tools/call") return {};
-  const auto* p = params.if_object();
-  const auto* name = p ? p->if_contains("name") : nullptr;
-  return name && name->is_string() ? std::string_view(name->get_string()) : std::string_view();
-}
-
-}  // namespace
-
-std::uint64_t upstream::call(std::string_view method, json::value params, response_handler done,
-                             std::weak_ptr<call_owner> owner, reply_form form) {
-  const auto token = next_token_++;
-  auto c = std::make_shared<queued_call>(queued_call{std::string(method), std::move(params),
-                                                     std::move(done), steady_clock::now(), owner,
-                                                     std::nullopt, false, form});
-  // A client's progress token is replaced by one unique on this upstream; progress comes back
-  // to that client only, under its own token.
-  c->progress = progress_.rewrite(c->params, owner, token);
+void upstream::start_call(std::shared_ptr<call> c) {
+  c->up_ = weak_from_this();
+  c->token_ = next_token_++;
   switch (visible_state()) {
     case upstream_state::ready:
-      send_call(token, std::move(c));
-      break;
+      return send_call(std::move(c));
     case upstream_state::connecting:
     case upstream_state::backoff:
-      enqueue(token, std::move(c));
-      expire_queue();
-      break;
+      enqueue(std::move(c));
+      return expire_queue();
     case upstream_state::needs_login:
-      refuse_for_login(*c);
-      break;
+      return refuse_for_login(*c);
     case upstream_state::stopped:
     case upstream_state::disabled:
-      release_progress(*c);
-      stats_.record(std::chrono::microseconds(0), true);
-      c->done(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is " +
-                                                           std::string(to_string(state()))));
+      c->finish(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\" is " +
+                                                             std::string(to_string(state()))));
   }
-  return token;
 }
 
-void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
+void upstream::request(std::string_view method, json::value params, response_handler done) {
+  start_call(std::make_shared<call>(std::string(method), std::move(params), std::move(done)));
+}
+
+void upstream::record(const call& c, bool failed) {
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c.started_);
+  stats_.record(elapsed, failed, c.tool());
+}
+
+void upstream::send_call(std::shared_ptr<call> c) {
   if (!peer_) {  // between connections: wait for the next one
-    enqueue(token, std::move(c));
+    enqueue(std::move(c));
     return expire_queue();
   }
   // A tool's x-mcp-header arguments travel as headers to a Streamable HTTP server.
-  if (c->method == "tools/call" && cfg_.type == server_type::http) ensure_tool_headers();
-  const auto remaining = policy().send_timeout(c->started, steady_clock::now());
-  auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
+  if (c->method_ == "tools/call" && cfg_.type == server_type::http) ensure_tool_headers();
+  const auto remaining = policy().send_timeout(c->started_, steady_clock::now());
+  add_era_meta(c->params_, c.get());
+  // The server's progress token is the request's wire id: progress finds its call by it.
+  if (c->progress_token_)
+    c->params_.as_object()["_meta"].as_object()["progressToken"] = peer_->next_id();
+  const auto form = c->done_ || c->after_ ? reply_form::parsed : reply_form::raw;
+  auto* tag = c.get();
+  auto answered = [weak = weak_from_this(), c](rpc_outcome out) {
+    c->wire_id_.reset();
     auto self = weak.lock();
-    if (!self) return c->done(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
-    self->sent_.erase(token);
-    // A dropped connection is worth one more try on the next one when the retry policy says
-    // the call cannot have run or cannot harm twice; the call waits in the queue, still
-    // bounded by its original deadline.
-    const bool dropped = out.ec == errc::transport_closed;
-    // (Whether the tool is harmless twice is looked up in its server's list: only when it counts.)
-    const call_policy::dropped_call drop{c->retried, self->state() == upstream_state::stopped,
-                                         !out.unsent, dropped && self->harmless_twice(*c)};
-    if (dropped && self->policy().resend_after_drop(drop)) {
-      c->retried = true;
-      self->log_.info("{} failed with a dropped connection; resending once after the reconnect",
-                      c->method);
-      self->enqueue(token, c);
-      if (self->state() == upstream_state::ready && self->peer_)
-        self->flush_queue();
-      else
-        self->expire_queue();
-      return;
-    }
-    if (!out.ec && self->fulfil_input(token, c, out)) return;
-    self->release_progress(*c);
-    const auto elapsed =
-        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c->started);
-    const bool failed = out.ec || out.reply->kind == message_kind::error_response;
-    const auto failure = [&] {
-      const auto& server = self->cfg_.name;
-      if (out.ec == errc::timeout)
-        return error_reply(rpc_code::request_timeout,
-                           "MCP server \"" + server + "\" did not answer " + c->method +
-                               " within " + std::to_string(self->timeout_.count()) + "ms");
-      std::string why = self->last_error_.empty() ? out.ec.message() : self->last_error_;
-      if (dropped && drop.reached_server && !drop.server_stopped)
-        why = self->not_repeated(*c, drop, why);
-      return error_reply(rpc_code::connection_closed, "MCP server \"" + server + "\": " + why);
-    };
-    c->done(out.ec ? failure() : std::move(out));  // first: the histograms need not delay it
-    self->stats_.record(elapsed, failed, tool_of(c->method, c->params));
+    if (!self)
+      return c->finish(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
+    self->call_answered(c, std::move(out));
   };
-  add_era_meta(c->params, c->owner.lock());
-  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
-  if (id) sent_[token] = in_flight{*id, std::move(c)};
+  c->wire_id_ = peer_->request(c->method_, c->params_, remaining, std::move(answered), form, tag);
 }
 
-void upstream::add_era_meta(json::value& params, const std::shared_ptr<call_owner>& owner) const {
+void upstream::call_answered(const std::shared_ptr<call>& c, rpc_outcome out) {
+  // A dropped connection is worth one more try on the next one when the retry policy says the
+  // call cannot have run or cannot harm twice; the call waits in the queue, still bounded by its
+  // original deadline.
+  const bool dropped = out.ec == errc::transport_closed;
+  // (Whether the tool is harmless twice is looked up in its server's list: only when it counts.)
+  const call_policy::dropped_call drop{c->retried_, state() == upstream_state::stopped, !out.unsent,
+                                       dropped && harmless_twice(*c)};
+  if (dropped && policy().resend_after_drop(drop)) {
+    c->retried_ = true;
+    log_.info("{} failed with a dropped connection; resending once after the reconnect",
+              c->method_);
+    enqueue(c);
+    if (state() == upstream_state::ready && peer_)
+      flush_queue();
+    else
+      expire_queue();
+    return;
+  }
+  if (!out.ec && fulfil_input(c, out)) return;
+  if (!out.ec) return c->finish(std::move(out));
+  if (out.ec == errc::timeout)
+    return c->finish(error_reply(rpc_code::request_timeout,
+                                 "MCP server \"" + cfg_.name + "\" did not answer " + c->method_ +
+                                     " within " + std::to_string(timeout_.count()) + "ms"));
+  std::string why = last_error_.empty() ? out.ec.message() : last_error_;
+  if (dropped && drop.reached_server && !drop.server_stopped) why = not_repeated(*c, drop, why);
+  c->finish(error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\": " + why));
+}
+
+void upstream::add_era_meta(json::value& params, const call_owner* owner) const {
   if (era_ != mcp::era::modern) return;
   if (!params.is_object()) params = json::object{};
   auto& p = params.as_object();
@@ -152,8 +138,7 @@ struct input_round {
 // A modern server's input_required for a legacy client: the client is asked each question as a
 // real request (it declared the capability), and the call is sent again with the answers and
 // the server's requestState — the legacy client never sees MRTR.
-bool upstream::fulfil_input(std::uint64_t token, const std::shared_ptr<queued_call>& c,
-                            rpc_outcome& out) {
+bool upstream::fulfil_input(const std::shared_ptr<call>& c, rpc_outcome& out) {
   constexpr int max_rounds = 10;
   if (era_ != mcp::era::modern || !out.reply || out.reply->kind != message_kind::response)
     return false;
@@ -170,15 +155,13 @@ bool upstream::fulfil_input(std::uint64_t token, const std::shared_ptr<queued_ca
   const auto* ro = result ? result->if_object() : nullptr;
   const auto* type = ro ? ro->if_contains("resultType") : nullptr;
   if (!type || !type->is_string() || type->get_string() != "input_required") return false;
-  auto owner = c->owner.lock();
-  if (owner && owner->takes_input_required()) return false;  // a modern client retries itself
+  if (c->takes_input_required()) return false;  // a modern client retries itself
   const auto refuse = [&](std::string why) {
-    release_progress(*c);
-    c->done(error_reply(rpc_code::invalid_request, "MCP server \"" + cfg_.name + "\" " + why));
+    c->finish(error_reply(rpc_code::invalid_request, "MCP server \"" + cfg_.name + "\" " + why));
     return true;
   };
-  if (!owner) return refuse("asked for input after its client left");
-  if (++c->input_rounds > max_rounds)
+  if (c->done_ || c->caller_.expired()) return refuse("asked for input after its client left");
+  if (++c->input_rounds_ > max_rounds)
     return refuse("asked for input more than " + std::to_string(max_rounds) + " times in one call");
   json::object requests;
   if (const auto* r = ro->if_contains("inputRequests"); r && r->is_object())
@@ -192,20 +175,20 @@ bool upstream::fulfil_input(std::uint64_t token, const std::shared_ptr<queued_ca
     const auto cap = capability_of(method);
     if (cap.empty())
       return refuse("asked for an input mcpmux does not know: " + std::string(method));
-    if (!owner->client_supports(cap))
+    if (!c->client_supports(cap))
       return refuse("needs " + std::string(method) + ", which this client did not declare (\"" +
                     std::string(cap) + "\" capability)");
   }
-  auto resend = [weak = weak_from_this(), token, c, state](json::object responses) {
+  auto resend = [weak = weak_from_this(), c, state](json::object responses) {
     auto self = weak.lock();
-    if (!self) return;
-    auto& p = c->params.as_object();
+    if (!self || c->finished()) return;
+    auto& p = c->params_.as_object();
     p["inputResponses"] = std::move(responses);
     if (state)
       p["requestState"] = *state;
     else
       p.erase("requestState");
-    self->enqueue(token, c);
+    self->enqueue(c);
     if (self->state() == upstream_state::ready && self->peer_) self->flush_queue();
   };
   if (requests.empty()) {  // state only: the server asks to be called again
@@ -217,32 +200,31 @@ bool upstream::fulfil_input(std::uint64_t token, const std::shared_ptr<queued_ca
   for (const auto& [key, req] : requests) {
     const auto& rq = req.get_object();
     const auto* params = rq.if_contains("params");
-    owner->ask_client(
-        rq.at("method").get_string(), params ? *params : json::value(json::object{}),
-        [round, key = std::string(key), resend, c](rpc_outcome a) {
-          if (round->over) return;
-          if (a.ec || !a.reply || a.reply->kind != message_kind::response) {
-            round->over = true;
-            c->done(error_reply(rpc_code::invalid_request,
-                                "the client did not answer the server's question \"" + key + "\"" +
-                                    (a.ec ? ": " + a.ec.message() : "")));
-            return;
-          }
-          round->responses[key] = std::move(a.reply->body["result"]);
-          if (--round->left == 0) {
-            round->over = true;
-            resend(std::move(round->responses));
-          }
-        });
+    c->ask_client(rq.at("method").get_string(), params ? *params : json::value(json::object{}),
+                  [round, key = std::string(key), resend, c](rpc_outcome a) {
+                    if (round->over) return;
+                    if (a.ec || !a.reply || a.reply->kind != message_kind::response) {
+                      round->over = true;
+                      c->finish(error_reply(rpc_code::invalid_request,
+                                            "the client did not answer the server's question \"" +
+                                                key + "\"" + (a.ec ? ": " + a.ec.message() : "")));
+                      return;
+                    }
+                    round->responses[key] = std::move(a.reply->body["result"]);
+                    if (--round->left == 0) {
+                      round->over = true;
+                      resend(std::move(round->responses));
+                    }
+                  });
   }
   return true;
 }
 
 // A call that may run twice without harm: anything but tools/call (reads, lists, completions,
 // subscriptions), or a tool the server annotates readOnlyHint or idempotentHint.
-bool upstream::harmless_twice(const queued_call& c) const {
-  if (c.method != "tools/call") return true;
-  const auto name = tool_of(c.method, c.params);
+bool upstream::harmless_twice(const call& c) const {
+  if (c.method() != "tools/call") return true;
+  const auto name = c.tool();
   if (name.empty()) return false;
   for (const auto& t : tools()) {
     const auto* n = t.if_contains("name");
@@ -258,11 +240,10 @@ bool upstream::harmless_twice(const queued_call& c) const {
 }
 
 // Why a call whose server went away mid-call was not sent again.
-std::string upstream::not_repeated(const queued_call& c, const call_policy::dropped_call& d,
+std::string upstream::not_repeated(const call& c, const call_policy::dropped_call& d,
                                    const std::string& why) const {
-  std::string what = c.method;
-  if (const auto tool = tool_of(c.method, c.params); !tool.empty())
-    what += " \"" + std::string(tool) + "\"";
+  std::string what = c.method();
+  if (const auto tool = c.tool(); !tool.empty()) what += " \"" + std::string(tool) + "\"";
   std::string reason;
   if (d.already_resent)
     reason = "it was already sent again once";
@@ -276,40 +257,39 @@ std::string upstream::not_repeated(const queued_call& c, const call_policy::drop
          "); the call was not repeated: " + reason;
 }
 
-void upstream::cancel(std::uint64_t token, std::string_view reason) {
-  if (auto it = sent_.find(token); it != sent_.end()) {
-    if (peer_) peer_->cancel(it->second.wire_id, reason);
-    release_progress(*it->second.call);
-    sent_.erase(it);
+void upstream::cancel(call& c, std::string_view reason) {
+  if (c.wire_id_) {
+    if (peer_) peer_->cancel(*std::exchange(c.wire_id_, std::nullopt), reason);
     return;
   }
-  if (auto c = queue_.remove(token)) release_progress(**c);
+  queue_.remove(c.token_);
 }
 
-// Into the queue at the call's place by start time (read before the call is moved in).
-void upstream::enqueue(std::uint64_t token, std::shared_ptr<queued_call> c) {
+// Into the queue at the call's place by start time.
+void upstream::enqueue(std::shared_ptr<call> c) {
   if (state() == upstream_state::needs_login) return refuse_for_login(*c);
-  const auto started = c->started;
+  const auto token = c->token_;
+  const auto started = c->started_;
   queue_.push(token, started, std::move(c));
 }
 
 // A call to a server that waits for a person's login fails at once, saying what to run.
-void upstream::refuse_for_login(queued_call& c) {
-  release_progress(c);
-  stats_.record(std::chrono::microseconds(0), true);
-  c.done(
+void upstream::refuse_for_login(call& c) {
+  c.finish(
       error_reply(rpc_code::connection_closed, "MCP server \"" + cfg_.name + "\": " + last_error_));
 }
 
-// The call's progress token leaves the router: its progress has nowhere to go any more.
-void upstream::release_progress(const queued_call& c) {
-  if (c.progress) progress_.release(*c.progress);
+std::vector<call*> upstream::calls_on_wire() const {
+  std::vector<call*> out;
+  if (peer_)
+    for (auto* tag : peer_->tags()) out.push_back(static_cast<call*>(tag));
+  return out;
 }
 
 void upstream::flush_queue() {
   while (state() == upstream_state::ready && peer_)
     if (auto e = queue_.pop())
-      send_call(e->token, std::move(e->call));
+      send_call(std::move(e->call));
     else
       return;
 }
@@ -325,8 +305,7 @@ void upstream::expire_queue() {
     if (state() == upstream_state::backoff) why += ", attempt " + std::to_string(lc_.attempt());
     why += ")";
     if (!last_error_.empty()) why += ": " + last_error_;
-    release_progress(*e.call);
-    e.call->done(error_reply(rpc_code::request_timeout, std::move(why)));
+    e.call->finish(error_reply(rpc_code::request_timeout, std::move(why)));
   }
   const auto next = queue_.next_deadline(rules);
   if (!next) return;
@@ -346,8 +325,8 @@ void upstream::handle_request(const message& msg) {
   } else if (method == "elicitation/create") {
     ask_owner(msg, "elicitation");
   } else if (method == "roots/list" && [&] {
-               for (const auto& [t, f] : sent_)
-                 if (auto o = f.call->owner.lock(); o && o->client_supports("roots")) return true;
+               for (auto* c : calls_on_wire())
+                 if (c->client_supports("roots")) return true;
                return false;
              }()) {
     ask_owner(msg, "roots");
@@ -374,13 +353,12 @@ void upstream::handle_request(const message& msg) {
 // the call it serves, so: the client whose call to this server started last and that declared
 // the capability (a heuristic, documented in docs/servers.md).
 void upstream::ask_owner(const message& msg, std::string_view capability) {
-  std::shared_ptr<call_owner> owner;
+  std::shared_ptr<call> owner;
   steady_clock::time_point latest{};
-  for (const auto& [token, f] : sent_)
-    if (auto o = f.call->owner.lock();
-        o && f.call->started >= latest && o->client_supports(capability)) {
-      owner = std::move(o);
-      latest = f.call->started;
+  for (auto* c : calls_on_wire())
+    if (c->started_ >= latest && !c->done_ && c->client_supports(capability)) {
+      owner = c->shared_from_this();
+      latest = c->started_;
     }
   const json::value server_id = msg.id();
   if (!owner) {
@@ -411,18 +389,15 @@ void upstream::ask_owner(const message& msg, std::string_view capability) {
 }
 
 void upstream::on_progress(const message& msg) {
+  // The server's progress token is the request's wire id (send_call).
   const auto* tok = msg.params().if_contains("progressToken");
-  const auto* route = tok ? progress_.find(*tok) : nullptr;
-  if (!route) return;
+  const auto* id = tok ? tok->if_int64() : nullptr;
+  auto* c = id && peer_ ? static_cast<call*>(peer_->tag_of(*id)) : nullptr;
+  if (!c) return;
   // Progress proves the server is working: the call's deadline starts again, up to the cap.
-  if (auto f = sent_.find(route->call); f != sent_.end() && peer_)
-    if (auto extend = policy().on_progress(f->second.call->started, steady_clock::now()))
-      peer_->extend(f->second.wire_id, *extend);
-  auto owner = route->owner.lock();
-  if (!owner) return;
-  json::object params = msg.params();
-  params["progressToken"] = route->client_token;
-  owner->on_progress(params);
+  if (auto extend = policy().on_progress(c->started_, steady_clock::now()))
+    peer_->extend(*id, *extend);
+  c->on_progress(msg.params());
 }
 
 // The server gave up on a request it asked a client (sampling, elicitation, roots): the client is

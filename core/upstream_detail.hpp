@@ -2,9 +2,9 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <string>
 
+#include "core/timer.hpp"
 #include "core/upstream.hpp"
 
 namespace mcpmux {
@@ -12,11 +12,11 @@ namespace mcpmux {
 struct upstream::timer_holder {
   explicit timer_holder(boost::asio::io_context& io)
       : handshake(io), queue(io), backoff(io), ping(io), listen(io) {}
-  boost::asio::steady_timer handshake;  ///< bounds spawn + initialize + tools/list
-  boost::asio::steady_timer queue;      ///< deadline of the oldest call waiting for ready
-  boost::asio::steady_timer backoff;    ///< next reconnect attempt
-  boost::asio::steady_timer ping;       ///< next liveness ping
-  boost::asio::steady_timer listen;     ///< reopening a listen stream the server ended
+  steady_timer handshake;  ///< bounds spawn + initialize + tools/list
+  steady_timer queue;      ///< deadline of the oldest call waiting for ready
+  steady_timer backoff;    ///< next reconnect attempt
+  steady_timer ping;       ///< next liveness ping
+  steady_timer listen;     ///< reopening a listen stream the server ended
 };
 
 /// A new version for an upstream's lists: unique across upstream objects, so a server replaced

@@ -109,7 +109,7 @@ void upstream::listen_ended(steady_clock::duration lived, const message& reply) 
 
 void upstream::subscribe_resource(const std::string& uri, response_handler done) {
   if (era_ != mcp::era::modern)
-    return void(call("resources/subscribe", json::object{{"uri", uri}}, std::move(done)));
+    return request("resources/subscribe", json::object{{"uri", uri}}, std::move(done));
   listen_uris_.insert(uri);
   if (state() == upstream_state::ready) open_listen();
   message ok;
@@ -120,7 +120,7 @@ void upstream::subscribe_resource(const std::string& uri, response_handler done)
 
 void upstream::unsubscribe_resource(const std::string& uri) {
   if (era_ != mcp::era::modern)
-    return void(call("resources/unsubscribe", json::object{{"uri", uri}}, [](rpc_outcome) {}));
+    return request("resources/unsubscribe", json::object{{"uri", uri}}, [](rpc_outcome) {});
   if (listen_uris_.erase(uri) && state() == upstream_state::ready) open_listen();
 }
 
@@ -257,7 +257,7 @@ void upstream::send_log_level() {
 }
 
 void upstream::call_optional(std::string_view method, json::value params) {
-  call(method, std::move(params), optional_call_handler(std::string(method)));
+  request(method, std::move(params), optional_call_handler(std::string(method)));
 }
 
 response_handler upstream::optional_call_handler(std::string method) {

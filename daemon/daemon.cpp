@@ -24,6 +24,7 @@
 
 #include "config/config.hpp"
 #include "config/secret_service.hpp"
+#include "core/guard.hpp"
 #include "core/manager.hpp"
 #include "core/oauth_store.hpp"
 #include "core/protocol/log.hpp"
@@ -195,33 +196,37 @@ void run_loop(asio::io_context& io, manager& mgr, client_outputs& clients) {
   // request is a moment away, and a start between them would make it wait.
   constexpr auto new_client = std::chrono::milliseconds(20);
   auto work = asio::make_work_guard(io);  // an idle poll() must not find the loop out of work
-  auto last_start = std::chrono::steady_clock::now();
+  auto last_start = steady_clock::now();
   auto last_read = last_start;
   bool first = true;
   while ((mgr.starts_pending() || mgr.cached_reads_pending()) && !io.stopped()) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = steady_clock::now();
     // The lists wait for the cached entries: a busy loop still reads one every so often.
     if (now - last_read >= max_start_deferral && mgr.read_next_cached()) last_read = now;
     if (!mgr.starts_pending() || now - last_start < max_start_deferral) {
       const bool wait = first && mgr.starts_pending();
-      if ((wait ? io.run_one_for(quiet_before_first_start) : io.poll()) > 0) continue;
+      if (guarded([&] { return wait ? io.run_one_for(quiet_before_first_start) : io.poll(); }) > 0)
+        continue;
       if (io.stopped()) break;
       // Idle: the next server's cached tools read (when a snapshot listed them), then a start.
       const bool read = mgr.read_next_cached();
       if (read) last_read = now;
       if (!mgr.starts_pending()) continue;
       if (clients.writing() || now - mgr.last_attach() < new_client) {
-        if (!read) io.run_one_for(std::chrono::milliseconds(1));
+        if (!read) guarded([&] { return io.run_one_for(std::chrono::milliseconds(1)); });
         continue;
       }
     }
     mgr.start_next();
     first = false;
-    last_start = std::chrono::steady_clock::now();
+    last_start = steady_clock::now();
   }
   clients.clear();
   work.reset();
-  if (!io.stopped()) io.run();
+  // A handler's exception ends a run early (and is logged): run on. A run that ends of itself
+  // (out of work) returns 0 the next time.
+  while (!io.stopped() && guarded([&] { return io.run(); }) > 0) {
+  }
 }
 
 void print_errors(const config_result& r) {

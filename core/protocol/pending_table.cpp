@@ -5,10 +5,10 @@ namespace mcpmux {
 
 std::int64_t pending_table::add(std::string method, steady_clock::time_point now,
                                 std::optional<steady_clock::duration> timeout,
-                                response_handler handler, bool raw_reply) {
+                                response_handler handler, bool raw_reply, request_tag* tag) {
   const auto id = next_id_++;
   const auto deadline = timeout ? now + *timeout : steady_clock::time_point::max();
-  entries_.emplace(id, entry{std::move(method), now, deadline, std::move(handler), raw_reply});
+  entries_.emplace(id, entry{std::move(method), now, deadline, std::move(handler), raw_reply, tag});
   if (timeout) deadlines_.emplace(deadline, id);
   return id;
 }

@@ -14,11 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/protocol/clock.hpp"
 #include "core/protocol/json_rpc.hpp"
 
 namespace mcpmux {
-
-using steady_clock = std::chrono::steady_clock;
 
 /// How a request ended: an answer (`reply`, a response or error response) or a failure (`ec`).
 struct rpc_outcome {
@@ -29,6 +28,14 @@ struct rpc_outcome {
 
 using response_handler = std::function<void(rpc_outcome)>;
 
+/// What a pending request belongs to, so that its owner can find it again by id (an upstream
+/// finds the call a progress notification or a server's request belongs to). The table does not
+/// own it: the request's handler does.
+class request_tag {
+ protected:
+  ~request_tag() = default;
+};
+
 /// Requests in flight on one connection, keyed by the integer id this side chose.
 class pending_table {
  public:
@@ -38,12 +45,13 @@ class pending_table {
     steady_clock::time_point deadline;  ///< time_point::max() = none
     response_handler handler;
     bool raw_reply = false;  ///< a success response may be delivered unparsed (message::raw)
+    request_tag* tag = nullptr;
   };
 
   /// Registers a request; returns its id (1, 2, 3, ...).
   std::int64_t add(std::string method, steady_clock::time_point now,
                    std::optional<steady_clock::duration> timeout, response_handler handler,
-                   bool raw_reply = false);
+                   bool raw_reply = false, request_tag* tag = nullptr);
   /// Removes and returns the entry for `id`, if any (an answer arrived, or the caller gave up).
   std::optional<entry> take(std::int64_t id);
   /// Moves a deadline (progress extends a call); false if unknown.
@@ -61,6 +69,20 @@ class pending_table {
     auto it = entries_.find(id);
     return it != entries_.end() && it->second.raw_reply;
   }
+  /// The tag of pending request `id`; null when it is not pending or has none.
+  request_tag* tag(std::int64_t id) const {
+    auto it = entries_.find(id);
+    return it == entries_.end() ? nullptr : it->second.tag;
+  }
+  /// Every pending request's tag (those that have one).
+  std::vector<request_tag*> tags() const {
+    std::vector<request_tag*> out;
+    for (const auto& [id, e] : entries_)
+      if (e.tag) out.push_back(e.tag);
+    return out;
+  }
+  /// The id the next request gets.
+  std::int64_t next_id() const { return next_id_; }
   /// True for an id this table handed out (answered, timed out or cancelled since, perhaps).
   bool issued(std::int64_t id) const { return id > 0 && id < next_id_; }
 

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/call.hpp"
 #include "core/mrtr.hpp"
 #include "core/protocol/modern.hpp"
 
@@ -81,10 +82,22 @@ TEST(modern_meta, mark_complete_adds_result_type_once_without_a_dom) {
   EXPECT_EQ(not_object, R"({"jsonrpc":"2.0","id":1,"result":[]})");
 }
 
+// A modern client's tools/call of "a__t", not yet answered by any server.
+std::shared_ptr<call> modern_call(mrtr_registry& reg, json::object capabilities = {},
+                                  std::weak_ptr<call_caller> caller = {}) {
+  call::request r;
+  r.method = "tools/call";
+  r.exposed = "a__t";
+  r.era = mcp::era::modern;
+  r.capabilities = std::move(capabilities);
+  r.params = json::object{{"name", "t"}};
+  return std::make_shared<call>(std::move(r), std::move(caller), &reg);
+}
+
 TEST(mrtr, a_state_takes_its_call_back_once_and_forgeries_find_nothing) {
   mrtr_registry reg(std::chrono::seconds(10));
   const auto t0 = mrtr_registry::clock::now();
-  auto call = std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{});
+  auto call = modern_call(reg);
   const auto state = reg.park(call, t0);
   EXPECT_TRUE(mrtr_registry::ours(state));
   EXPECT_FALSE(mrtr_registry::ours("eyJzZXJ2ZXIiOiJzdGF0ZSJ9"));
@@ -101,7 +114,7 @@ TEST(mrtr, a_state_takes_its_call_back_once_and_forgeries_find_nothing) {
 TEST(mrtr, a_parked_call_expires_and_its_questions_fail) {
   mrtr_registry reg(std::chrono::seconds(10));
   const auto t0 = mrtr_registry::clock::now();
-  auto call = std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{});
+  auto call = modern_call(reg);
   bool failed = false;
   call->ask_client("elicitation/create", json::object{{"message", "?"}},
                    [&](rpc_outcome out) { failed = static_cast<bool>(out.ec); });
@@ -120,18 +133,16 @@ namespace {
 TEST(mrtr, the_registry_is_bounded_and_the_oldest_call_gives_way) {
   mrtr_registry reg(std::chrono::seconds(100));
   const auto t0 = mrtr_registry::clock::now();
-  auto first = std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{});
+  auto first = modern_call(reg);
   bool first_failed = false;
   first->ask_client("roots/list", json::object{},
                     [&](rpc_outcome out) { first_failed = static_cast<bool>(out.ec); });
   const auto first_state = reg.park(first, t0);
   for (std::size_t i = 1; i < mrtr_registry::max_parked; ++i)
-    reg.park(std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{}),
-             t0 + std::chrono::milliseconds(i));
+    reg.park(modern_call(reg), t0 + std::chrono::milliseconds(i));
   EXPECT_EQ(reg.parked(), mrtr_registry::max_parked);
   EXPECT_FALSE(first_failed);
-  reg.park(std::make_shared<bridged_call>(reg, "tools/call", "a__t", json::object{}),
-           t0 + std::chrono::seconds(1));
+  reg.park(modern_call(reg), t0 + std::chrono::seconds(1));
   EXPECT_EQ(reg.parked(), mrtr_registry::max_parked);
   EXPECT_TRUE(first_failed);
   EXPECT_EQ(reg.take(first_state, t0 + std::chrono::seconds(1)), nullptr);
@@ -143,25 +154,32 @@ TEST(mrtr, the_registry_is_bounded_and_the_oldest_call_gives_way) {
 namespace mcpmux {
 namespace {
 
-// A sink that records what a bridged call tells its client.
-struct recording_sink : call_sink {
+// A caller that records what a modern call answers it: input_required results and the rest.
+struct recording_caller : call_caller {
   std::vector<json::object> asked;
-  std::vector<rpc_outcome> answered;
-  void call_answered(const json::value&, std::string_view, rpc_outcome out) override {
-    answered.push_back(std::move(out));
+  std::vector<json::value> answered;
+  void call_replied(call&, std::string text) override {
+    auto v = json::parse(text);
+    const auto& result = v.at("result").as_object();
+    if (result.contains("resultType") && result.at("resultType") == "input_required")
+      asked.push_back(result);
+    else
+      answered.push_back(std::move(v));
   }
-  void call_needs_input(const json::value&, json::object result) override {
-    asked.push_back(std::move(result));
+  void call_audited(audit_entry) override {}
+  void on_progress(const json::object&) override {}
+  bool client_supports(std::string_view) const override { return false; }
+  std::int64_t ask_client(std::string_view, const json::value&, response_handler) override {
+    return 0;
   }
-  void call_progress(const json::object&) override {}
+  void cancel_ask(std::int64_t, std::string_view) override {}
 };
 
 TEST(mrtr, an_answer_that_is_not_an_object_leaves_the_question_open_and_it_is_asked_again) {
   mrtr_registry reg;
-  auto sink = std::make_shared<recording_sink>();
-  auto call = std::make_shared<bridged_call>(reg, "tools/call", "a__t",
-                                             json::object{{"elicitation", json::object{}}});
-  call->attach(sink, 1);
+  auto sink = std::make_shared<recording_caller>();
+  auto call = modern_call(reg, json::object{{"elicitation", json::object{}}});
+  call->attach(sink, 1, "1");
   std::optional<rpc_outcome> server_got;
   call->ask_client("elicitation/create", json::object{{"message", "?"}},
                    [&](rpc_outcome out) { server_got = std::move(out); });
@@ -169,7 +187,7 @@ TEST(mrtr, an_answer_that_is_not_an_object_leaves_the_question_open_and_it_is_as
   const auto state = std::string(sink->asked[0].at("requestState").as_string());
   auto back = reg.take(state, mrtr_registry::clock::now());
   ASSERT_EQ(back, call);
-  call->attach(sink, 2);
+  call->attach(sink, 2, "2");
   json::object bad{{"q1", "not an object"}, {"zz", json::object{}}};
   call->resume(&bad);
   EXPECT_FALSE(server_got.has_value());  // the server was not given a string as a result
@@ -178,7 +196,7 @@ TEST(mrtr, an_answer_that_is_not_an_object_leaves_the_question_open_and_it_is_as
   EXPECT_NE(sink->asked[1].at("requestState"), sink->asked[0].at("requestState"));
   back = reg.take(std::string(sink->asked[1].at("requestState").as_string()),
                   mrtr_registry::clock::now());
-  call->attach(sink, 3);
+  call->attach(sink, 3, "3");
   json::object good{{"q1", json::object{{"action", "accept"}, {"content", json::object{}}}}};
   call->resume(&good);
   ASSERT_TRUE(server_got.has_value());

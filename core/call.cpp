@@ -1,0 +1,255 @@
+// The call: its ends (finish, cancel), the answer's text for either era, its audit row, and a
+// modern caller's bridge to a legacy server's questions (input_required and the retry).
+#include "core/call.hpp"
+
+#include <cerrno>
+#include <utility>
+
+#include "core/mrtr.hpp"
+#include "core/protocol/error.hpp"
+#include "core/protocol/modern.hpp"
+#include "core/upstream.hpp"
+
+namespace mcpmux {
+namespace {
+
+std::string key_of(std::int64_t n) {
+  std::string key(1, 'q');  // (not "q" + …: GCC 12 warns a false -Wrestrict there)
+  key += std::to_string(n);
+  return key;
+}
+
+std::optional<std::int64_t> number_of(std::string_view key) {
+  if (key.size() < 2 || key[0] != 'q') return std::nullopt;
+  std::int64_t n = 0;
+  for (char c : key.substr(1)) {
+    if (c < '0' || c > '9' || n > (INT64_MAX - 9) / 10) return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+// The caller's progress token, taken out of the request: the server is given the wire id.
+std::optional<json::value> take_progress_token(json::value& params) {
+  auto* p = params.if_object();
+  auto* meta = p ? p->if_contains("_meta") : nullptr;
+  auto* m = meta ? meta->if_object() : nullptr;
+  auto* tok = m ? m->if_contains("progressToken") : nullptr;
+  if (!tok) return std::nullopt;
+  return *tok;
+}
+
+}  // namespace
+
+call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
+    : caller_(std::move(caller)),
+      client_id_(std::move(r.client_id)),
+      key_(std::move(r.key)),
+      method_(std::move(r.method)),
+      params_(std::move(r.params)),
+      exposed_(std::move(r.exposed)),
+      era_(r.era),
+      capabilities_(std::move(r.capabilities)),
+      after_(std::move(r.after)),
+      audit_(std::move(r.audit)),
+      progress_token_(take_progress_token(params_)),
+      started_(steady_clock::now()),
+      mrtr_(mrtr) {}
+
+call::call(std::string method, json::value params, response_handler done)
+    : done_(std::move(done)),
+      method_(std::move(method)),
+      params_(std::move(params)),
+      progress_token_(take_progress_token(params_)),
+      started_(steady_clock::now()) {}
+
+std::string_view call::tool() const {
+  if (method_ != "tools/call") return {};
+  const auto* p = params_.if_object();
+  const auto* name = p ? p->if_contains("name") : nullptr;
+  return name && name->is_string() ? std::string_view(name->get_string()) : std::string_view();
+}
+
+void call::finish(rpc_outcome out) {
+  if (finished_) return;
+  drop_questions();  // the server's questions no longer matter once the call has ended
+  if (!out.reply) {  // every end the caller hears of is an answer
+    message msg{message_kind::error_response, {}};
+    msg.body = json::object{
+        {"error", {{"code", rpc_code::internal_error}, {"message", out.ec.message()}}}};
+    out.reply = std::move(msg);
+  }
+  auto caller = caller_.lock();
+  if (era_ == mcp::era::modern && client_id_.is_null() && caller && !done_) {
+    held_ = std::move(out);  // parked: the retry gets it
+    return;
+  }
+  finished_ = true;
+  const bool failed = out.ec || out.reply->kind == message_kind::error_response;
+  // The answer first: the stats and the audit need not delay it.
+  if (done_) {
+    std::exchange(done_, {})(std::move(out));
+  } else {
+    const auto outcome = outcome_of(out);  // (before the reply's text is taken)
+    auto text = reply_text(out);
+    const auto bytes = text.size();
+    if (caller) caller->call_replied(*this, std::move(text));
+    end_audit(outcome, bytes);
+  }
+  if (auto up = up_.lock()) up->record(*this, failed);
+}
+
+void call::cancel(std::string_view why) {
+  if (finished_) return;
+  finished_ = true;
+  drop_questions();
+  held_.reset();
+  if (auto up = up_.lock()) up->cancel(*this, why);
+  end_audit("cancelled", 0);
+}
+
+std::string call::reply_text(rpc_outcome& out) {
+  auto& reply = *out.reply;
+  if (reply.kind == message_kind::response && after_ && reply.raw.empty())
+    if (auto* result = reply.body["result"].if_object()) after_(*result);
+  if (era_ != mcp::era::modern) return relay_reply(client_id_, reply);
+  if (reply.kind == message_kind::error_response) {
+    // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
+    if (auto* e = reply.body["error"].if_object())
+      if (auto* code = e->if_contains("code");
+          code && code->is_int64() && code->get_int64() == -32002)
+        *code = rpc_code::invalid_params;
+    return relay_reply(client_id_, reply);
+  }
+  // A success kept as text gets resultType spliced in; a parsed one on its object.
+  const bool raw = !reply.raw.empty();
+  if (!raw)
+    if (auto* result = reply.body["result"].if_object()) mcp::mark_complete(*result);
+  auto text = relay_reply(client_id_, reply);
+  if (raw) mcp::mark_complete(text);
+  return text;
+}
+
+void call::end_audit(std::string_view outcome, std::size_t response_bytes) {
+  if (!audit_) return;
+  auto e = std::move(*audit_);
+  audit_.reset();
+  e.duration_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started_).count();
+  e.outcome = outcome;
+  e.response_bytes = static_cast<std::int64_t>(response_bytes);
+  if (auto caller = caller_.lock()) caller->call_audited(std::move(e));
+}
+
+void call::drop_questions() {
+  for (auto& [n, q] : std::exchange(questions_, {})) q.done({errc::cancelled, std::nullopt});
+}
+
+void call::attach(std::weak_ptr<call_caller> caller, json::value client_id, std::string key) {
+  caller_ = std::move(caller);
+  client_id_ = std::move(client_id);
+  key_ = std::move(key);
+}
+
+void call::resume(const json::object* responses) {
+  if (responses)
+    for (const auto& [key, value] : *responses) {
+      const auto n = number_of(key);
+      auto it = n ? questions_.find(*n) : questions_.end();
+      // An answer is a result object; anything else leaves the question open (asked again).
+      if (it == questions_.end() || !value.is_object()) continue;
+      auto done = std::move(it->second.done);
+      questions_.erase(it);
+      message answer;
+      answer.kind = message_kind::response;
+      answer.body["result"] = value;
+      done({{}, std::move(answer)});
+    }
+  if (held_) {
+    auto out = std::move(*held_);
+    held_.reset();
+    return finish(std::move(out));
+  }
+  if (!questions_.empty()) ask_caller();
+}
+
+void call::on_progress(const json::object& params) {
+  if (client_id_.is_null() || !progress_token_) return;  // parked, or nobody asked for it
+  auto caller = caller_.lock();
+  if (!caller) return;
+  json::object p = params;
+  p["progressToken"] = *progress_token_;
+  caller->on_progress(p);
+}
+
+bool call::client_supports(std::string_view capability) const {
+  if (era_ == mcp::era::modern)
+    return capabilities_.contains(capability) || mcp::has_extension(capabilities_, capability);
+  auto caller = caller_.lock();
+  return caller && caller->client_supports(capability);
+}
+
+std::int64_t call::ask_client(std::string_view method, const json::value& params,
+                              response_handler done) {
+  if (era_ != mcp::era::modern) {  // a legacy caller is asked with a real request
+    auto caller = caller_.lock();
+    if (!caller) {
+      done({errc::cancelled, std::nullopt});
+      return 0;
+    }
+    return caller->ask_client(method, params, std::move(done));
+  }
+  const auto n = next_key_++;
+  json::value p = params.is_object() ? params : json::value(json::object{});
+  // An input request carries no _meta and no task of its own (2026-07-28 schema).
+  p.as_object().erase("_meta");
+  p.as_object().erase("task");
+  questions_[n] = question{std::string(method), std::move(p), std::move(done)};
+  if (!client_id_.is_null()) ask_caller();
+  return n;
+}
+
+void call::cancel_ask(std::int64_t id, std::string_view reason) {
+  if (era_ != mcp::era::modern) {
+    if (auto caller = caller_.lock()) caller->cancel_ask(id, reason);
+    return;
+  }
+  questions_.erase(id);
+}
+
+void call::ask_caller() {
+  auto caller = caller_.lock();
+  if (!caller || !mrtr_) return cancel("client disconnected");
+  json::object requests;
+  for (const auto& [n, q] : questions_)
+    requests[key_of(n)] = json::object{{"method", q.method}, {"params", q.params}};
+  json::object result;
+  result["resultType"] = "input_required";
+  result["inputRequests"] = std::move(requests);
+  result["requestState"] = mrtr_->park(shared_from_this(), mrtr_registry::clock::now());
+  auto text = make_result(std::exchange(client_id_, nullptr), result);
+  const auto bytes = text.size();
+  caller->call_replied(*this, std::move(text));
+  end_audit("input_required", bytes);
+}
+
+std::string_view outcome_of(const rpc_outcome& out) {
+  if (out.ec == errc::cancelled) return "cancelled";
+  if (!out.reply) return "error";
+  const auto& r = *out.reply;
+  if (r.kind == message_kind::error_response) {
+    const auto* e = r.body.if_contains("error");
+    const auto* code = e && e->is_object() ? e->get_object().if_contains("code") : nullptr;
+    return code && code->is_int64() && code->get_int64() == rpc_code::request_timeout ? "timeout"
+                                                                                      : "error";
+  }
+  // A tool's own error: isError in its result (noted while the raw reply was scanned, or
+  // parsed).
+  if (!r.raw.empty()) return r.raw_is_error ? "tool_error" : "ok";
+  const auto* result = r.body.if_contains("result");
+  const auto* is_error =
+      result && result->is_object() ? result->get_object().if_contains("isError") : nullptr;
+  return is_error && is_error->is_bool() && is_error->get_bool() ? "tool_error" : "ok";
+}
+
+}  // namespace mcpmux

@@ -1,0 +1,176 @@
+// A call: one request a caller forwards to a server (tools/call, prompts/get, resources/read,
+// completion/complete, the tasks extension's tasks/*), from the request to its one answer.
+//
+// The call is the one owner of everything about it: the caller's id, the server's name for what
+// was asked, the deadline and the resend-once state, the caller's progress token, its era (what
+// a modern caller's answer needs, and the bridge that turns a legacy server's questions into
+// input_required), its audit row and the cancellation. Its caller holds it by the caller's id
+// (the session's table: cancellation and the client's end find it there); while it is on the wire
+// its connection's pending table holds it by wire id, which is also the progress token the server
+// is given, so a progress notification finds it without a table of its own.
+//
+// Every end goes through finish() (an answer, a tool's or the server's error, a timeout, the
+// connection closing, the server stopped or waiting for a login, the queue's deadline) or
+// cancel() (the caller cancelled or left, a parked call expired): the stats and the audit row are
+// recorded once, and the caller is answered once (never after a cancellation).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/protocol/json_rpc.hpp"
+#include "core/protocol/pending_table.hpp"
+#include "core/protocol/versions.hpp"
+#include "core/state_store.hpp"
+
+namespace mcpmux {
+
+class call;
+class upstream;
+class mrtr_registry;
+
+/// Whose call it is when a server asks something while serving it (sampling, elicitation,
+/// roots), and where its progress goes. A call is one; a legacy client's session is the one a
+/// call passes such requests on to.
+class call_owner {
+ public:
+  virtual ~call_owner() = default;
+  /// A notifications/progress of this call; `params` already carry the caller's own token.
+  virtual void on_progress(const json::object& params) = 0;
+  /// True when the client declared the capability ("sampling", "elicitation", "roots") or, for
+  /// a modern client, the extension ("io.modelcontextprotocol/tasks").
+  virtual bool client_supports(std::string_view capability) const = 0;
+  /// True when the client takes a 2026-07-28 input_required result itself (it retries with the
+  /// answers); false when mcpmux must ask it with real requests and retry for it.
+  virtual bool takes_input_required() const { return false; }
+  /// Sends a request to the client; `done` gets its answer exactly once, unless cancel_ask()
+  /// comes first. Returns the request's id on the client connection (0 when it failed at once).
+  virtual std::int64_t ask_client(std::string_view method, const json::value& params,
+                                  response_handler done) = 0;
+  /// The server gave up on a request it asked through ask_client: the client hears
+  /// notifications/cancelled and `done` is dropped.
+  virtual void cancel_ask(std::int64_t id, std::string_view reason) = 0;
+};
+
+/// Who a call answers: a client's session (later, a program in code mode).
+class call_caller : public call_owner {
+ public:
+  /// The answer to the request `c.client_id()`, as the text to send: the final one, or (a modern
+  /// caller) an input_required result, after which the call is parked until the retry. The
+  /// caller's request is over either way.
+  virtual void call_replied(call& c, std::string text) = 0;
+  /// The call's audit row, complete.
+  virtual void call_audited(audit_entry entry) = 0;
+};
+
+class call final : public call_owner,
+                   public request_tag,
+                   public std::enable_shared_from_this<call> {
+ public:
+  /// What a caller asks.
+  struct request {
+    json::value client_id;  ///< the caller's id for it
+    std::string key;        ///< the caller's key for it (its table's: the id serialized)
+    std::string method;
+    json::value params;   ///< as the server gets them (names already the server's own)
+    std::string exposed;  ///< the name or URI the caller used (audit, a retry's binding)
+    mcp::era era = mcp::era::legacy;  ///< the caller's
+    json::object capabilities;        ///< a modern caller's, declared in the request's _meta
+    /// Adjusts a successful result before it is relayed (an alias's URI, a task's scoped id,
+    /// cache hints); without one the answer is relayed as text, unparsed.
+    std::function<void(json::object&)> after;
+    std::optional<audit_entry> audit;  ///< its audit row, begun (none: not audited)
+  };
+
+  /// A caller's call; a modern caller's calls park in `mrtr` while they wait for input.
+  call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr = nullptr);
+  /// A request made on the server's behalf (subscriptions): `done` gets its one outcome.
+  call(std::string method, json::value params, response_handler done);
+
+  const json::value& client_id() const { return client_id_; }
+  const std::string& key() const { return key_; }
+  const std::string& method() const { return method_; }
+  const json::value& params() const { return params_; }
+  /// The tool of a tools/call (the server's name for it); empty for other methods.
+  std::string_view tool() const;
+  mcp::era era() const { return era_; }
+  bool finished() const { return finished_; }
+  /// The server to bind a retry to: `method` and `name` must be the request's own.
+  bool same_request(std::string_view method, std::string_view name) const {
+    return method == method_ && name == exposed_;
+  }
+
+  // The ends.
+  /// The server's part is over: answered, failed, timed out, refused. Answers the caller (a
+  /// modern call parked for its retry keeps the answer until then).
+  void finish(rpc_outcome out);
+  /// The caller gave up (cancelled, left) or the call expired while parked: the server is told
+  /// if it has the request, nobody is answered.
+  void cancel(std::string_view why);
+  /// A modern caller's retry takes the parked call: it answers `client_id` now.
+  void attach(std::weak_ptr<call_caller> caller, json::value client_id, std::string key);
+  /// The retry's answers (`responses`, may be null) to the server's questions: keys no question
+  /// waits for, and answers that are not objects, are ignored (a question left open is asked
+  /// again). Then the call goes on.
+  void resume(const json::object* responses);
+
+  // call_owner: the server's requests while it serves this call.
+  void on_progress(const json::object& params) override;
+  bool client_supports(std::string_view capability) const override;
+  bool takes_input_required() const override { return era_ == mcp::era::modern; }
+  std::int64_t ask_client(std::string_view method, const json::value& params,
+                          response_handler done) override;
+  void cancel_ask(std::int64_t id, std::string_view reason) override;
+
+ private:
+  friend class upstream;  // its side of the call: where it is, its wire id, resends
+  struct question {
+    std::string method;
+    json::value params;
+    response_handler done;
+  };
+  /// Sends input_required with every open question to the caller and parks.
+  void ask_caller();
+  /// The answer's text for the caller: the id its own, a modern result marked complete.
+  std::string reply_text(rpc_outcome& out);
+  void drop_questions();
+  void end_audit(std::string_view outcome, std::size_t response_bytes);
+
+  // Who and what.
+  std::weak_ptr<call_caller> caller_;
+  response_handler done_;  ///< a request on the server's behalf: no caller
+  json::value client_id_;  ///< null while a modern call is parked
+  std::string key_;
+  std::string method_;
+  json::value params_;
+  std::string exposed_;
+  mcp::era era_ = mcp::era::legacy;
+  json::object capabilities_;
+  std::function<void(json::object&)> after_;
+  std::optional<audit_entry> audit_;
+  std::optional<json::value> progress_token_;  ///< the caller's own (the server gets the wire id)
+  steady_clock::time_point started_;
+  bool finished_ = false;
+  // At the server (the upstream's side).
+  std::weak_ptr<upstream> up_;
+  std::uint64_t token_ = 0;              ///< its place in the upstream's queue
+  std::optional<std::int64_t> wire_id_;  ///< on the wire: the request's id there
+  bool retried_ = false;                 ///< already resent once after a dropped connection
+  int input_rounds_ = 0;                 ///< a modern server's input_required rounds fulfilled
+  // A modern caller's bridge (a legacy server's questions → input_required).
+  mrtr_registry* mrtr_ = nullptr;
+  std::map<std::int64_t, question> questions_;  ///< by our key number ("q<N>")
+  std::int64_t next_key_ = 1;
+  std::optional<rpc_outcome> held_;  ///< the final answer, come while parked
+};
+
+/// The outcome word of an answer, for the audit log: ok, tool_error, error, timeout, cancelled.
+std::string_view outcome_of(const rpc_outcome& out);
+
+}  // namespace mcpmux

@@ -1,0 +1,13 @@
+// Core's timer: an Asio timer on core's steady clock (core/protocol/clock.hpp), so that tests
+// that advance the clock see core's deadlines pass.
+#pragma once
+
+#include <boost/asio/basic_waitable_timer.hpp>
+
+#include "core/protocol/clock.hpp"
+
+namespace mcpmux {
+
+using steady_timer = boost::asio::basic_waitable_timer<steady_clock>;
+
+}  // namespace mcpmux
