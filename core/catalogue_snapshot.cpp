@@ -41,6 +41,15 @@ struct reader {
 
 }  // namespace
 
+catalogue_source source_of(const server_config& cfg) {
+  catalogue_source s{cfg.name, cfg.effective_prefix(), {}, {}};
+  s.shown[static_cast<std::size_t>(collection::tools)] = &cfg.tools_shown;
+  s.shown[static_cast<std::size_t>(collection::prompts)] = &cfg.prompts_shown;
+  s.shown[static_cast<std::size_t>(collection::resources)] = &cfg.resources_shown;
+  s.shown[static_cast<std::size_t>(collection::resource_templates)] = &cfg.resources_shown;
+  return s;
+}
+
 std::string catalogue_snapshot_key(const config& cfg) {
   std::string key(magic);
   put_str(key, cfg.daemon.tool_separator);

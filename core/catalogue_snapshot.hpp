@@ -22,6 +22,10 @@ struct snapshot_server {
   bool operator==(const snapshot_server&) const = default;
 };
 
+/// A server's place in the catalogue as its configuration gives it: name, prefix, filters (its
+/// lists and what trust holds back are the caller's).
+catalogue_source source_of(const server_config& cfg);
+
 /// What a start's tools list depends on in `cfg`: the naming rules, and each enabled server's
 /// name, prefix, tool filters and configuration hash (core/tool_cache.hpp). Trust plays no
 /// part: nothing is judged before a server is up, and the cache holds only what was trusted.

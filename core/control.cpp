@@ -7,8 +7,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/manager.hpp"
+#include "core/audit_buffer.hpp"
+#include "core/catalogue_service.hpp"
+#include "core/daemon_info.hpp"
 #include "core/session.hpp"
+#include "core/session_registry.hpp"
+#include "core/upstream.hpp"
 
 namespace mcpmux {
 namespace {
@@ -51,23 +55,28 @@ rpc_error bad_params(std::string msg) {
 
 }  // namespace
 
+std::shared_ptr<upstream> control_plane::find_upstream(std::string_view server) const {
+  auto it = s_.upstreams.find(server);
+  return it == s_.upstreams.end() ? nullptr : it->second;
+}
+
 json::object control_plane::status(bool histograms) const {
   json::object out;
   out["version"] = MCPMUX_VERSION;
   out["pid"] = ::getpid();
-  out["uptime_ms"] = ms_since(m_.info().started);
-  out["socket"] = m_.info().socket_path;
-  out["config"] = m_.info().config_path;
-  out["clients"] = m_.clients();
-  if (const auto& info = m_.info(); !info.http_url.empty())
+  out["uptime_ms"] = ms_since(s_.info.started);
+  out["socket"] = s_.info.socket_path;
+  out["config"] = s_.info.config_path;
+  out["clients"] = s_.sessions.clients();
+  if (const auto& info = s_.info; !info.http_url.empty())
     out["http"] = json::object{
         {"url", info.http_url},
         {"auth", info.http_token_file.empty() ? "none" : "token"},
         {"token_file",
          info.http_token_file.empty() ? json::value(nullptr) : json::value(info.http_token_file)}};
-  out["tools"] = m_.tool_count();
+  out["tools"] = s_.catalogue.exposed().routes(collection::tools).size();
   json::array servers;
-  for (const auto& [name, up] : m_.upstreams()) {
+  for (const auto& [name, up] : s_.upstreams) {
     json::object s;
     s["name"] = name;
     s["type"] = to_string(up->config().type);
@@ -96,7 +105,7 @@ json::object control_plane::status(bool histograms) const {
             ? json::value(std::max<std::int64_t>(0, -ms_since(up->life().next_try())))
             : json::value(nullptr);
     s["tools_from_cache"] = up->tools_from_cache();
-    s["quarantined"] = m_.quarantined(name).size();
+    s["quarantined"] = s_.catalogue.quarantined(name).size();
     s["on_change"] = to_string(up->config().on_change);
     s["trust"] = up->config().trust_ask ? "ask" : "auto";
     auto tail = up->stderr_tail(5);
@@ -118,11 +127,12 @@ json::object control_plane::status(bool histograms) const {
   }
   out["servers"] = std::move(servers);
   json::array profiles;
-  for (const auto& [name, view] : m_.profiles().views()) profiles.push_back(profile_status(*view));
+  for (const auto& [name, view] : s_.catalogue.profiles().views())
+    profiles.push_back(profile_status(*view));
   out["profiles"] = std::move(profiles);
   // Each client: who it is (never its command line: that may hold secrets) and what it sees.
   std::vector<const session*> by_id;
-  for (const auto& [id, s] : m_.sessions()) by_id.push_back(s.get());
+  for (const auto& [id, s] : s_.sessions.sessions()) by_id.push_back(s.get());
   std::sort(by_id.begin(), by_id.end(),
             [](const session* a, const session* b) { return a->id() < b->id(); });
   json::array sessions;
@@ -162,7 +172,7 @@ json::object control_plane::profile_status(const profile_set::view& v) const {
   p["unmatched"] = std::move(unmatched);
   std::size_t clients = 0;
   // (Control-only connections, such as `mcpmux status` itself, are not its clients.)
-  for (const auto& [id, s] : m_.sessions())
+  for (const auto& [id, s] : s_.sessions.sessions())
     clients += s->era() != mcp::era::unknown && s->profile() == v.settings.name;
   p["clients"] = clients;
   return p;
@@ -171,14 +181,15 @@ json::object control_plane::profile_status(const profile_set::view& v) const {
 // Every exposed tool in list order with its server, original name and first description line.
 // Built on demand: only `mcpmux tools` asks, and keeping it current cost every rebuild.
 json::array control_plane::tool_table(std::string_view profile) const {
-  const auto* view = profile.empty() ? nullptr : m_.profile(profile);
-  const auto& routes = (view ? view->shown : m_.exposed()).routes(collection::tools);  // name order
+  const auto* view = profile.empty() ? nullptr : s_.catalogue.profiles().find(profile);
+  const auto& routes =
+      (view ? view->shown : s_.catalogue.exposed()).routes(collection::tools);  // name order
   // Descriptions by (server, original), one server's list indexed at a time.
   std::map<std::string_view, std::unordered_map<std::string_view, const json::object*>> defs;
   auto definition = [&](const route& r) -> const json::object* {
     auto [it, fresh] = defs.try_emplace(r.server);
     if (fresh)
-      if (auto up = m_.find_upstream(r.server))
+      if (auto up = find_upstream(r.server))
         for (const auto& t : up->tools()) it->second.emplace(t.at("name").get_string(), &t);
     auto d = it->second.find(r.original);
     return d == it->second.end() ? nullptr : d->second;
@@ -204,10 +215,10 @@ json::array control_plane::tool_table(std::string_view profile) const {
 // when its definition changed since it was trusted and it is shown all the same.
 json::array control_plane::server_tools(const upstream& up) const {
   std::unordered_map<std::string_view, std::string_view> exposed;  // original → exposed name
-  for (const auto& [name, r] : m_.exposed().routes(collection::tools))
+  for (const auto& [name, r] : s_.catalogue.exposed().routes(collection::tools))
     if (r.server == up.name()) exposed.emplace(r.original, name);
   std::unordered_map<std::string_view, const trust_item*> held;
-  for (const auto& q : m_.quarantined(up.name()))
+  for (const auto& q : s_.catalogue.quarantined(up.name()))
     if (q.c == collection::tools) held.emplace(q.name, &q);
   json::array tools;
   tools.reserve(up.tools().size());
@@ -227,7 +238,7 @@ json::array control_plane::server_tools(const upstream& up) const {
     } else {
       row["state"] = "hidden";
     }
-    if (const auto* c = m_.changed_since_trust(up.name(), collection::tools, original))
+    if (const auto* c = s_.catalogue.changed_since_trust(up.name(), collection::tools, original))
       row["changed"] = json::object{
           {"why", to_string(c->why)}, {"time_ms", c->time_ms}, {"shown_by", c->shown_by}};
     tools.push_back(std::move(row));
@@ -247,7 +258,7 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
     const bool everything = !p || (p->is_string() && p->get_string().empty());
     if (const auto* s = params.if_contains("server"); s && everything) {  // one server's
       if (!s->is_string()) return bad_params("params.server must be a string");
-      auto up = m_.find_upstream(s->get_string());
+      auto up = find_upstream(s->get_string());
       if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
       auto tools = server_tools(*up);
       const auto* h = params.if_contains("hidden");
@@ -263,11 +274,11 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
     }
     if (everything) return json::value(json::object{{"tools", tool_table()}});
     if (!p->is_string()) return bad_params("params.profile must be a string");
-    const auto* view = m_.profile(p->get_string());
+    const auto* view = s_.catalogue.profiles().find(p->get_string());
     if (!view) {
       auto who = client_identity{};
       who.requested_profile = p->get_string();
-      return std::get<rpc_error>(m_.profile_for(who));
+      return std::get<rpc_error>(s_.catalogue.profile_for(who));
     }
     json::object out{{"tools", tool_table(p->get_string())}, {"profile", profile_status(*view)}};
     return json::value(std::move(out));
@@ -275,7 +286,7 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
   if (method == "mcpmux/logs" || method == "mcpmux/restart") {
     const auto* s = params.if_contains("server");
     if (!s || !s->is_string()) return bad_params("params.server (string) is required");
-    auto up = m_.find_upstream(s->get_string());
+    auto up = find_upstream(s->get_string());
     if (!up) return bad_params("no server named \"" + std::string(s->get_string()) + "\"");
     if (method == "mcpmux/restart") {
       log().info("restart of {} requested", up->name());
@@ -291,7 +302,7 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
       followers_[up->name()].insert(session);
     return json::value(json::object{{"server", up->name()}, {"lines", std::move(lines)}});
   }
-  if (method == "mcpmux/reload") return m_.reload();
+  if (method == "mcpmux/reload") return s_.actions.reload();
   if (method == "mcpmux/history") return history(params);
   if (method == "mcpmux/quarantine") return quarantine(params);
   if (method == "mcpmux/trust") return trust(params);
@@ -323,7 +334,7 @@ std::variant<json::value, rpc_error> control_plane::history(const json::object& 
     q.limit = static_cast<std::size_t>(l->get_int64());
   }
   json::array entries;
-  for (auto& e : m_.history(q))
+  for (auto& e : s_.audit.history(q))
     entries.push_back(json::object{{"time_ms", e.time_ms},
                                    {"kind", e.kind},
                                    {"client", e.client},
@@ -335,7 +346,8 @@ std::variant<json::value, rpc_error> control_plane::history(const json::object& 
                                    {"request_bytes", e.request_bytes},
                                    {"response_bytes", e.response_bytes},
                                    {"detail", e.detail}});
-  return json::value(json::object{{"enabled", m_.auditing()}, {"entries", std::move(entries)}});
+  return json::value(
+      json::object{{"enabled", s_.audit.auditing()}, {"entries", std::move(entries)}});
 }
 
 // mcpmux/quarantine {server?, diff?} → {"servers": [{server, trusted, trust, on_change,
@@ -343,15 +355,15 @@ std::variant<json::value, rpc_error> control_plane::history(const json::object& 
 std::variant<json::value, rpc_error> control_plane::quarantine(const json::object& params) const {
   const auto* only = params.if_contains("server");
   if (only && !only->is_string()) return bad_params("params.server must be a string");
-  if (only && !m_.find_upstream(only->get_string()))
+  if (only && !find_upstream(only->get_string()))
     return bad_params("no server named \"" + std::string(only->get_string()) + "\"");
   const auto* d = params.if_contains("diff");
   const bool with_diff = d && d->is_bool() && d->get_bool();
   json::array servers;
-  for (const auto& [name, up] : m_.upstreams()) {
+  for (const auto& [name, up] : s_.upstreams) {
     if (only && only->get_string() != name) continue;
     json::array items;
-    for (const auto& q : m_.quarantined(name)) {
+    for (const auto& q : s_.catalogue.quarantined(name)) {
       json::object item{{"kind", to_string(q.c)},
                         {"name", q.name},
                         {"why", to_string(q.why)},
@@ -371,7 +383,7 @@ std::variant<json::value, rpc_error> control_plane::quarantine(const json::objec
       items.push_back(std::move(item));
     }
     servers.push_back(json::object{{"server", name},
-                                   {"trusted", m_.trusted(name)},
+                                   {"trusted", s_.catalogue.trusted(name)},
                                    {"trust", up->config().trust_ask ? "ask" : "auto"},
                                    {"on_change", to_string(up->config().on_change)},
                                    {"items", std::move(items)}});
@@ -405,7 +417,7 @@ std::variant<json::value, rpc_error> control_plane::trust(const json::object& pa
       expected.emplace(kv.key(), kv.value().get_string());
     }
   }
-  return m_.approve(std::string(server->get_string()), names, all, expected);
+  return s_.actions.approve(std::string(server->get_string()), names, all, expected);
 }
 
 void control_plane::on_log(const std::string& server, const std::string& line) {
@@ -415,7 +427,7 @@ void control_plane::on_log(const std::string& server, const std::string& line) {
   const auto text = make_notification("notifications/mcpmux/log",
                                       json::object{{"server", server}, {"line", line}});
   for (auto id : std::vector<std::uint64_t>(it->second.begin(), it->second.end()))
-    m_.notify_session(id, text);
+    s_.sessions.notify(id, text);
 }
 
 void control_plane::forget(std::uint64_t session) {

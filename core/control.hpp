@@ -1,10 +1,11 @@
 // The control plane: the mcpmux/* methods (status, tools, logs with follow, restart, reload),
-// answered from what the manager holds. Sessions reach it through manager::control; the page
-// and the CLI show nothing a control method does not give.
+// answered from the services the manager composes (control_services). Sessions reach it
+// through manager::control; the page and the CLI show nothing a control method does not give.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,11 +15,15 @@
 
 #include "core/profiles.hpp"
 #include "core/protocol/json_rpc.hpp"
+#include "core/upstream_map.hpp"
 
 namespace mcpmux {
 
-class manager;
+class audit_buffer;
+class catalogue_service;
+class session_registry;
 class upstream;
+struct daemon_info;
 
 /// Control methods and status fields that live outside core, such as the daemon's OAuth logins
 /// (`mcpmux/auth/*` and each server's `auth`).
@@ -34,9 +39,32 @@ class control_extension {
   virtual void on_log(const std::string& /*server*/, const std::string& /*line*/) {}
 };
 
+/// What control methods change beyond their own reach: carried out by the composition root,
+/// which rebuilds and tells the clients.
+class control_actions {
+ public:
+  virtual ~control_actions() = default;
+  /// mcpmux/reload: the configuration loaded again and the difference applied.
+  virtual std::variant<json::value, rpc_error> reload() = 0;
+  /// mcpmux/trust: held items approved (catalogue_service::approve), then shown.
+  virtual std::variant<json::value, rpc_error> approve(
+      const std::string& server, const std::vector<std::string>& names, bool all,
+      const std::map<std::string, std::string>& expected) = 0;
+};
+
+/// What the control methods read and ask.
+struct control_services {
+  const daemon_info& info;
+  const upstream_map& upstreams;
+  const catalogue_service& catalogue;
+  session_registry& sessions;
+  audit_buffer& audit;
+  control_actions& actions;
+};
+
 class control_plane {
  public:
-  explicit control_plane(manager& m) : m_(m) {}
+  explicit control_plane(control_services s) : s_(s) {}
 
   /// Answers a control method: a result or an error. `session` is the asking session's id
   /// (mcpmux/logs with follow streams to it).
@@ -69,7 +97,9 @@ class control_plane {
   void add_extension(control_extension* e) { extensions_.push_back(e); }
 
  private:
-  manager& m_;
+  std::shared_ptr<upstream> find_upstream(std::string_view server) const;
+
+  control_services s_;
   std::vector<control_extension*> extensions_;
   /// Sessions following a server's log (`mcpmux logs -f`), by server name.
   std::map<std::string, std::unordered_set<std::uint64_t>, std::less<>> followers_;

@@ -1,7 +1,9 @@
-// The manager: owns every upstream, builds the combined tool catalogue, tells sessions of changes.
+// The manager: the composition root. It owns the upstreams and the services that serve them to
+// clients — the catalogue service (lists, profiles, routes, trust), the session registry, the
+// start scheduler, the audit buffer, the control plane — passes each upstream's news to them,
+// and carries out reloads. Sessions call it; it forwards to the service that holds the job.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -10,22 +12,21 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <unordered_map>
-#include <unordered_set>
 #include <variant>
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/catalogue.hpp"
+#include "core/audit_buffer.hpp"
+#include "core/catalogue_service.hpp"
 #include "core/control.hpp"
+#include "core/daemon_info.hpp"
 #include "core/mrtr.hpp"
-#include "core/profiles.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
+#include "core/session_registry.hpp"
+#include "core/start_scheduler.hpp"
 #include "core/state_store.hpp"
 #include "core/subscriptions.hpp"
-#include "core/trust.hpp"
 #include "core/upstream.hpp"
 
 namespace boost::asio {
@@ -36,37 +37,7 @@ namespace mcpmux {
 
 class session;
 
-/// Facts about the running daemon, for status.
-struct daemon_info {
-  std::string socket_path;
-  std::string config_path;
-  std::string http_url;         ///< the HTTP endpoint's /mcp ("" = off)
-  std::string http_token_file;  ///< the token its requests need ("" = none: http_auth = "none")
-  steady_clock::time_point started = steady_clock::now();
-  /// Loads the configuration again (for mcpmux/reload); empty = reload unsupported.
-  std::function<config_result()> reload_config;
-  /// The socket a configuration would listen on (command line and environment applied), to
-  /// tell whether a reload needs a restart.
-  std::function<std::string(const daemon_config&)> socket_for;
-  /// Called after every catalogue rebuild (server states changed): for the systemd STATUS line.
-  std::function<void()> on_change;
-};
-
-/// Someone to tell when a combined list changed (a session).
-class catalogue_listener {
- public:
-  virtual ~catalogue_listener() = default;
-  virtual void on_list_changed(collection c) = 0;
-  /// The profile whose lists it sees ("" = everything).
-  virtual const std::string& profile() const = 0;
-  /// Its profile is gone (a reload removed it): it sees everything from now on.
-  virtual void profile_removed() = 0;
-};
-
-/// A client's log messages level (`logging/setLevel`), for routing `notifications/message`.
-int log_severity(std::string_view level);  ///< debug = 0 … emergency = 7; -1 when unknown
-
-class manager : public upstream_observer {
+class manager : public upstream_observer, private registry_servers, private control_actions {
  public:
   /// `open` makes every connection to a server (the daemon's transports; a test's fakes).
   manager(boost::asio::io_context& io, config cfg, daemon_info info, channel_factory open);
@@ -78,9 +49,9 @@ class manager : public upstream_observer {
   /// Starts the next server not started yet; returns starts_pending(). The daemon calls it when
   /// its loop has nothing else to do: clients are answered from the tool cache before starting
   /// servers compete with them for the CPU.
-  bool start_next();
+  bool start_next() { return starts_.start_next(); }
   /// True while servers are waiting for start_next() (never after stop()).
-  bool starts_pending() const { return !stopped_ && next_start_ < to_start_.size(); }
+  bool starts_pending() const { return starts_.starts_pending(); }
   /// When a catalogue snapshot listed the tools at start (core/catalogue_snapshot.hpp): reads
   /// the next server's cached tools for its upstream (~0.3 ms for a hundred tools), and after
   /// the last builds the lists from them. False when nothing was left to read. Like
@@ -90,7 +61,7 @@ class manager : public upstream_observer {
   bool cached_reads_pending() const;
   /// True once every server has been started and none is connecting (each is ready, failed and
   /// backing off, or disabled): the start's burst of work is over.
-  bool startup_over() const;
+  bool startup_over() const { return starts_.startup_over(); }
   /// Stops every upstream (children are torn down in the background).
   void stop();
 
@@ -101,38 +72,57 @@ class manager : public upstream_observer {
   std::shared_ptr<upstream> upstream_for(std::string_view server, std::uint64_t session);
   /// The route of an exposed tool or prompt name, resource URI or template, as `profile` shows
   /// them ("" = everything).
-  const route* find(collection c, std::string_view exposed, std::string_view profile = {}) const;
+  const route* find(collection c, std::string_view exposed, std::string_view profile = {}) const {
+    return catalogue_.find(c, exposed, profile);
+  }
   /// The Mcp-Param-* headers a 2026-07-28 HTTP tools/call of an exposed tool must carry (the
   /// tool's x-mcp-header annotations); null when it has none or is unknown.
   std::shared_ptr<const std::vector<mcp::param_header>> tool_param_headers(
-      std::string_view exposed) const;
+      std::string_view exposed) const {
+    return catalogue_.tool_param_headers(exposed);
+  }
   /// The server for a URI: an exposed resource, an `mcpmux://server/uri` alias, or the server
   /// whose template's literal prefix matches best.
-  std::optional<route> route_resource(std::string_view uri, std::string_view profile = {}) const;
+  std::optional<route> route_resource(std::string_view uri, std::string_view profile = {}) const {
+    return catalogue_.route_resource(uri, profile);
+  }
   /// The server for a completion reference (`ref/prompt` name or `ref/resource` template URI).
   std::optional<route> route_completion(const json::object& ref,
-                                        std::string_view profile = {}) const;
+                                        std::string_view profile = {}) const {
+    return catalogue_.route_completion(ref, profile);
+  }
   /// A page of a combined list as `profile` lists it; `cursor` empty for the first page. A
   /// cursor of an older generation of the list is an error.
   result<list_page> page(collection c, std::string_view cursor,
-                                          std::string_view profile = {}) const;
+                                          std::string_view profile = {}) const {
+    return catalogue_.page(c, cursor, profile);
+  }
   /// A configured profile (null: none of that name).
-  const profile_set::view* profile(std::string_view name) const { return profiles_.find(name); }
+  const profile_set::view* profile(std::string_view name) const {
+    return catalogue_.profiles().find(name);
+  }
   /// The profile a new client gets (its own choice, a `match` rule, or `default`); an error when
   /// it named a profile that does not exist.
-  std::variant<std::string, rpc_error> profile_for(const client_identity& who) const;
-  const profile_set& profiles() const { return profiles_; }
-  std::size_t tool_count() const { return cat_.routes(collection::tools).size(); }
+  std::variant<std::string, rpc_error> profile_for(const client_identity& who) const {
+    return catalogue_.profile_for(who);
+  }
+  const profile_set& profiles() const { return catalogue_.profiles(); }
   /// What clients are offered at initialize: the union of what the upstreams offer.
-  json::object downstream_capabilities() const;
+  json::object downstream_capabilities() const { return catalogue_.downstream_capabilities(); }
   /// A session's listen stream wants the status notifications of servers' tasks ((server, its
   /// own task id) pairs) / no longer does. Each server's listen stream follows the union of
   /// what sessions want, opened anew once per change.
-  using task_ref = std::pair<std::string, std::string>;
-  void watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks);
-  void unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks);
+  using task_ref = session_registry::task_ref;
+  void watch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
+    sessions_.watch_tasks(session, tasks);
+  }
+  void unwatch_tasks(std::uint64_t session, const std::vector<task_ref>& tasks) {
+    sessions_.unwatch_tasks(session, tasks);
+  }
   /// True when a modern server declares the extension (capabilities.extensions) in discover.
-  bool offers_extension(std::string_view extension) const;
+  bool offers_extension(std::string_view extension) const {
+    return catalogue_.offers_extension(extension);
+  }
   /// How long a modern client may keep the combined lists, and whether they may be shared
   /// across authorization contexts ("public") or not ("private").
   struct cache_hint {
@@ -148,86 +138,62 @@ class manager : public upstream_observer {
   /// (later ones, while it is in flight, wait for the same answer); `done` hears how it went:
   /// code 0, or the JSON-RPC error code and message to answer the client with.
   using subscribe_done = subscription_table::done_fn;
-  void subscribe(std::uint64_t session, const route& r, subscribe_done done);
-  void unsubscribe(std::uint64_t session, const route& r);
+  void subscribe(std::uint64_t session, const route& r, subscribe_done done) {
+    sessions_.subscribe(session, {r.server, r.original}, std::move(done));
+  }
+  void unsubscribe(std::uint64_t session, const route& r) {
+    sessions_.unsubscribe(session, {r.server, r.original});
+  }
   /// A session's logging level changed ("" = none); the servers are asked for the most verbose.
-  void set_session_log_level(std::uint64_t session, std::string level);
+  void set_session_log_level(std::uint64_t session, std::string level) {
+    sessions_.set_log_level(session, std::move(level));
+  }
   /// Upstream instructions joined, each under its server name, capped.
-  std::string instructions() const;
+  std::string instructions() const { return catalogue_.instructions(); }
   /// Runs `ready` once every enabled server has settled (ready, failed, or served from cache),
   /// or once startup_wait has passed since start — whichever is first. At once when settled.
-  void when_settled(std::function<void()> ready);
+  void when_settled(std::function<void()> ready) { starts_.when_settled(std::move(ready)); }
 
-  void add_listener(catalogue_listener* l) { listeners_.insert(l); }
-  void remove_listener(catalogue_listener* l) { listeners_.erase(l); }
-  /// Sessions are owned here from connect to disconnect.
-  void attach(std::shared_ptr<session> s, std::uint64_t id);
+  void add_listener(catalogue_listener* l) { sessions_.add_listener(l); }
+  void remove_listener(catalogue_listener* l) { sessions_.remove_listener(l); }
+  /// Sessions are owned by the registry from connect to disconnect.
+  void attach(std::shared_ptr<session> s, std::uint64_t id) { sessions_.attach(std::move(s), id); }
   void detach(std::uint64_t id);
   /// Ends every session (shutdown).
-  void close_sessions();
-  std::size_t clients() const { return sessions_.size(); }
-  const std::unordered_map<std::uint64_t, std::shared_ptr<session>>& sessions() const {
-    return sessions_;
-  }
+  void close_sessions() { sessions_.close_all(); }
+  std::size_t clients() const { return sessions_.clients(); }
+  session_registry& sessions() { return sessions_; }
+  const session_registry& sessions() const { return sessions_; }
   /// When the latest client connected (the epoch when none has).
-  steady_clock::time_point last_attach() const { return last_attach_; }
+  steady_clock::time_point last_attach() const { return sessions_.last_attach(); }
   /// (servers ready, servers enabled), for status lines.
   std::pair<std::size_t, std::size_t> ready_count() const;
 
   /// Loads the configuration again and applies the difference: removed servers stop, added ones
   /// start, changed ones restart, unchanged ones are not touched (same process, calls in flight
   /// unaffected). An invalid file changes nothing. The result lists what happened.
-  std::variant<json::value, rpc_error> reload();
+  std::variant<json::value, rpc_error> reload() override;
   /// Answers a control method (`mcpmux/...`): a result or an error.
   /// `session` is the asking session's id (mcpmux/logs with follow streams to it).
   std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
-  /// Records an audited event: kept in memory and handed to the audit writer's thread in
-  /// batches (a few times a second, and at stop). Nothing when the audit log is off.
-  void audit(audit_entry e);
-  bool auditing() const { return store_ && cfg_.daemon.audit; }
-  /// Hands what is buffered to the writer now (for mcpmux/history, and at stop), and logs what
-  /// the writer could not keep.
-  void flush_audit();
-  /// The audit log's entries (after a flush); empty when it is off.
-  std::vector<audit_entry> history(const audit_query& q);
+  /// Records an audited event (core/audit_buffer.hpp). Nothing when the audit log is off.
+  void audit(audit_entry e) { audit_.audit(std::move(e)); }
+  bool auditing() const { return audit_.auditing(); }
 
-  /// What trust holds back of `server` (core/trust.hpp): its quarantined items, none when
-  /// everything it offers is trusted.
-  const std::vector<trust_item>& quarantined(std::string_view server) const;
-  /// A definition of `server` that changed since it was trusted and is shown all the same:
-  /// how it changed, when, and why it is shown (`on_change` "warn" or "accept", or "approved").
-  /// Kept while the daemon runs.
-  struct recent_change {
-    change_kind why = change_kind::changed;
-    std::int64_t time_ms = 0;
-    std::string shown_by;
-  };
-  const recent_change* changed_since_trust(std::string_view server, collection c,
-                                           const std::string& name) const;
-  /// Whether `server` is trusted under its current configuration (first seen under trust =
-  /// "auto", or approved whole).
-  bool trusted(std::string_view server) const;
   /// Approves `server`'s quarantined items named in `names` (the server's own names), or all of
   /// them with `all` (the server is trusted from then on): what it offers now is pinned and
   /// shown. An item whose offered definition is not `expected[name]` (when given: what the
-  /// approver saw) changed again and is skipped. Returns {approved, skipped, not_held}.
-  std::variant<json::value, rpc_error> approve(const std::string& server,
-                                               const std::vector<std::string>& names, bool all,
-                                               const std::map<std::string, std::string>& expected);
+  /// approver saw) changed again and is skipped. Returns {approved, skipped, not_held,
+  /// still_held}, once the approved items are shown.
+  std::variant<json::value, rpc_error> approve(
+      const std::string& server, const std::vector<std::string>& names, bool all,
+      const std::map<std::string, std::string>& expected) override;
 
+  const daemon_info& info() const { return info_; }
   /// Control methods and status fields kept outside core (see control_extension).
   void add_control_extension(control_extension* e) { control_.add_extension(e); }
-
-  // For the control plane.
-  const daemon_info& info() const { return info_; }
-  const std::map<std::string, std::shared_ptr<upstream>, std::less<>>& upstreams() const {
-    return upstreams_;
-  }
-  const catalogue& exposed() const { return cat_; }
-  /// Sends a notification line to a session (dropped when it is gone).
-  void notify_session(std::uint64_t id, const std::string& text);
 
   // upstream_observer
   void on_upstream_spawned(const std::string& server, int pid) override;
@@ -239,79 +205,32 @@ class manager : public upstream_observer {
  private:
   void schedule_rebuild();
   void rebuild();
-  bool settled() const;
-  void release_waiters();
+  /// A new upstream for `s`, serving its cached tools (from the state store) until it lists.
+  std::shared_ptr<upstream> make_upstream(const server_config& s, const daemon_config& d,
+                                          cache_entry* cached);
+  // registry_servers: what the sessions ask of the upstreams.
+  void set_log_level(const std::string& level) override;
+  void listen_tasks(const std::string& server, std::set<std::string> ids) override;
+  void subscribe_resource(const std::string& server, const std::string& uri,
+                          subscription_table::done_fn done) override;
+  void unsubscribe_resource(const std::string& server, const std::string& uri) override;
 
   boost::asio::io_context& io_;
   config cfg_;
   daemon_info info_;
   channel_factory open_;
   logger log_{"manager"};
-  std::map<std::string, std::shared_ptr<upstream>, std::less<>> upstreams_;
-  /// Sessions watching a task's status, by (server, the server's task id).
-  std::map<std::pair<std::string, std::string>, std::set<std::uint64_t>> task_watchers_;
-  void update_task_listen(const std::string& server);
-  void forward_log_message(const std::string& server, const message& msg);
-  void push_log_level();
-
-  catalogue cat_;
-  profile_set profiles_;
-  std::unordered_set<std::string> warned_unmatched_;  ///< "profile\nsetting" warned of
-  std::vector<catalogue_source> sources() const;
-  void notify_lists(const std::string& profile, const std::array<bool, collection_count>& changed);
-  subscription_table subscriptions_;
-  std::unordered_map<std::uint64_t, std::string> session_log_levels_;
-  /// Per-client upstreams by (server, session).
-  std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<upstream>> per_client_;
-  std::vector<std::weak_ptr<upstream>> to_start_;  ///< servers to start, in name order
-  std::size_t next_start_ = 0;
-  bool rebuild_posted_ = false;
-  bool stopped_ = false;  ///< stop() was called (shutdown)
-  /// What the catalogue was last built from: (server, listed, lists version) and naming rules.
-  std::vector<std::tuple<std::string, bool, std::uint64_t>> catalogue_signature_;
-  std::unordered_set<catalogue_listener*> listeners_;
-  std::unordered_map<std::uint64_t, std::shared_ptr<session>> sessions_;
-  control_plane control_{*this};
-  mrtr_registry mrtr_;
-  steady_clock::time_point last_attach_{};
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  struct startup_gate;
-  std::unique_ptr<startup_gate> gate_;
   /// The tool cache, pins and the audit log (in memory when the file cannot be opened).
   std::unique_ptr<state_store> store_;
-  void open_store();
-  /// Trust's verdict on each server's lists, and what of them the tool cache holds.
-  struct server_trust {
-    std::uint64_t judged = 0;                     ///< the lists_version judged (0: not yet)
-    std::uint64_t cached_tools = 0;               ///< the tools_version the cache holds
-    std::unordered_set<std::string> cached_held;  ///< the tools the cache leaves out
-    std::array<std::unordered_set<std::string>, collection_count> held;
-    std::vector<trust_item> quarantined;
-    std::map<std::pair<collection, std::string>, recent_change> changed;
-  };
-  std::map<std::string, server_trust, std::less<>> trust_;
-  std::unordered_set<std::string> trust_warned_;  ///< "server\nkind\nname\ndefinition" warned of
-  /// Judges the lists of servers that listed anew (pins written, quarantine updated) and keeps
-  /// the tool cache of each up to date.
-  void judge_lists();
-  void judge(const std::string& name, upstream& up, server_trust& t);
-  void store_tool_cache(upstream& up, server_trust& t);
-  /// A new upstream for `s`, serving its cached tools (from the state store) until it lists.
-  std::shared_ptr<upstream> make_upstream(const server_config& s, const daemon_config& d,
-                                          cache_entry* cached);
-  /// Cached tools of a server trusted under its configuration are not judged again.
-  void trust_cached(upstream& up);
-  /// The start from the tool cache (core/catalogue_snapshot.hpp): the entries of every server,
-  /// or, when a catalogue snapshot stands for them, pending ones (read_next_cached()).
-  std::vector<cache_entry> read_tool_cache();
-  /// Keeps a catalogue snapshot of the tool cache for the next start, unless the one kept is
-  /// of the cache as it is (a start without a snapshot, a second later; and at stop).
-  void keep_snapshot();
-  struct cache_start;
-  std::unique_ptr<cache_start> cache_start_;
-  std::vector<audit_entry> audit_buffer_;
-  struct audit_flusher;
-  std::unique_ptr<audit_flusher> flusher_;
+  upstream_map upstreams_;
+  catalogue_service catalogue_{cfg_, upstreams_, store_.get()};
+  start_scheduler starts_{io_, upstreams_};
+  session_registry sessions_{*this};
+  mrtr_registry mrtr_;
+  audit_buffer audit_{io_, store_.get(), cfg_.daemon};
+  control_plane control_{{info_, upstreams_, catalogue_, sessions_, audit_, *this}};
+  bool rebuild_posted_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace mcpmux

@@ -1,11 +1,13 @@
-// The manager's side of trust (core/trust.hpp): each server's lists judged against its pins in
-// the state store when they change, what is held back kept out of the catalogue, approvals,
+// The catalogue service's side of trust (core/trust.hpp): each server's lists judged against its
+// pins in the state store when they change, what is held back kept out of the catalogue, approvals,
 // and the tool cache (only what was trusted is cached, so cached tools are served at the next
 // start without being judged again).
 #include <algorithm>
 
-#include "core/manager.hpp"
+#include "core/catalogue_service.hpp"
+#include "core/state_store.hpp"
 #include "core/tool_cache.hpp"
+#include "core/upstream.hpp"
 
 namespace mcpmux {
 namespace {
@@ -18,17 +20,10 @@ std::optional<collection> collection_named(std::string_view kind) {
 
 }  // namespace
 
-std::shared_ptr<upstream> manager::make_upstream(const server_config& s, const daemon_config& d,
-                                                 cache_entry* cached) {
-  auto up = std::make_shared<upstream>(io_, s, d, *this, open_, cached);
-  trust_cached(*up);
-  return up;
-}
-
 // Cached tools were trusted when they were cached: a trusted server's are not judged again
 // until it lists something new. (Those of a server with no trust recorded, such as the cache
 // files of older versions, are judged with its first live lists, its first sight.)
-void manager::trust_cached(upstream& up) {
+void catalogue_service::trust_cached(upstream& up) {
   if (!up.tools_from_cache() || !store_ ||
       !store_->trusted(up.name(), server_config_hash(up.config())))
     return;
@@ -37,7 +32,7 @@ void manager::trust_cached(upstream& up) {
   t.cached_tools = up.tools_version();
 }
 
-void manager::judge_lists() {
+void catalogue_service::judge_lists() {
   if (!store_) return;
   for (const auto& [name, up] : upstreams_) {
     // Judged once it has listed: a server not yet connected offers nothing to trust.
@@ -51,7 +46,7 @@ void manager::judge_lists() {
   }
 }
 
-void manager::judge(const std::string& name, upstream& up, server_trust& t) {
+void catalogue_service::judge(const std::string& name, upstream& up, server_trust& t) {
   pin_book pins;
   for (auto& p : store_->pins(name))
     if (auto c = collection_named(p.kind))
@@ -110,7 +105,7 @@ void manager::judge(const std::string& name, upstream& up, server_trust& t) {
 
 // The cache holds what the server lists live minus what trust holds back, rewritten only when
 // either changed (a hundred starting servers listing what the cache already holds write nothing).
-void manager::store_tool_cache(upstream& up, server_trust& t) {
+void catalogue_service::store_tool_cache(upstream& up, server_trust& t) {
   if (up.tools_from_cache()) return;
   const auto& held = t.held[static_cast<std::size_t>(collection::tools)];
   if (up.tools_version() == t.cached_tools && held == t.cached_held) return;
@@ -124,29 +119,29 @@ void manager::store_tool_cache(upstream& up, server_trust& t) {
   t.cached_held = held;
 }
 
-bool manager::trusted(std::string_view server) const {
-  auto up = find_upstream(server);
+bool catalogue_service::trusted(std::string_view server) const {
+  auto up = upstream_named(server);
   return up && store_ && store_->trusted(up->name(), server_config_hash(up->config()));
 }
 
-const std::vector<trust_item>& manager::quarantined(std::string_view server) const {
+const std::vector<trust_item>& catalogue_service::quarantined(std::string_view server) const {
   static const std::vector<trust_item> none;
   auto it = trust_.find(server);
   return it == trust_.end() ? none : it->second.quarantined;
 }
 
-const manager::recent_change* manager::changed_since_trust(std::string_view server, collection c,
-                                                           const std::string& name) const {
+const catalogue_service::recent_change* catalogue_service::changed_since_trust(
+    std::string_view server, collection c, const std::string& name) const {
   auto t = trust_.find(server);
   if (t == trust_.end()) return nullptr;
   auto it = t->second.changed.find({c, name});
   return it == t->second.changed.end() ? nullptr : &it->second;
 }
 
-std::variant<json::value, rpc_error> manager::approve(
+std::variant<json::value, rpc_error> catalogue_service::approve(
     const std::string& server, const std::vector<std::string>& names, bool all,
     const std::map<std::string, std::string>& expected) {
-  auto up = find_upstream(server);
+  auto up = upstream_named(server);
   if (!up)
     return rpc_error{rpc_code::invalid_params, "no server named \"" + server + "\"", nullptr};
   if (!store_) return rpc_error{rpc_code::internal_error, "no state store to keep pins", nullptr};
@@ -180,15 +175,13 @@ std::variant<json::value, rpc_error> manager::approve(
         !error.empty())
       return rpc_error{rpc_code::internal_error, "trust not kept: " + error, nullptr};
   log_.info("{}: {} approved{}", server, rows.size(), all ? "; the server is trusted" : "");
-  // Judged again at once: the approved items are shown, and clients told.
+  // Judged again at the next rebuild: the approved items are shown, and clients told.
   if (it != trust_.end()) it->second.judged = 0;
-  catalogue_signature_.clear();
-  rebuild();
+  invalidate();
   return json::value(json::object{{"server", server},
                                   {"approved", std::move(approved)},
                                   {"skipped", std::move(skipped)},
-                                  {"not_held", std::move(not_held)},
-                                  {"still_held", quarantined(server).size()}});
+                                  {"not_held", std::move(not_held)}});
 }
 
 }  // namespace mcpmux

@@ -1,0 +1,73 @@
+#include "core/audit_buffer.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/config.hpp"
+#include "core/audit_writer.hpp"
+#include "core/protocol/clock.hpp"
+#include "core/timer.hpp"
+
+namespace mcpmux {
+
+constexpr auto audit_flush_interval = std::chrono::milliseconds(200);
+
+// The first entry of a batch arms the timer; the batch goes to the writer's thread.
+struct audit_buffer::batching {
+  batching(boost::asio::io_context& io, state_store& store) : timer(io), writer(store) {}
+  steady_timer timer;
+  audit_writer writer;
+  bool armed = false;
+};
+
+audit_buffer::audit_buffer(boost::asio::io_context& io, state_store* store, const daemon_config& d)
+    : store_(store) {
+  configure(d);
+  if (store_) batching_ = std::make_shared<batching>(io, *store_);
+}
+
+audit_buffer::~audit_buffer() {
+  flush();  // (the writer's destructor writes what it was handed)
+}
+
+void audit_buffer::configure(const daemon_config& d) {
+  enabled_ = d.audit;
+  retention_ = {d.audit_retention_days, d.audit_max_rows};
+}
+
+void audit_buffer::audit(audit_entry e) {
+  if (!auditing()) return;
+  buffer_.push_back(std::move(e));
+  if (batching_->armed) return;
+  batching_->armed = true;
+  batching_->timer.expires_after(audit_flush_interval);
+  // (A wait that ended just before the buffer was destroyed finds its batching gone.)
+  batching_->timer.async_wait(
+      [this, alive = std::weak_ptr<batching>(batching_)](boost::system::error_code ec) {
+        if (ec || alive.expired()) return;
+        batching_->armed = false;
+        flush();
+      });
+}
+
+void audit_buffer::flush() {
+  if (!batching_) return;
+  auto& writer = batching_->writer;
+  if (auto error = writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
+  if (buffer_.empty()) return;
+  writer.write(std::exchange(buffer_, writer.take_spare()));
+  // Retention now and then, not at every batch.
+  if (flushes_++ % 64 == 0) writer.trim(retention_, unix_now_ms());
+}
+
+void audit_buffer::drain() {
+  flush();
+  if (batching_) batching_->writer.drain();
+}
+
+std::vector<audit_entry> audit_buffer::history(const audit_query& q) {
+  if (!auditing()) return {};
+  drain();
+  return store_->history(q);
+}
+
+}  // namespace mcpmux
