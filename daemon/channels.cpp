@@ -6,8 +6,9 @@
 
 namespace mcpmux {
 
-channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins) {
-  return [&io, &logins](const channel_request& req) -> opened_channel {
+channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins,
+                                     std::shared_ptr<write_batch> batch) {
+  return [&io, &logins, batch = std::move(batch)](const channel_request& req) -> opened_channel {
     const auto& cfg = req.server;
     if (cfg.type != server_type::stdio) {
       http_transport_options opt;
@@ -32,6 +33,7 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
     opt.cwd = cfg.cwd;
     opt.limits = req.limits;
     opt.on_stderr = req.on_stderr;
+    opt.batch = batch;
     auto spawned = spawn_stdio(io, opt);
     return {std::move(spawned.channel), spawned.pid, std::move(spawned.error)};
   };
