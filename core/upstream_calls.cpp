@@ -62,8 +62,6 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     enqueue(token, std::move(c));
     return expire_queue();
   }
-  // A tool's x-mcp-header arguments travel as headers to a Streamable HTTP server.
-  if (c->method == "tools/call" && cfg_.type == server_type::http) ensure_tool_headers();
   const auto remaining = policy().send_timeout(c->started, steady_clock::now());
   auto wrapped = [weak = weak_from_this(), token, c](rpc_outcome out) {
     auto self = weak.lock();
@@ -107,7 +105,9 @@ void upstream::send_call(std::uint64_t token, std::shared_ptr<queued_call> c) {
     self->stats_.record(elapsed, failed, tool_of(c->method, c->params));
   };
   add_era_meta(c->params, c->owner.lock());
-  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form);
+  // A tool's x-mcp-header arguments travel as headers too, where the connection takes them.
+  auto id = peer_->request(c->method, c->params, remaining, std::move(wrapped), c->form,
+                           param_header_fields(*c));
   if (id) sent_[token] = in_flight{*id, std::move(c)};
 }
 

@@ -24,7 +24,11 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
       opt.timeout = req.timeout;
       opt.limits = req.limits;
       opt.server_name = cfg.name;
-      return {make_http_transport(io, std::move(opt)), -1, {}};
+      channel_traits traits;
+      traits.legacy_only = cfg.type == server_type::sse;
+      traits.param_headers = cfg.type == server_type::http;
+      traits.endpoint = to_string(cfg.type);
+      return {make_http_transport(io, std::move(opt)), -1, {}, std::move(traits)};
     }
     stdio_options opt;
     opt.command = cfg.command;
@@ -35,7 +39,10 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
     opt.on_stderr = req.on_stderr;
     opt.batch = batch;
     auto spawned = spawn_stdio(io, opt);
-    return {std::move(spawned.channel), spawned.pid, std::move(spawned.error)};
+    channel_traits traits;
+    traits.exit_on_probe_means_legacy = true;
+    traits.lists_shared = true;
+    return {std::move(spawned.channel), spawned.pid, std::move(spawned.error), std::move(traits)};
   };
 }
 
