@@ -22,11 +22,31 @@ struct channel_request {
   std::function<void(std::string_view)> on_stderr;
 };
 
+/// What core needs to know about a kind of connection, told by the factory that picked it, so
+/// that core never asks which transport it is. The defaults suit a connection core knows
+/// nothing about (a test's fake): modern or legacy as detected, no headers, private lists.
+struct channel_traits {
+  /// A child that exits when asked server/discover before initialize speaks only the
+  /// 2025-11-25 era (a stdio server): its exit during the era probe is the answer, not a failure.
+  bool exit_on_probe_means_legacy = false;
+  /// Speaks only the 2025-11-25 era (legacy HTTP+SSE has no modern form).
+  bool legacy_only = false;
+  /// A 2026-07-28 tools/call's x-mcp-header arguments travel as Mcp-Param-* headers too
+  /// (Streamable HTTP): the caller fills outgoing_info::params.
+  bool param_headers = false;
+  /// The server's lists are the same whoever asks (a local child); a remote server may answer
+  /// per user, so lists combined with its own are cached privately.
+  bool lists_shared = false;
+  /// A remote endpoint, dialed on first use; named in notes ("connecting to the http endpoint").
+  std::string endpoint;
+};
+
 /// A new connection, or why there is none.
 struct opened_channel {
   std::shared_ptr<transport> channel;  ///< null when it could not be opened
   int pid = -1;                        ///< the child's pid (stdio servers)
   std::string error;                   ///< why `channel` is null
+  channel_traits traits;
 };
 
 /// Opens connections; injected by the daemon (tests may inject their own).

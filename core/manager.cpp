@@ -195,7 +195,7 @@ manager::cache_hint manager::list_cache_hint() const {
   cache_hint hint{default_ttl_ms, "public"};
   for (const auto& [name, up] : upstreams_) {
     if (!up->config().enabled) continue;
-    if (up->config().type != server_type::stdio || up->cache_private()) hint.scope = "private";
+    if (!up->traits().lists_shared || up->cache_private()) hint.scope = "private";
     if (auto ttl = up->cache_ttl_ms()) hint.ttl_ms = std::min(hint.ttl_ms, *ttl);
     if (!up->capabilities().empty() &&
         !mcp::capability_flag(up->capabilities(), "tools", "listChanged"))

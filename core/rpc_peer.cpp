@@ -5,8 +5,33 @@
 
 #include "core/protocol/error.hpp"
 #include "core/timer.hpp"
+#include "core/protocol/modern.hpp"
 
 namespace mcpmux {
+
+outgoing_info describe_request(std::int64_t id, std::string_view method, const json::value& params,
+                               std::vector<std::pair<std::string, std::string>> headers) {
+  outgoing_info info;
+  info.what = outgoing_info::kind::request;
+  info.method = method;
+  info.id = id;
+  const auto* p = params.if_object();
+  if (!p || !mcp::has_modern_meta(*p)) return info;
+  const auto& version = p->at("_meta").as_object().at(mcp::meta_key::protocol_version);
+  if (!version.is_string() || version.get_string().empty()) return info;
+  info.version = version.get_string();
+  info.name = mcp::named_target(method, *p);
+  info.params = std::move(headers);
+  return info;
+}
+
+outgoing_info describe_notification(std::string_view method) {
+  outgoing_info info;
+  info.what = outgoing_info::kind::notification;
+  info.method = method;
+  return info;
+}
+
 namespace {
 
 namespace asio = boost::asio;
@@ -22,10 +47,10 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   void start() override { transport_->start(*this); }
 
-  std::optional<std::int64_t> request(std::string_view method, const json::value& params,
-                                      std::optional<std::chrono::milliseconds> timeout,
-                                      response_handler done, reply_form form,
-                                      request_tag* tag) override {
+  std::optional<std::int64_t> request(
+      std::string_view method, const json::value& params,
+      std::optional<std::chrono::milliseconds> timeout, response_handler done, reply_form form,
+      request_tag* tag, std::vector<std::pair<std::string, std::string>> headers) override {
     if (closed_) {
       done({errc::transport_closed, std::nullopt, true});
       return std::nullopt;
@@ -35,7 +60,9 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     if (timeout) t = *timeout;
     const auto id =
         pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw, tag);
-    if (auto ec = transport_->send(make_request(json::value(id), method, params))) {
+    if (auto ec =
+            transport_->send_described(make_request(json::value(id), method, params),
+                                       describe_request(id, method, params, std::move(headers)))) {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
     }
@@ -48,7 +75,12 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   std::vector<request_tag*> tags() const override { return pending_.tags(); }
 
   bool notify(std::string_view method, const json::value& params) override {
-    return !closed_ && !transport_->send(make_notification(method, params));
+    return notify_described(method, params, describe_notification(method));
+  }
+
+  bool notify_described(std::string_view method, const json::value& params, outgoing_info info) {
+    return !closed_ &&
+           !transport_->send_described(make_notification(method, params), std::move(info));
   }
 
   bool send_raw(std::string text) override {
@@ -197,7 +229,9 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     json::object p;
     p["requestId"] = id;
     if (!reason.empty()) p["reason"] = reason;
-    notify("notifications/cancelled", p);
+    auto info = describe_notification("notifications/cancelled");
+    info.cancels = id;
+    notify_described("notifications/cancelled", p, std::move(info));
   }
 
   // One timer per connection, armed at the earliest deadline.

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/protocol/json_rpc.hpp"
@@ -19,6 +20,14 @@ class io_context;
 }
 
 namespace mcpmux {
+
+/// What a transport is told of a request rpc_peer sends (outgoing_info): its id and method,
+/// and for a 2026-07-28 request (its _meta names the version) the era's version, target and
+/// `headers` (the Mcp-Param-* fields its caller worked out).
+outgoing_info describe_request(std::int64_t id, std::string_view method, const json::value& params,
+                               std::vector<std::pair<std::string, std::string>> headers = {});
+/// The same for a notification.
+outgoing_info describe_notification(std::string_view method);
 
 /// The owner's side of an rpc_peer. Called on the io_context thread.
 struct rpc_peer_handlers {
@@ -45,11 +54,14 @@ class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
   /// Sends a request; `done` runs once. A timeout also sends `notifications/cancelled` to the
   /// peer. Returns the wire id, or nullopt when the send failed (done has then already run).
   /// `tag`: what the request belongs to (found again by tag_of while it is pending).
-  virtual std::optional<std::int64_t> request(std::string_view method, const json::value& params,
-                                              std::optional<std::chrono::milliseconds> timeout,
-                                              response_handler done,
-                                              reply_form form = reply_form::parsed,
-                                              request_tag* tag = nullptr) = 0;
+  /// `headers`: the Mcp-Param-* fields of a 2026-07-28 tools/call, for a transport that sends
+  /// them (the rest of what the transport is told, outgoing_info, comes from `method` and
+  /// `params`).
+  virtual std::optional<std::int64_t> request(
+      std::string_view method, const json::value& params,
+      std::optional<std::chrono::milliseconds> timeout, response_handler done,
+      reply_form form = reply_form::parsed, request_tag* tag = nullptr,
+      std::vector<std::pair<std::string, std::string>> headers = {}) = 0;
   /// The id the next request gets (a call's progress token is its wire id).
   virtual std::int64_t next_id() const = 0;
   /// The tag of pending request `id` (null: none, or not pending).

@@ -232,21 +232,22 @@ std::shared_ptr<transport> upstream::open_channel() {
   channel_request req{cfg_, timeout_, {}, {}};
   req.limits.max_message_bytes = daemon_.max_message_bytes;
   req.limits.max_queue_bytes = daemon_.max_client_queue_bytes;
-  if (cfg_.type == server_type::stdio) {
-    req.on_stderr = [weak = weak_from_this()](std::string_view raw) {
-      if (raw.find_first_not_of(" \t\r") == std::string_view::npos) return;  // explains nothing
-      if (auto self = weak.lock()) {
-        auto line = valid_utf8(raw);  // it ends up in status JSON
-        self->log_.debug("stderr: {}", line);
-        self->note("stderr: " + line);
-      }
-    };
-  } else {
-    // The URL is not logged: its query may carry a secret.
-    note("connecting to the " + std::string(to_string(cfg_.type)) + " endpoint");
-    log_.info("connecting ({})", to_string(cfg_.type));
-  }
+  // Called only by a connection that has a stderr (a child).
+  req.on_stderr = [weak = weak_from_this()](std::string_view raw) {
+    if (raw.find_first_not_of(" \t\r") == std::string_view::npos) return;  // explains nothing
+    if (auto self = weak.lock()) {
+      auto line = valid_utf8(raw);  // it ends up in status JSON
+      self->log_.debug("stderr: {}", line);
+      self->note("stderr: " + line);
+    }
+  };
   auto opened = open_(req);
+  traits_ = std::move(opened.traits);
+  if (!traits_.endpoint.empty()) {
+    // The URL is not logged: its query may carry a secret.
+    note("connecting to the " + traits_.endpoint + " endpoint");
+    log_.info("connecting ({})", traits_.endpoint);
+  }
   if (!opened.channel) {
     fail(opened.error);
     return nullptr;
@@ -278,7 +279,8 @@ void upstream::connect() {
     auto self = weak.lock();
     if (!self || self->generation_ != gen) return;
     if (ec == errc::needs_login) return self->wait_for_login(std::move(reason));
-    if (self->handshake_ && self->handshake_->probing() && self->cfg_.type == server_type::stdio) {
+    if (self->handshake_ && self->handshake_->probing() &&
+        self->traits_.exit_on_probe_means_legacy) {
       // It did not survive a request before initialize: a legacy server. Start it again and
       // initialize at once, without counting the exit as a failure.
       self->log_.info("exited on the era probe (server/discover): speaking 2025-11-25 to it");
@@ -309,7 +311,7 @@ void upstream::connect() {
   // The era: as configured; detected by default, starting from the last verdict. The legacy
   // HTTP+SSE transport has no modern form.
   auto policy = era_policy::detect;
-  if (cfg_.era == era_setting::legacy || cfg_.type == server_type::sse)
+  if (cfg_.era == era_setting::legacy || traits_.legacy_only)
     policy = era_policy::legacy;
   else if (cfg_.era == era_setting::modern)
     policy = era_policy::modern;

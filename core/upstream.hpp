@@ -138,6 +138,9 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// A modern server's cache hint (from server/discover); none for a legacy server.
   std::optional<std::int64_t> cache_ttl_ms() const { return cache_ttl_ms_; }
   bool cache_private() const { return cache_private_; }
+  /// What the channel factory said of this server's kind of connection (defaults until the
+  /// first connection is opened: core/channel.hpp).
+  const channel_traits& traits() const { return traits_; }
   /// Why the last connection ended or attempt failed; kept after a recovery, for status.
   const std::string& last_error() const { return last_error_; }
   /// When last_error was set (Unix time in ms; 0: never).
@@ -243,6 +246,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void open_listen();
   void listen_ended(steady_clock::duration lived, const message& reply);
   void ensure_tool_headers();
+  /// The Mcp-Param-* fields of a 2026-07-28 tools/call, for a connection that sends them.
+  std::vector<std::pair<std::string, std::string>> param_header_fields(const call& c);
   void build_tool_headers();
   bool harmless_twice(const call& c) const;
   std::string not_repeated(const call& c, const call_policy::dropped_call& d,
@@ -261,6 +266,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
 
   boost::asio::io_context& io_;
   channel_factory open_;
+  channel_traits traits_;  ///< of the last connection opened
   server_config cfg_;
   daemon_config daemon_;
   upstream_observer& observer_;
@@ -282,8 +288,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::optional<std::int64_t> listen_id_;  ///< the open subscriptions/listen request
   std::chrono::milliseconds listen_retry_{0};  ///< the pause before reopening an ended stream
   std::shared_ptr<const mcp::tool_param_headers> tool_headers_;  ///< x-mcp-header arguments
-  std::uint64_t headers_version_ = 0;     ///< the lists_version_ tool_headers_ was built from
-  std::uint64_t headers_generation_ = 0;  ///< the connection it was last handed to
+  std::uint64_t headers_version_ = 0;  ///< the lists_version_ tool_headers_ was built from
   int pid_ = -1;
   std::array<std::vector<json::object>, collection_count> lists_;
   json::object capabilities_;

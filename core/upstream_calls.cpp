@@ -48,8 +48,6 @@ void upstream::send_call(std::shared_ptr<call> c) {
     enqueue(std::move(c));
     return expire_queue();
   }
-  // A tool's x-mcp-header arguments travel as headers to a Streamable HTTP server.
-  if (c->method_ == "tools/call" && cfg_.type == server_type::http) ensure_tool_headers();
   const auto remaining = policy().send_timeout(c->started_, steady_clock::now());
   add_era_meta(c->params_, c.get());
   // The server's progress token is the request's wire id: progress finds its call by it.
@@ -57,6 +55,8 @@ void upstream::send_call(std::shared_ptr<call> c) {
     c->params_.as_object()["_meta"].as_object()["progressToken"] = peer_->next_id();
   const auto form = c->done_ || c->after_ ? reply_form::parsed : reply_form::raw;
   auto* tag = c.get();
+  // A tool's x-mcp-header arguments travel as headers too, where the connection takes them.
+  auto headers = param_header_fields(*c);
   auto answered = [weak = weak_from_this(), c](rpc_outcome out) {
     c->wire_id_.reset();
     auto self = weak.lock();
@@ -64,7 +64,8 @@ void upstream::send_call(std::shared_ptr<call> c) {
       return c->finish(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
     self->call_answered(c, std::move(out));
   };
-  c->wire_id_ = peer_->request(c->method_, c->params_, remaining, std::move(answered), form, tag);
+  c->wire_id_ = peer_->request(c->method_, c->params_, remaining, std::move(answered), form, tag,
+                               std::move(headers));
 }
 
 void upstream::call_answered(const std::shared_ptr<call>& c, rpc_outcome out) {

@@ -182,17 +182,24 @@ std::shared_ptr<const std::vector<mcp::param_header>> upstream::tool_headers(
 // The tools whose arguments also travel as Mcp-Param-* headers (the lists dropped tools whose
 // annotations are invalid): worked out when first needed after the lists changed — by a
 // tools/call to an HTTP server or a check on /mcp —, not at every change (a start from 10,000
-// cached tools pays nothing), and handed to each new connection's transport.
+// cached tools pays nothing).
 void upstream::ensure_tool_headers() {
-  if (headers_version_ != lists_version_) {
-    headers_version_ = lists_version_;
-    headers_generation_ = 0;
-    build_tool_headers();
-  }
-  if (peer_ && headers_generation_ != generation_) {
-    headers_generation_ = generation_;
-    peer_->channel().on_tool_headers(tool_headers_);
-  }
+  if (headers_version_ == lists_version_) return;
+  headers_version_ = lists_version_;
+  build_tool_headers();
+}
+
+// The rules are core/protocol/param_headers'; the transport only sends what this returns.
+std::vector<std::pair<std::string, std::string>> upstream::param_header_fields(
+    const call& c) {
+  if (c.method() != "tools/call" || !traits_.param_headers || era_ != mcp::era::modern) return {};
+  const auto* params = c.params().if_object();
+  const auto* name = params ? params->if_contains("name") : nullptr;
+  const auto* args = params ? params->if_contains("arguments") : nullptr;
+  if (!name || !name->is_string() || !args || !args->is_object()) return {};
+  auto headers = tool_headers(name->get_string());
+  if (!headers) return {};
+  return mcp::param_header_fields(*headers, args->get_object());
 }
 
 void upstream::build_tool_headers() {

@@ -6,8 +6,9 @@
 
 namespace mcpmux {
 
-channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins) {
-  return [&io, &logins](const channel_request& req) -> opened_channel {
+channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins,
+                                     std::shared_ptr<write_batch> batch) {
+  return [&io, &logins, batch = std::move(batch)](const channel_request& req) -> opened_channel {
     const auto& cfg = req.server;
     if (cfg.type != server_type::stdio) {
       http_transport_options opt;
@@ -23,7 +24,11 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
       opt.timeout = req.timeout;
       opt.limits = req.limits;
       opt.server_name = cfg.name;
-      return {make_http_transport(io, std::move(opt)), -1, {}};
+      channel_traits traits;
+      traits.legacy_only = cfg.type == server_type::sse;
+      traits.param_headers = cfg.type == server_type::http;
+      traits.endpoint = to_string(cfg.type);
+      return {make_http_transport(io, std::move(opt)), -1, {}, std::move(traits)};
     }
     stdio_options opt;
     opt.command = cfg.command;
@@ -32,8 +37,12 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
     opt.cwd = cfg.cwd;
     opt.limits = req.limits;
     opt.on_stderr = req.on_stderr;
+    opt.batch = batch;
     auto spawned = spawn_stdio(io, opt);
-    return {std::move(spawned.channel), spawned.pid, std::move(spawned.error)};
+    channel_traits traits;
+    traits.exit_on_probe_means_legacy = true;
+    traits.lists_shared = true;
+    return {std::move(spawned.channel), spawned.pid, std::move(spawned.error), std::move(traits)};
   };
 }
 

@@ -10,9 +10,11 @@ class io_context;
 namespace mcpmux {
 
 class oauth_accounts;
+class write_batch;
 
 /// Spawns stdio servers and dials Streamable HTTP and legacy SSE endpoints on `io`; an `oauth`
-/// server's token comes from its account in `logins`.
-channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins);
+/// server's token comes from its account in `logins`. Children write in the loop's `batch`.
+channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins,
+                                     std::shared_ptr<write_batch> batch);
 
 }  // namespace mcpmux

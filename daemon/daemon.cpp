@@ -41,6 +41,7 @@
 #include "transports/http_endpoint.hpp"
 #include "transports/stdio_transport.hpp"
 #include "transports/unix_listener.hpp"
+#include "transports/write_batch.hpp"
 
 namespace mcpmux {
 namespace {
@@ -270,6 +271,9 @@ int run_daemon(const daemon_options& opt) {
 
   ::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
+  // What one read makes the loop send goes out in one write per destination (write_batch.hpp):
+  // the client sockets and the stdio children share it.
+  auto batch = std::make_shared<write_batch>();
 
   // Under socket activation the socket is the one systemd made (mcpmuxd.socket): its own path is
   // where we listen (and what status, the HTTP token's place and the record say), whatever the
@@ -358,6 +362,7 @@ int run_daemon(const daemon_options& opt) {
         fo.limits.max_message_bytes = max_message;
         fo.limits.max_queue_bytes = max_queue;
         fo.accept_handoff = true;  // mcpmux connect hands over the agent's stdio
+        fo.batch = batch;
         auto who = identify_peer(fd);
         auto t = make_fd_transport(io, fd, fd, fo);
         if (serving->starts_pending()) clients.add(t);
@@ -376,7 +381,7 @@ int run_daemon(const daemon_options& opt) {
     if (auto err = write_daemon_record(socket_path); !err.empty())
       log.warn("cannot record the socket in {}: {}", daemon_record_path(), err);
   }
-  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins));
+  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins, batch));
   serving = &mgr;
   mgr.add_control_extension(&logins);
   dashboard board(mgr);  // the page on the HTTP endpoint, when there is one

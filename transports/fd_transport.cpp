@@ -1,14 +1,24 @@
 // NDJSON transport over Unix sockets and pipes: one read loop, at most one write in flight.
+//
+// Built on Asio's public descriptor: a read is async_read_some, which tries the descriptor at
+// once and waits (edge-triggered, no epoll_ctl) only when it would block; a write is tried at once
+// with a non-blocking write_some, and only what the descriptor does not take waits with
+// async_write_some. (async_wait is not used on the hot path: Asio re-registers the descriptor with
+// epoll_ctl before each wait it cannot satisfy at once.) What waits for the loop is a small buffer
+// per transport; what a read that fills it leaves is read at once into a bigger one, held only
+// while the read lasts, so an idle connection keeps 1 KiB.
 #include "transports/fd_transport.hpp"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
@@ -18,23 +28,49 @@
 
 #include "core/protocol/error.hpp"
 #include "core/protocol/ndjson.hpp"
-#include "transports/reactor_fd.hpp"
 #include "transports/stdio_handoff.hpp"
+#include "transports/write_batch.hpp"
 
 namespace mcpmux {
 namespace {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
+using descriptor = asio::posix::stream_descriptor;
 
-constexpr std::size_t read_chunk = 64 * 1024;
-constexpr std::size_t max_gather = 64;  // messages per writev (up to 4 buffers each)
+constexpr std::size_t first_chunk = 1024;      // what waits for the loop: most lines fit
+constexpr std::size_t read_chunk = 64 * 1024;  // what the rest of a long read goes into
+constexpr std::size_t chunks_per_turn = 16;    // then the loop's other work comes first
+constexpr std::size_t max_gather = 64;         // messages per write (up to 4 buffers each)
 
-class fd_transport final : public transport, public std::enable_shared_from_this<fd_transport> {
+// A descriptor of ours, non-blocking, so that synchronous reads and writes tell would_block.
+descriptor open_descriptor(asio::io_context& io, int fd) {
+  descriptor d(io, fd);
+  d.non_blocking(true);
+  return d;
+}
+
+// Closing fails only for a descriptor already gone: nothing to do about it.
+void close_quietly(descriptor& d) {
+  error_code ignored;
+  d.close(ignored);
+}
+
+bool would_block(const error_code& ec) {
+  return ec == asio::error::would_block || ec == asio::error::try_again;
+}
+
+class fd_transport final : public transport,
+                           public write_batch::member,
+                           public std::enable_shared_from_this<fd_transport> {
  public:
   fd_transport(asio::io_context& io, int read_fd, int write_fd, fd_transport_options opt)
-      : io_(io), rd_(io, read_fd), opt_(opt), framer_(opt.limits.max_message_bytes), linger_(io) {
-    if (write_fd != read_fd) wr_own_.emplace(io, write_fd);
+      : io_(io),
+        rd_(open_descriptor(io, read_fd)),
+        opt_(std::move(opt)),
+        framer_(opt_.limits.max_message_bytes),
+        linger_(io) {
+    if (write_fd != read_fd) wr_own_.emplace(open_descriptor(io, write_fd));
   }
 
   void start(transport_events& events) override {
@@ -56,23 +92,29 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
     if (writing_) return {};
-    if (cork_depth() == 0) {
+    auto* batch = opt_.batch.get();
+    if (!batch || !batch->held()) {
       write_more();
       return {};
     }
-    if (!corked_) {
-      corked_ = true;
-      corked().push_back(shared_from_this());
+    if (!batched_) {
+      batched_ = true;
+      batch->join(shared_from_this());
     }
-    if (final_line()) uncork();  // the read's last line: the batch goes now, this one with it
+    if (batch->last_line()) batch->flush();  // the read's last line: the batch goes now
     return {};
+  }
+
+  void flush_batched() override {
+    batched_ = false;
+    if (!writing_ && !queue_.empty() && !write_failed_) write_more();
   }
 
   void close() override {
     if (closing_) return;
     closing_ = true;
     events_ = nullptr;
-    if (!writing_ && !queue_.empty()) write_more();  // corked: what was sent still goes
+    if (!writing_ && !queue_.empty()) write_more();  // batched: what was sent still goes
     if (!writing_) {
       finish_writes();
       return;
@@ -86,56 +128,78 @@ class fd_transport final : public transport, public std::enable_shared_from_this
 
   std::size_t queued_bytes() const override { return queued_; }
 
+  // The writer is gone: what the descriptor holds is all there will be (the pending read, if
+  // any, then meets the end or is cancelled).
   void read_ready() override {
-    while (!read_done_ && events_) {
-      std::size_t n = 0;
-      const error_code ec = read_some(n);
-      if (ec == asio::error::would_block) return;
-      if (n > 0) feed(std::string_view(shared_buffer(), n));
-      if (ec) return on_read_end(ec);
+    while (!read_done_ && events_ && read_now() == read_status::more) {
     }
   }
 
  private:
-  reactor_fd& wr() { return wr_own_ ? *wr_own_ : rd_; }
+  descriptor& wr() { return wr_own_ ? *wr_own_ : rd_; }
   bool same_fd() const { return !wr_own_; }
 
-  // One read into the buffer shared by every transport of the thread: an idle connection holds
-  // no read buffer at all. End of stream is asio::error::eof.
-  error_code read_some(std::size_t& n) {
-    ssize_t got;
-    do got = ::read(rd_.native_handle(), shared_buffer(), read_chunk);
-    while (got < 0 && errno == EINTR);
-    n = got > 0 ? static_cast<std::size_t>(got) : 0;
-    if (got > 0) return {};
-    if (got == 0) return asio::error::eof;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return asio::error::would_block;
-    return {errno, boost::system::system_category()};
+  // Reads into the small buffer: at once when the descriptor has something, else when it has.
+  void read_more() {
+    rd_.async_read_some(
+        asio::buffer(first_),
+        [self = shared_from_this()](error_code ec, std::size_t n) { self->on_read(ec, n); });
   }
 
-  // Waits for readability, then reads. The wait is edge-triggered (transports/reactor_fd.hpp):
-  // it is made only after a read came up short or would block.
-  void read_more() {
-    rd_.async_readable([self = shared_from_this()](error_code ec) {
-      if (ec) return self->on_read(ec, 0);
-      self->read_now();
+  void on_read(error_code ec, std::size_t n) {
+    if (read_done_) return;  // read_ready() already met the end
+    if (n > 0) feed(std::string_view(first_.data(), n));
+    if (ec) return on_read_end(ec);
+    if (n < first_.size()) return read_more();
+    read_on();  // the small buffer filled: more may be waiting
+  }
+
+  // Reads on at once after a read that filled its buffer, for at most chunks_per_turn reads;
+  // then after what else the loop has to do.
+  void read_on() {
+    for (std::size_t i = 0; i < chunks_per_turn; ++i) {
+      switch (read_now()) {
+        case read_status::more:
+          continue;
+        case read_status::empty:
+          return read_more();
+        case read_status::ended:
+          return;
+      }
+    }
+    asio::post(io_, [self = shared_from_this()] {
+      if (!self->read_done_ && self->events_) self->read_on();
     });
   }
 
-  void read_now() {
-    std::size_t n = 0;
-    const error_code ec = read_some(n);
-    if (ec == asio::error::would_block) return read_more();
-    on_read(ec, n);
+  enum class read_status { more, empty, ended };
+
+  // One read into the big buffer, which is held only while reads fill it: more (it filled),
+  // empty (it came up short or would block) or ended (the end, a failure, or nobody listens).
+  read_status read_now() {
+    if (read_done_ || !events_) return read_status::ended;
+    if (!big_) big_.reset(new char[read_chunk]);
+    error_code ec;
+    const std::size_t n = rd_.read_some(asio::buffer(big_.get(), read_chunk), ec);
+    if (n > 0) feed(std::string_view(big_.get(), n));
+    if (ec && !would_block(ec)) {
+      on_read_end(ec);
+      return read_status::ended;
+    }
+    if (!ec && n == read_chunk)
+      return read_done_ || !events_ ? read_status::ended : read_status::more;
+    big_.reset();
+    return read_done_ || !events_ ? read_status::ended : read_status::empty;
   }
 
   // The first read of a client socket: recvmsg, so that descriptors passed with the first line
   // arrive. The handoff line with two of them hands the agent's stdio over; anything else is
-  // an ordinary first read (passed descriptors closed).
+  // an ordinary first read (passed descriptors closed). Once per connection, so the wait's
+  // epoll_ctl does not count.
   void read_first() {
-    rd_.async_readable([self = shared_from_this()](error_code ec) {
+    rd_.async_wait(descriptor::wait_read, [self = shared_from_this()](error_code ec) {
       if (ec) return self->on_read(ec, 0);
-      iovec iov{shared_buffer(), read_chunk};
+      iovec iov{self->first_.data(), self->first_.size()};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 2)];
       msghdr msg{};
       msg.msg_iov = &iov;
@@ -144,7 +208,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       msg.msg_controllen = sizeof control;
       ssize_t n;
       do n = ::recvmsg(self->rd_.native_handle(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-      while (n < 0 && errno == EINTR);  // again at once: the edge is not coming back
+      while (n < 0 && errno == EINTR);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return self->read_first();
       if (n < 0) return self->on_read(error_code(errno, boost::system::system_category()), 0);
       std::vector<int> fds;
@@ -157,7 +221,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
           fds.push_back(fd);
         }
       }
-      const std::string_view got(shared_buffer(), static_cast<std::size_t>(n));
+      const std::string_view got(self->first_.data(), static_cast<std::size_t>(n));
       if (fds.size() == 2 && got.size() == handoff::request.size() + 1 &&
           got.starts_with(handoff::request) && got.back() == '\n' &&
           self->take_over(fds[0], fds[1]))
@@ -180,12 +244,14 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   bool take_over(int in, int out) {
     if (!is_stream(in) || !is_stream(out)) return false;
     error_code ec;
-    reactor_fd agent_in(io_), agent_out(io_);
+    descriptor agent_in(io_), agent_out(io_);
     agent_in.assign(in, ec);
     if (!ec) agent_out.assign(out, ec);
+    if (!ec) agent_in.non_blocking(true, ec);
+    if (!ec) agent_out.non_blocking(true, ec);
     if (ec) {
-      (void)agent_in.release();  // the caller closes both
-      (void)agent_out.release();
+      if (agent_in.is_open()) (void)agent_in.release();  // the caller closes both
+      if (agent_out.is_open()) (void)agent_out.release();
       return false;
     }
     const std::string reply = std::string(handoff::accepted) + "\n";
@@ -199,10 +265,10 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   void watch_bridge() {
-    bridge_->async_readable([self = shared_from_this()](error_code ec) {
+    // Nothing but the end is expected, so the wait's epoll_ctl is paid about once.
+    bridge_->async_wait(descriptor::wait_read, [self = shared_from_this()](error_code ec) {
       if (ec == asio::error::operation_aborted || !self->bridge_) return;
-      // Nothing is expected but the end: whatever else comes is read away (all of it, since
-      // the wait is edge-triggered) and ignored.
+      // Whatever else comes is read away and ignored.
       ssize_t n = -1;
       char ignored[256];
       if (!ec) do
@@ -210,27 +276,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
         while (n > 0 || (n < 0 && errno == EINTR));
       if (!ec && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return self->watch_bridge();
       self->fail(errc::transport_closed, "mcpmux connect exited");
-      self->rd_.cancel();  // stop reading the agent: nobody listens
-    });
-  }
-
-  // Allocated at the thread's first read: as a thread-local array it was zeroed at the start of
-  // every thread, the audit writer's included, and stayed in its memory.
-  static char* shared_buffer() {  // of read_chunk bytes
-    static thread_local std::unique_ptr<char[]> buf;
-    if (!buf) buf.reset(new char[read_chunk]);
-    return buf.get();
-  }
-
-  void on_read(error_code ec, std::size_t n) {
-    if (read_done_) return;  // read_ready() already met the end
-    if (n > 0) feed(std::string_view(shared_buffer(), n));
-    if (ec) return on_read_end(ec);
-    if (n < read_chunk) return read_more();
-    // A full buffer: more may be waiting, and no new edge will say so. Read on after what
-    // else the loop has to do.
-    asio::post(io_, [self = shared_from_this()] {
-      if (!self->read_done_) self->read_now();
+      error_code not_open;
+      self->rd_.cancel(not_open);  // stop reading the agent: nobody listens
     });
   }
 
@@ -245,45 +292,17 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     maybe_drained();
   }
 
-  // What one read hands to the session is answered in one write per destination: messages sent
-  // to any fd transport of the thread while a read is being fed wait (corked) until the read is
-  // fed whole, then each destination writes its batch at once. Without it, the first message of
-  // a batch went out alone and the rest after it.
-  static int& cork_depth() {
-    static thread_local int depth = 0;
-    return depth;
-  }
-  static std::vector<std::shared_ptr<fd_transport>>& corked() {
-    static thread_local std::vector<std::shared_ptr<fd_transport>> list;
-    return list;
-  }
-  // Set while the read's last line is handled: its first message takes the whole batch out,
-  // and what it sends after that is written at once. The work the session does after sending
-  // (the audit, the histograms) then overlaps the peer's reading instead of delaying it.
-  static bool& final_line() {
-    static thread_local bool handling_last = false;
-    return handling_last;
-  }
-  static void uncork() {
-    auto& list = corked();
-    for (std::size_t i = 0; i < list.size(); ++i) {  // a flush cannot add to it (depth is 0)
-      auto& t = *list[i];
-      t.corked_ = false;
-      if (!t.writing_ && !t.queue_.empty() && !t.write_failed_) t.write_more();
-    }
-    list.clear();
-  }
-
+  // What one read hands to the owner is answered in one write per destination: the loop's
+  // write batch is held while the read is fed (transports/write_batch.hpp).
   void feed(std::string_view data) {
-    ++cork_depth();
-    feed_uncorked(data);
-    if (--cork_depth() == 0) {
-      final_line() = false;
-      uncork();
-    }
+    auto batch = opt_.batch.get();
+    if (!batch) return feed_lines(data);
+    batch->hold();
+    feed_lines(data);
+    batch->release();
   }
 
-  void feed_uncorked(std::string_view data) {
+  void feed_lines(std::string_view data) {
     if (events_) {
       framer_.feed(
           data,
@@ -291,7 +310,7 @@ class fd_transport final : public transport, public std::enable_shared_from_this
             if (!events_) return;
             // Only the outermost read's last line: a read fed while another is being fed keeps
             // its batch until the outer one is done.
-            if (cork_depth() == 1 && framer_.at_last_line()) final_line() = true;
+            if (opt_.batch && framer_.at_last_line()) opt_.batch->at_last_line();
             if (whole)
               events_->on_message_buffer(std::move(*whole));
             else
@@ -312,30 +331,36 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   // Writes the queue: at once while the descriptor takes it all, and only what it does not
-  // take through the reactor, which waits for room and calls on_written. A write done at once
-  // posts nothing: a posted completion cost the loop a non-blocking epoll_wait per message.
+  // take waits for room. A write done at once posts nothing: a posted completion cost the loop
+  // a non-blocking epoll_wait per message.
   void write_more() {
     writing_ = true;
     while (!queue_.empty()) {
       gather();
-      iovec* iov = gather_.data();
-      std::size_t count = gather_.size();
-      if (!wr().write_now(iov, count))
-        return wr().async_write_all(
-            iov, count, [self = shared_from_this()](error_code ec) { self->on_written(ec); });
+      error_code ec;
+      do consume(wr().write_some(gather_, ec));  // Asio writes 64 buffers at most at a time
+      while (!ec && !gather_.empty());
+      // A failure is met again by the wait, which reports it from the loop, not from send().
+      if (ec) return wait_writable();
       pop_written();
     }
     writing_ = false;
   }
 
-  // Lays the first messages of the queue out for one writev (in_flight_ of them).
+  // What is left of the gather goes when the descriptor has room: async_write_some tries at
+  // once, then waits (registering for writability once per descriptor).
+  void wait_writable() {
+    wr().async_write_some(gather_, [self = shared_from_this()](error_code ec, std::size_t n) {
+      self->on_written(ec, n);
+    });
+  }
+
+  // Lays the first messages of the queue out for one write (in_flight_ of them).
   void gather() {
     gather_.clear();
     in_flight_ = std::min(queue_.size(), max_gather);
     static constexpr char newline = '\n';
-    const auto add = [this](std::string_view s) {
-      gather_.push_back({const_cast<char*>(s.data()), s.size()});
-    };
+    const auto add = [this](std::string_view s) { gather_.emplace_back(s.data(), s.size()); };
     for (std::size_t i = 0; i < in_flight_; ++i) {
       const auto& m = queue_[i];
       if (!m.head.empty()) add(m.head);
@@ -343,6 +368,14 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       if (!m.tail.empty()) add(m.tail);
       add({&newline, 1});
     }
+  }
+
+  // Drops the `n` bytes written from the front of the gather.
+  void consume(std::size_t n) {
+    auto it = gather_.begin();
+    while (it != gather_.end() && n >= it->size()) n -= (it++)->size();
+    if (it != gather_.end()) *it += n;
+    gather_.erase(gather_.begin(), it);
   }
 
   void pop_written() {
@@ -353,7 +386,9 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     in_flight_ = 0;
   }
 
-  void on_written(error_code ec) {
+  void on_written(error_code ec, std::size_t n) {
+    consume(n);
+    if (!ec && !gather_.empty()) return wait_writable();
     writing_ = false;
     pop_written();
     if (ec) {
@@ -381,16 +416,16 @@ class fd_transport final : public transport, public std::enable_shared_from_this
       });
       if (read_done_) close_all();
     } else {
-      wr_own_->close();  // EOF on the child's stdin: the polite way to ask it to stop
+      close_quietly(*wr_own_);  // EOF on the child's stdin: the polite way to ask it to stop
       maybe_drained();
     }
   }
 
   void close_all() {
     linger_.cancel();
-    rd_.close();
-    if (wr_own_) wr_own_->close();
-    if (bridge_) bridge_->close();
+    close_quietly(rd_);
+    if (wr_own_) close_quietly(*wr_own_);
+    if (bridge_) close_quietly(*bridge_);
     read_done_ = true;
     maybe_drained();
   }
@@ -399,8 +434,8 @@ class fd_transport final : public transport, public std::enable_shared_from_this
     if (!closing_ || !read_done_) return;
     if (same_fd() || !wr_own_->is_open()) {
       linger_.cancel();
-      rd_.close();
-      if (bridge_) bridge_->close();  // the bridge sees the end and exits
+      close_quietly(rd_);
+      if (bridge_) close_quietly(*bridge_);  // the bridge sees the end and exits
     }
   }
 
@@ -409,19 +444,21 @@ class fd_transport final : public transport, public std::enable_shared_from_this
   }
 
   asio::io_context& io_;
-  reactor_fd rd_;
-  std::optional<reactor_fd> wr_own_;
-  std::optional<reactor_fd> bridge_;  ///< after a stdio handoff: the socket of mcpmux connect
+  descriptor rd_;
+  std::optional<descriptor> wr_own_;
+  std::optional<descriptor> bridge_;  ///< after a stdio handoff: the socket of mcpmux connect
   fd_transport_options opt_;
   ndjson_framer framer_;
   asio::steady_timer linger_;
   transport_events* events_ = nullptr;
   std::deque<spliced_text> queue_;
-  std::vector<iovec> gather_;
+  std::array<char, first_chunk> first_;  ///< what the pending read reads into
+  std::unique_ptr<char[]> big_;          ///< read_chunk bytes while reads fill their buffer
+  std::vector<asio::const_buffer> gather_;
   std::size_t in_flight_ = 0;
   std::size_t queued_ = 0;
   bool writing_ = false;
-  bool corked_ = false;  ///< in corked(), its queue written when the read being fed is done
+  bool batched_ = false;  ///< in the loop's batch, its queue written when the batch is flushed
   bool write_failed_ = false;
   bool closing_ = false;
   bool read_done_ = false;

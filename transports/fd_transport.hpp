@@ -13,6 +13,8 @@ class io_context;
 
 namespace mcpmux {
 
+class write_batch;
+
 /// Options of one fd transport.
 struct fd_transport_options {
   transport_limits limits;
@@ -26,6 +28,9 @@ struct fd_transport_options {
   /// For a client socket: take the stdio handoff of `mcpmux connect` (transports/stdio_handoff.hpp)
   /// if its first line asks for it with two descriptors attached.
   bool accept_handoff = false;
+  /// The loop's write batch (transports/write_batch.hpp), shared by the transports of one loop;
+  /// null: every message is written when it is sent, and reads hold no batch.
+  std::shared_ptr<write_batch> batch;
 };
 
 /// Creates a transport over `read_fd` and `write_fd` (equal for a socket), taking ownership.

@@ -37,7 +37,6 @@
 #include "core/protocol/error.hpp"
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
-#include "core/protocol/param_headers.hpp"
 #include "core/protocol/sse_parser.hpp"
 #include "transports/http_asio.hpp"
 #include "transports/http_reply_policy.hpp"
@@ -82,7 +81,7 @@ inline std::string id_text(const json::value& id) {
   return json::serialize(id);
 }
 
-/// What a POST carries, read from the outgoing text.
+/// What a POST carries, as core told it (outgoing_info).
 struct outgoing {
   json::value id;        // null unless a request
   std::string method;    // empty for responses
@@ -131,13 +130,11 @@ class http_transport final : public transport, public std::enable_shared_from_th
   // ---- transport (http_transport.cpp, on_initialized in http_streamable.cpp) ----------------
   void start(transport_events& events) override;
   std::error_code send(std::string message) override;
+  std::error_code send_described(std::string message, outgoing_info info) override;
   void close() override;
   std::size_t queued_bytes() const override { return queued_; }
   void on_initialized(std::string protocol_version, std::chrono::milliseconds max_wait,
                       std::function<void()> done) override;
-  void on_tool_headers(std::shared_ptr<const mcp::tool_param_headers> headers) override {
-    tool_headers_ = std::move(headers);
-  }
 
  private:
   bool legacy() const { return opt_.type == http_transport_options::kind::legacy_sse; }
@@ -234,7 +231,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   origin origin_;
   std::unique_ptr<ssl::context> tls_ctx_;
   transport_events* events_ = nullptr;
-  std::deque<std::string> queue_;
+  std::deque<std::pair<std::string, outgoing>> queue_;
   std::size_t queued_ = 0;
   std::size_t active_posts_ = 0;
   std::vector<conn_ptr> idle_;
@@ -245,7 +242,6 @@ class http_transport final : public transport, public std::enable_shared_from_th
     bool cancelled = false;
   };
   std::map<std::string, in_flight> modern_in_flight_;
-  std::shared_ptr<const mcp::tool_param_headers> tool_headers_;
   std::string session_id_;
   std::string protocol_version_;
   std::string token_;

@@ -3,10 +3,8 @@
 // are listed in http_client_detail.hpp.
 #include <boost/asio/post.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
 
@@ -14,39 +12,18 @@ namespace mcpmux {
 namespace http_client {
 namespace {
 
-// Reads what the HTTP exchange needs from a message: its kind and id, and for a 2026-07-28
-// request the values of the era's headers (the version, the method's target, the arguments
-// that travel as Mcp-Param-*).
-outgoing inspect(std::string_view text, const mcp::tool_param_headers* tools) {
+// What the HTTP exchange needs of a message, from what core told (no parsing here).
+outgoing from_info(outgoing_info info) {
   outgoing o;
-  error_code ec;
-  auto v = json::parse(text, ec);
-  if (ec || !v.is_object()) return o;
-  const auto& obj = v.get_object();
-  if (const auto* m = obj.if_contains("method"); m && m->is_string()) o.method = m->get_string();
-  const auto* id = obj.if_contains("id");
-  const bool has_id = id && !id->is_null();
-  o.request = !o.method.empty() && has_id;
-  o.notification = !o.method.empty() && !has_id;
-  if (o.request) o.id = *id;
-  const auto* p = obj.if_contains("params");
-  const auto* params = p ? p->if_object() : nullptr;
-  if (!params) return o;
-  if (o.notification && o.method == "notifications/cancelled") {
-    if (const auto* r = params->if_contains("requestId"); r && !r->is_null())
-      o.cancels = id_text(*r);
-    return o;
-  }
-  if (!o.request || !mcp::has_modern_meta(*params)) return o;
-  const auto& version = params->at("_meta").as_object().at(mcp::meta_key::protocol_version);
-  if (!version.is_string() || version.get_string().empty()) return o;
-  o.version = version.get_string();
-  o.name = mcp::named_target(o.method, *params);
-  if (o.method == "tools/call" && tools && o.name) {
-    const auto* args = params->if_contains("arguments");
-    if (auto it = tools->tools.find(*o.name); it != tools->tools.end() && args && args->is_object())
-      o.params = mcp::param_header_fields(it->second, args->get_object());
-  }
+  o.method = std::move(info.method);
+  o.request = info.what == outgoing_info::kind::request;
+  o.notification = info.what == outgoing_info::kind::notification;
+  if (o.request) o.id = info.id;
+  if (info.cancels) o.cancels = std::to_string(*info.cancels);
+  if (!o.request) return o;
+  o.version = std::move(info.version);
+  o.name = std::move(info.name);
+  o.params = std::move(info.params);
   return o;
 }
 }  // namespace
@@ -82,10 +59,14 @@ void http_transport::start(transport_events& events) {
 }
 
 std::error_code http_transport::send(std::string message) {
+  return send_described(std::move(message), {});  // a response, as far as HTTP cares
+}
+
+std::error_code http_transport::send_described(std::string message, outgoing_info info) {
   if (closing_ || failed_) return errc::transport_closed;
   if (queued_ + message.size() > opt_.limits.max_queue_bytes) return errc::queue_full;
   queued_ += message.size();
-  queue_.push_back(std::move(message));
+  queue_.emplace_back(std::move(message), from_info(std::move(info)));
   if (events_) pump();
   return {};
 }
@@ -155,10 +136,9 @@ void http_transport::pump() {
   while (!queue_.empty() && !closing_ && !failed_ && !barrier_ &&
          active_posts_ < opt_.max_connections) {
     if (legacy() && !endpoint_known_) return;
-    std::string text = std::move(queue_.front());
+    auto [text, out] = std::move(queue_.front());
     queue_.pop_front();
     queued_ -= text.size();
-    auto out = inspect(text, tool_headers_.get());
     // A 2026-07-28 request is cancelled by closing its stream: nothing is posted.
     if (!out.cancels.empty() && cancel_modern(out.cancels)) continue;
     if (out.notification) barrier_ = true;

@@ -116,6 +116,7 @@ class stdio_transport final : public transport,
     fo.limits = opt.limits;
     fo.flush_timeout = opt.stdin_grace;
     fo.last_line_at_eof = opt.last_line_at_eof;
+    fo.batch = opt.batch;
     inner_ = make_fd_transport(io, stdout_r, stdin_w, fo);
     ++g_live_children;
   }

@@ -18,6 +18,8 @@ class io_context;
 
 namespace mcpmux {
 
+class write_batch;
+
 /// What to run and how to stop it.
 struct stdio_options {
   std::string command;  ///< looked up in PATH (of the merged environment)
@@ -29,6 +31,8 @@ struct stdio_options {
   std::function<void(std::string_view)> on_stderr;
   /// See fd_transport_options::last_line_at_eof.
   bool last_line_at_eof = false;
+  /// See fd_transport_options::batch (null: none).
+  std::shared_ptr<write_batch> batch;
   /// The child's wait status once it is reaped (before the transport reports its close).
   std::function<void(int status)> on_exit;
   /// Teardown: stdin closed → wait stdin_grace → SIGTERM to the group → wait term_grace → SIGKILL.

@@ -3,18 +3,37 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 namespace mcpmux {
 
 struct message;
-namespace mcp {
-struct tool_param_headers;
-}
+
+/// What a transport may need to know about an outgoing message, told by core (which built it)
+/// so that no transport parses what it sends. Only HTTP reads it. By default: a response (or
+/// anything the transport need not know about).
+struct outgoing_info {
+  enum class kind { response, request, notification };
+  kind what = kind::response;
+  std::string method;   ///< of a request or notification
+  std::int64_t id = 0;  ///< a request's id
+  /// notifications/cancelled: the id of the request it cancels.
+  std::optional<std::int64_t> cancels;
+  /// A 2026-07-28 request: the era's headers (MCP-Protocol-Version; empty for the 2025-11-25
+  /// era), Mcp-Name for the methods that name a target, and the Mcp-Param-* fields of a
+  /// tools/call whose tool has x-mcp-header arguments (core/protocol/param_headers).
+  std::string version;
+  std::optional<std::string> name;
+  std::vector<std::pair<std::string, std::string>> params;
+};
 
 /// One outgoing message in three runs: `head`, then `shared` (text other messages share too: a
 /// whole tool list of a megabyte; may be null), then `tail`.
@@ -74,6 +93,11 @@ class transport {
   /// Queues one message (newline added by the transport). Fails with errc::queue_full when the
   /// bounded queue is over its cap, errc::transport_closed after close or failure.
   virtual std::error_code send(std::string message) = 0;
+  /// The same with what core knows of the message (outgoing_info). By default, as send().
+  virtual std::error_code send_described(std::string message, outgoing_info info) {
+    (void)info;
+    return send(std::move(message));
+  }
   /// The same for a message in runs. Transports that gather their writes send the middle from
   /// where it is; by default the runs are joined.
   virtual std::error_code send_spliced(spliced_text message) {
@@ -97,11 +121,6 @@ class transport {
     (void)protocol_version;
     (void)max_wait;
     done();
-  }
-  /// The server's tools whose arguments travel in headers too (2026-07-28 Streamable HTTP's
-  /// Mcp-Param-*), set by the MCP client whenever it reads the tool list. Only HTTP uses it.
-  virtual void on_tool_headers(std::shared_ptr<const mcp::tool_param_headers> headers) {
-    (void)headers;
   }
 };
 

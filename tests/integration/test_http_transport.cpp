@@ -16,6 +16,7 @@
 #include "core/protocol/json_rpc.hpp"
 #include "core/protocol/log.hpp"
 #include "core/protocol/param_headers.hpp"
+#include "core/rpc_peer.hpp"
 #include "tests/fixtures/http_test_server.hpp"
 
 namespace mcpmux {
@@ -92,6 +93,27 @@ std::string call(std::int64_t id, std::string_view method = "tools/call") {
   return make_request(json::value(id), method, json::object{});
 }
 
+// Sends `text` as core does: with what it is (outgoing_info, as rpc_peer describes what it
+// builds) and, for a tools/call, the Mcp-Param-* `fields` the upstream worked out. Text that is
+// not a request or notification goes as a response.
+std::error_code send_to(transport& t, std::string text,
+                        std::vector<std::pair<std::string, std::string>> fields = {}) {
+  boost::system::error_code ec;
+  const auto v = json::parse(text, ec);
+  const auto* o = ec ? nullptr : v.if_object();
+  const auto* method = o ? o->if_contains("method") : nullptr;
+  if (!method) return t.send(std::move(text));
+  const auto* params = o->if_contains("params");
+  const json::value none;
+  if (const auto* id = o->if_contains("id"))
+    return t.send_described(std::move(text), describe_request(id->as_int64(), method->as_string(),
+                                                              params ? *params : none, fields));
+  auto info = describe_notification(method->as_string());
+  if (params && info.method == "notifications/cancelled")
+    info.cancels = params->at("requestId").as_int64();
+  return t.send_described(std::move(text), std::move(info));
+}
+
 class HttpTransport : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -152,8 +174,8 @@ TEST_F(HttpTransport, JsonReplyAndRequestHeaders) {
   auto o = options(s);
   o.headers["X-Api-Key"] = "very-secret-value";
   open(o);
-  ASSERT_FALSE(t->send(make_notification("notifications/hello", json::object{})));
-  ASSERT_FALSE(t->send(call(1)));
+  ASSERT_FALSE(send_to(*t, make_notification("notifications/hello", json::object{})));
+  ASSERT_FALSE(send_to(*t, call(1)));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_EQ(ev.answer(1)->at("result").as_object().at("text").as_string(), "ok");
   EXPECT_EQ(ev.messages.size(), 1u);  // the 202 delivers nothing
@@ -202,9 +224,9 @@ TEST_F(HttpTransport, SseReplyWithNotificationAndServerRequest) {
   open(options(s));
   ev.hook = [&](const json::object& o) {
     if (o.contains("method") && o.contains("id"))
-      t->send(make_result(o.at("id"), json::object{{"roots", json::array{}}}));
+      send_to(*t, make_result(o.at("id"), json::object{{"roots", json::array{}}}));
   };
-  ASSERT_FALSE(t->send(call(5)));
+  ASSERT_FALSE(send_to(*t, call(5)));
   ASSERT_TRUE(run_until([&] { return ev.count_method("notifications/after") == 1; }));
   ASSERT_EQ(ev.messages.size(), 4u);
   EXPECT_THAT(ev.messages[0], HasSubstr("notifications/progress"));
@@ -230,19 +252,19 @@ TEST_F(HttpTransport, SessionIdProtocolVersionGet405AndExpiry) {
     ex.respond(404, "unknown session", "text/plain");
   });
   open(options(s));
-  t->send(call(1, "initialize"));
+  send_to(*t, call(1, "initialize"));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   bool done = false;
   t->on_initialized("2025-11-25", 2000ms, [&] { done = true; });
   ASSERT_TRUE(run_until([&] { return done; }));
   EXPECT_EQ(s.count("GET"), 1u);
-  t->send(call(2));
+  send_to(*t, call(2));
   ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
-  t->send(call(3));
+  send_to(*t, call(3));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_EQ(ev.reason, "session expired (HTTP 404)");
   EXPECT_FALSE(ev.answer(3));
-  EXPECT_EQ(t->send(call(4)), make_error_code(errc::transport_closed));
+  EXPECT_EQ(send_to(*t, call(4)), make_error_code(errc::transport_closed));
   auto reqs = s.requests();
   ASSERT_GE(reqs.size(), 4u);
   EXPECT_EQ(reqs[0].header("mcp-session-id"), "");
@@ -267,7 +289,7 @@ TEST_F(HttpTransport, GetListenerDeliversNotificationsAndCloseSendsDelete) {
     ex.respond(200, result_for(b.at("id")), "application/json", {{"Mcp-Session-Id", "s1"}});
   });
   open(options(s));
-  t->send(call(1, "initialize"));
+  send_to(*t, call(1, "initialize"));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   bool done = false;
   t->on_initialized("2025-06-18", 2000ms, [&] { done = true; });
@@ -293,7 +315,7 @@ TEST_F(HttpTransport, EstablishedListenerEndingClosesTransport) {
                {{"Mcp-Session-Id", "s1"}});
   });
   open(options(s));
-  t->send(call(1, "initialize"));
+  send_to(*t, call(1, "initialize"));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   bool done = false;
   t->on_initialized("2025-06-18", 0ms, [&] { done = true; });
@@ -314,7 +336,7 @@ TEST_F(HttpTransport, ListenerThatNeverAnswersIsGivenUpAfterMaxWait) {
   t->on_initialized("2025-06-18", 200ms, [&] { done = true; });
   ASSERT_TRUE(run_until([&] { return done; }, 3s));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_FALSE(ev.closed);
 }
@@ -335,7 +357,7 @@ TEST_F(HttpTransport, PostStreamCutBeforeAnswerIsResumedWithLastEventId) {
     ex.cut();
   });
   open(options(s));
-  t->send(call(9));
+  send_to(*t, call(9));
   ASSERT_TRUE(run_until([&] { return ev.answer(9).has_value(); }));
   EXPECT_EQ(ev.answer(9)->at("result").as_object().at("text").as_string(), "resumed");
   EXPECT_EQ(gets.load(), 1);
@@ -362,7 +384,7 @@ TEST_F(HttpTransport, ListenerCutAfterEventIdIsResumed) {
                {{"Mcp-Session-Id", "s1"}});
   });
   open(options(s));
-  t->send(call(1, "initialize"));
+  send_to(*t, call(1, "initialize"));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   bool done = false;
   t->on_initialized("2025-11-25", 2000ms, [&] { done = true; });
@@ -382,8 +404,8 @@ TEST_F(HttpTransport, SendFailsWhenTheQueueIsFull) {
   o.type = http_transport_options::kind::legacy_sse;
   o.limits.max_queue_bytes = 100;
   open(o);
-  EXPECT_FALSE(t->send(call(1)));
-  EXPECT_EQ(t->send(std::string(100, ' ')), make_error_code(errc::queue_full));
+  EXPECT_FALSE(send_to(*t, call(1)));
+  EXPECT_EQ(send_to(*t, std::string(100, ' ')), make_error_code(errc::queue_full));
 }
 
 // ---- the 2026-07-28 era: stateless requests with the era's headers ---------------------------
@@ -407,16 +429,15 @@ TEST_F(HttpTransport, ModernRequestsCarryTheEraHeadersAndNoSession) {
         "region":{"type":"string","x-mcp-header":"Region"},
         "count":{"type":"integer","x-mcp-header":"Count"}}})")
                                                      .as_object());
-  t->on_tool_headers(headers);
-  t->send(modern_call(
-      1, "tools/call",
-      {{"name", "deploy"}, {"arguments", json::object{{"region", "eu west"}, {"count", 3}}}}));
-  t->send(modern_call(2, "resources/read", {{"uri", "file:///ä.txt"}}));
-  t->send(modern_call(3, "tools/list", {}));
+  const json::object args{{"region", "eu west"}, {"count", 3}};
+  send_to(*t, modern_call(1, "tools/call", {{"name", "deploy"}, {"arguments", args}}),
+          mcp::param_header_fields(headers->tools["deploy"], args));
+  send_to(*t, modern_call(2, "resources/read", {{"uri", "file:///ä.txt"}}));
+  send_to(*t, modern_call(3, "tools/list", {}));
   ASSERT_TRUE(run_until([&] { return ev.answer(1) && ev.answer(2) && ev.answer(3); }));
   // A legacy request on the same transport: no era headers, and no session either (the modern
   // replies' Mcp-Session-Id was not taken up).
-  t->send(call(4));
+  send_to(*t, call(4));
   ASSERT_TRUE(run_until([&] { return ev.answer(4).has_value(); }));
   auto reqs = s.requests();
   ASSERT_EQ(reqs.size(), 4u);
@@ -452,9 +473,9 @@ TEST_F(HttpTransport, ModernErrorStatusWithJsonRpcBodyIsTheAnswer) {
     ex.respond(400, "not json", "text/plain");
   });
   open(options(s));
-  t->send(modern_call(1, "server/discover", {}));
-  t->send(modern_call(2, "nope/nope", {}));
-  t->send(modern_call(3, "tools/list", {}));
+  send_to(*t, modern_call(1, "server/discover", {}));
+  send_to(*t, modern_call(2, "nope/nope", {}));
+  send_to(*t, modern_call(3, "tools/list", {}));
   ASSERT_TRUE(run_until([&] { return ev.answer(1) && ev.answer(2) && ev.answer(3); }));
   EXPECT_EQ(error_code_of(*ev.answer(1)), -32022);
   EXPECT_EQ(ev.answer(1)->at("error").as_object().at("data").as_object().at("supported"),
@@ -479,11 +500,11 @@ TEST_F(HttpTransport, CancellingAModernRequestClosesItsStreamWithoutAPost) {
     ex.respond(200, result_for(b.at("id")));
   });
   open(options(s));
-  t->send(modern_call(1, "tools/call", {{"name", "slow"}}));
+  send_to(*t, modern_call(1, "tools/call", {{"name", "slow"}}));
   ASSERT_TRUE(run_until([&] { return ev.count_method("notifications/progress") == 1; }));
-  t->send(make_notification("notifications/cancelled", json::object{{"requestId", 1}}));
+  send_to(*t, make_notification("notifications/cancelled", json::object{{"requestId", 1}}));
   ASSERT_TRUE(run_until([&] { return stream_closed.load(); }, 3s));
-  t->send(modern_call(2, "tools/list", {}));  // the transport goes on
+  send_to(*t, modern_call(2, "tools/list", {}));  // the transport goes on
   ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
   EXPECT_FALSE(ev.answer(1));  // nothing for the cancelled request
   EXPECT_FALSE(ev.closed);
@@ -507,9 +528,9 @@ TEST_F(HttpTransport, ModernListenStreamOutlivesTheTimeoutAndIsNotResumed) {
   o.timeout = 300ms;
   o.max_connections = 1;
   open(o);
-  t->send(modern_call(1, "subscriptions/listen", {}));
+  send_to(*t, modern_call(1, "subscriptions/listen", {}));
   // The open stream does not take the pool's only connection from other requests.
-  t->send(modern_call(2, "tools/list", {}));
+  send_to(*t, modern_call(2, "tools/list", {}));
   ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_EQ(ev.count_method("notifications/tools/list_changed"), 1u);
@@ -525,7 +546,7 @@ TEST_F(HttpTransport, SseEndingWithoutAnswerFailsTheRequest) {
     ex.end_sse();
   });
   open(options(s));
-  t->send(call(7));
+  send_to(*t, call(7));
   ASSERT_TRUE(run_until([&] { return ev.answer(7).has_value(); }));
   EXPECT_EQ(error_message(*ev.answer(7)), "No response received for request ID 7");
   EXPECT_EQ(error_code_of(*ev.answer(7)), -32000);
@@ -548,7 +569,7 @@ TEST_F(HttpTransport, TokenCommandRefreshedOnceOn401) {
   auto o = options(s);
   o.bearer = make_command_bearer(io, "cat '" + file + "'", o.timeout);
   open(o);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_EQ(ev.answer(1)->at("result").as_object().at("text").as_string(), "authed");
   auto reqs = s.requests();
@@ -571,7 +592,7 @@ TEST_F(HttpTransport, UnchangedTokenGives401ErrorWithHints) {
   auto o = options(s);
   o.bearer = make_command_bearer(io, "cat '" + file + "'", o.timeout);
   open(o);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   const auto msg = error_message(*ev.answer(1));
   EXPECT_THAT(msg, HasSubstr("HTTP 401: bad token"));
@@ -586,7 +607,7 @@ TEST_F(HttpTransport, FailingTokenCommandClosesTransport) {
   auto o = options(s);
   o.bearer = make_command_bearer(io, "exit 3", o.timeout);
   open(o);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_THAT(ev.reason, HasSubstr("token_command exited with code 3"));
   EXPECT_EQ(s.count("POST"), 0u);
@@ -601,7 +622,7 @@ TEST_F(HttpTransport, SlowReplyHitsTheTimeout) {
   o.timeout = 200ms;
   open(o);
   const auto start = std::chrono::steady_clock::now();
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
   EXPECT_THAT(error_message(*ev.answer(1)), HasSubstr("timed out"));
@@ -612,7 +633,7 @@ TEST_F(HttpTransport, MalformedJsonIsAParseError) {
   http_test_server s(
       [&](http_exchange& ex) { ex.respond(200, "{\"jsonrpc\":\"2.0\",", "application/json"); });
   open(options(s));
-  t->send(call(3));
+  send_to(*t, call(3));
   ASSERT_TRUE(run_until([&] { return ev.answer(3).has_value(); }));
   EXPECT_EQ(error_code_of(*ev.answer(3)), -32700);
 }
@@ -625,7 +646,7 @@ TEST_F(HttpTransport, BodyOverTheCapIsAnError) {
   auto o = options(s);
   o.limits.max_message_bytes = 1000;
   open(o);
-  t->send(call(4));
+  send_to(*t, call(4));
   ASSERT_TRUE(run_until([&] { return ev.answer(4).has_value(); }));
   EXPECT_THAT(error_message(*ev.answer(4)), HasSubstr("max_message_bytes"));
   // An SSE event over the cap is reported as oversize.
@@ -642,7 +663,7 @@ TEST_F(HttpTransport, OversizeSseEventIsReported) {
   auto o = options(s);
   o.limits.max_message_bytes = 1000;
   open(o);
-  t->send(call(4));
+  send_to(*t, call(4));
   ASSERT_TRUE(run_until([&] { return ev.answer(4).has_value(); }));
   ASSERT_EQ(ev.oversize.size(), 1u);
   EXPECT_GT(ev.oversize[0], 1000u);
@@ -653,7 +674,7 @@ TEST_F(HttpTransport, HttpErrorStatusBecomesErrorResponse) {
   http_test_server s(
       [&](http_exchange& ex) { ex.respond(500, "boom: " + std::string(1000, 'y'), "text/plain"); });
   open(options(s));
-  t->send(call(8));
+  send_to(*t, call(8));
   ASSERT_TRUE(run_until([&] { return ev.answer(8).has_value(); }));
   const auto msg = error_message(*ev.answer(8));
   EXPECT_THAT(msg, HasSubstr("HTTP 500: boom: yyy"));
@@ -666,7 +687,7 @@ TEST_F(HttpTransport, RedirectOnPostIsRefused) {
     ex.respond(307, "", "", {{"Location", "http://elsewhere/"}});
   });
   open(options(s));
-  t->send(call(2));
+  send_to(*t, call(2));
   ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
   EXPECT_THAT(error_message(*ev.answer(2)), HasSubstr("redirect"));
   EXPECT_EQ(s.count("POST"), 1u);
@@ -675,7 +696,7 @@ TEST_F(HttpTransport, RedirectOnPostIsRefused) {
 TEST_F(HttpTransport, ServiceUnavailableClosesTransport) {
   http_test_server s([&](http_exchange& ex) { ex.respond(503, "later", "text/plain"); });
   open(options(s));
-  t->send(call(2));
+  send_to(*t, call(2));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_THAT(ev.reason, HasSubstr("503"));
 }
@@ -689,7 +710,7 @@ TEST_F(HttpTransport, ConnectionRefusedClosesTransport) {
   http_transport_options o;
   o.url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
   open(o);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_THAT(ev.reason, HasSubstr("cannot connect"));
 }
@@ -707,11 +728,11 @@ TEST_F(HttpTransport, ConcurrentPostsDoNotSerialise) {
     ex.respond(200, result_for(body_of(ex).at("id")));
   });
   open(options(s));
-  for (int i = 1; i <= 3; ++i) t->send(call(i));
+  for (int i = 1; i <= 3; ++i) send_to(*t, call(i));
   ASSERT_TRUE(run_until([&] { return ev.answer(1) && ev.answer(2) && ev.answer(3); }));
   EXPECT_GE(peak.load(), 2);
   // Keep-alive: a later request reuses a pooled connection rather than failing.
-  t->send(call(4));
+  send_to(*t, call(4));
   ASSERT_TRUE(run_until([&] { return ev.answer(4).has_value(); }));
 }
 
@@ -728,7 +749,7 @@ TEST_F(HttpTransport, CallsSpacedAroundTheServersIdleCloseAllSucceed) {
   open(options(s));
   std::int64_t id = 0;
   auto round = [&] {
-    for (int i = 0; i < 3; ++i) t->send(call(++id));
+    for (int i = 0; i < 3; ++i) send_to(*t, call(++id));
     const auto last = id;
     const bool answered = run_until([&] {
       return ev.closed || (ev.answer(last - 2) && ev.answer(last - 1) && ev.answer(last));
@@ -752,12 +773,12 @@ TEST_F(HttpTransport, AConnectionIdleLongerThanPoolIdleIsNotReused) {
   o.pool_idle = 200ms;
   open(o);
   for (std::int64_t id : {1, 2}) {  // the second at once: on the pooled connection
-    t->send(call(id));
+    send_to(*t, call(id));
     ASSERT_TRUE(run_until([&] { return ev.answer(id).has_value(); }));
   }
   EXPECT_EQ(s.connections(), 1u);
   run_for(300ms);
-  t->send(call(3));
+  send_to(*t, call(3));
   ASSERT_TRUE(run_until([&] { return ev.answer(3).has_value(); }));
   EXPECT_EQ(s.connections(), 2u);
 }
@@ -771,9 +792,9 @@ TEST_F(HttpTransport, APostCutAfterItWasWrittenIsNotSentAgain) {
     ex.respond(200, result_for(body_of(ex).at("id")));
   });
   open(options(s));
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
-  t->send(call(2));  // on the pooled connection
+  send_to(*t, call(2));  // on the pooled connection
   ASSERT_TRUE(run_until([&] { return ev.closed || ev.answer(2).has_value(); }));
   EXPECT_TRUE(ev.closed);
   EXPECT_THAT(ev.reason, HasSubstr("POST failed"));
@@ -839,14 +860,14 @@ TEST_F(HttpTransport, LegacyEndpointAndMessages) {
   o.type = http_transport_options::kind::legacy_sse;
   open(o);
   // Sent before the endpoint is known: queued.
-  ASSERT_FALSE(t->send(call(1, "initialize")));
+  ASSERT_FALSE(send_to(*t, call(1, "initialize")));
   EXPECT_GT(t->queued_bytes(), 0u);
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_EQ(ev.answer(1)->at("result").as_object().at("text").as_string(), "legacy");
   bool done = false;
   t->on_initialized("2024-11-05", 1000ms, [&] { done = true; });
   EXPECT_TRUE(done);  // no listener in the legacy protocol
-  t->send(call(2));
+  send_to(*t, call(2));
   ASSERT_TRUE(run_until([&] { return ev.answer(2).has_value(); }));
   auto reqs = ls.server.requests();
   ASSERT_GE(reqs.size(), 3u);
@@ -856,7 +877,7 @@ TEST_F(HttpTransport, LegacyEndpointAndMessages) {
   EXPECT_EQ(reqs[1].method, "POST");
   EXPECT_EQ(reqs[1].target, "/messages?sessionId=abc");
   // The stream ending closes the transport.
-  t->send(call(3, "quit"));
+  send_to(*t, call(3, "quit"));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_EQ(ev.reason, "Legacy SSE stream closed");
 }
@@ -866,7 +887,7 @@ TEST_F(HttpTransport, LegacyCrossOriginEndpointIsRefused) {
   auto o = options(ls.server, "/sse");
   o.type = http_transport_options::kind::legacy_sse;
   open(o);
-  t->send(call(1, "initialize"));
+  send_to(*t, call(1, "initialize"));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_THAT(ev.reason, HasSubstr("same origin"));
   EXPECT_EQ(ls.server.count("POST"), 0u);
@@ -895,7 +916,7 @@ TEST_F(HttpTransport, TlsWithCaFileSucceeds) {
   auto o = options(s);
   o.ca_file = dir + "/cert.pem";
   open(o);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.answer(1).has_value(); }));
   EXPECT_EQ(ev.answer(1)->at("result").as_object().at("text").as_string(), "tls");
   // By host name too (SNI and DNS-name verification).
@@ -905,7 +926,7 @@ TEST_F(HttpTransport, TlsWithCaFileSucceeds) {
   recorder ev2;
   auto t2 = make_http_transport(io, o2);
   t2->start(ev2);
-  t2->send(call(2));
+  send_to(*t2, call(2));
   ASSERT_TRUE(run_until([&] { return ev2.answer(2).has_value() || ev2.closed; }));
   EXPECT_TRUE(ev2.answer(2)) << ev2.reason;
   t2->close();
@@ -917,7 +938,7 @@ TEST_F(HttpTransport, TlsWithoutCaFileFailsVerification) {
   http_test_server s([&](http_exchange& ex) { ex.respond(200, result_for(body_of(ex).at("id"))); },
                      dir);
   open(options(s));
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_THAT(ev.reason, HasSubstr("TLS handshake"));
   EXPECT_FALSE(ev.answer(1));
@@ -931,7 +952,7 @@ TEST_F(HttpTransport, TlsHostNameMismatchFails) {
   auto o = options(s);
   o.ca_file = dir + "/cert.pem";
   open(o);
-  t->send(call(1));
+  send_to(*t, call(1));
   ASSERT_TRUE(run_until([&] { return ev.closed; }));
   EXPECT_THAT(ev.reason, HasSubstr("TLS handshake"));
 }

@@ -1,7 +1,9 @@
-// The fd transport's write side: messages in runs go out in order with plain ones, the shared
-// middle is not copied and is let go once written, and the queue cap counts every run; what one
-// read makes a session send goes out in one write per destination (corked while the read is fed);
-// what one edge brings is read whole.
+// The fd transport: messages in runs go out in order with plain ones, the shared middle is not
+// copied and is let go once written, and the queue cap counts every run; a write the descriptor
+// cannot take at once goes out whole later, and a failed one is reported from the loop; what one
+// read makes a session send goes out in one write per destination (the loop's write batch held
+// while the read is fed); what one read brings is delivered whole, long lines included.
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 
 #include "core/protocol/error.hpp"
 #include "transports/fd_transport.hpp"
+#include "transports/write_batch.hpp"
 
 namespace mcpmux {
 namespace {
@@ -113,6 +116,51 @@ TEST_F(fd_transport_write, TheQueueCapCountsTheSharedMiddle) {
   EXPECT_EQ(drain(*t, 6), "small\n");
 }
 
+// More messages than one write gathers (and more buffers than Asio writes at a time), queued
+// while the loop's batch is held: all go out at the flush, whole and in order.
+TEST_F(fd_transport_write, AHeldBatchOfManyMessagesGoesOutInOrder) {
+  fd_transport_options o;
+  o.batch = std::make_shared<write_batch>();
+  auto t = make_fd_transport(io_, fds_[0], fds_[0], o);
+  t->start(events_);
+  std::string want;
+  o.batch->hold();
+  for (int i = 0; i < 300; ++i) {
+    const std::string head = "m" + std::to_string(i);
+    ASSERT_FALSE(t->send_spliced({head, std::make_shared<const std::string>("-"), "."}));
+    want += head + "-.\n";
+  }
+  char buf[64];
+  EXPECT_LT(::recv(fds_[1], buf, sizeof buf, MSG_DONTWAIT), 0);  // held: nothing written yet
+  o.batch->release();
+  EXPECT_EQ(t->queued_bytes(), 0u);  // the socket took it all at the flush
+  EXPECT_EQ(drain(*t, want.size()), want);
+}
+
+// A write that fails is reported from the loop, not from inside send(): the caller of send is
+// in the middle of its own work.
+TEST(fd_transport_fail, AWriteToAReaderThatIsGoneIsReportedFromTheLoop) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  ::close(out[0]);  // nobody reads what the transport writes
+  ::signal(SIGPIPE, SIG_IGN);
+  struct closed_events : quiet_events {
+    std::string reason;
+    void on_closed(std::error_code, std::string r) override { reason = std::move(r); }
+  } events;
+  boost::asio::io_context io;
+  auto t = make_fd_transport(io, in[0], out[1], {});
+  t->start(events);
+  EXPECT_FALSE(t->send("lost"));
+  EXPECT_EQ(events.reason, "");
+  for (int i = 0; i < 100 && events.reason.empty(); ++i) io.run_for(std::chrono::milliseconds(1));
+  EXPECT_NE(events.reason.find("write failed"), std::string::npos) << events.reason;
+  EXPECT_EQ(t->send("after"), make_error_code(errc::transport_closed));
+  t->close();
+  ::close(in[1]);
+}
+
 // A transport that only knows whole messages gets the runs joined.
 // A relay of two transports: every line read on `from` is sent on to `to`, as a session forwards
 // requests. `to` writes into a SOCK_SEQPACKET socket, so its peer receives one record per write.
@@ -139,9 +187,11 @@ class fd_transport_cork : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, in_), 0);
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, out_), 0);
-    fwd_.to = make_fd_transport(io_, out_[0], out_[0], {});
+    fd_transport_options o;
+    o.batch = batch_;
+    fwd_.to = make_fd_transport(io_, out_[0], out_[0], o);
     fwd_.to->start(sink_);
-    from_ = make_fd_transport(io_, in_[0], in_[0], {});
+    from_ = make_fd_transport(io_, in_[0], in_[0], o);
     from_->start(fwd_);
   }
   void TearDown() override {
@@ -168,6 +218,7 @@ class fd_transport_cork : public ::testing::Test {
   }
 
   boost::asio::io_context io_;
+  std::shared_ptr<write_batch> batch_ = std::make_shared<write_batch>();
   quiet_events sink_;
   forward_events fwd_;
   std::shared_ptr<transport> from_;
@@ -212,8 +263,8 @@ TEST_F(fd_transport_cork, ClosingACorkedTransportStillWritesWhatWasSent) {
   EXPECT_EQ(relay(batch, batch.size()), std::vector<std::string>{batch});
 }
 
-// Readiness is edge-triggered (transports/reactor_fd.hpp): after a read that filled the buffer
-// the transport reads on by itself, since no new edge will come for what is left.
+// Readiness is edge-triggered: after a read that filled its buffer the transport reads on by
+// itself, since no new edge will come for what is left.
 struct recording_events : transport_events {
   std::vector<std::string> lines;
   void on_message(std::string_view line) override { lines.emplace_back(line); }
@@ -251,6 +302,48 @@ TEST(fd_transport_read, WhatOneEdgeBringsIsReadWholeThoughItFillsTheBufferTwice)
   EXPECT_EQ(events.lines[2], "{\"id\":2}");
   t->close();
   ::close(sv[1]);
+}
+
+// Lines longer than what waits for the loop (1 KiB) are read on at once, whole.
+TEST(fd_transport_read, LinesLongerThanTheFirstBufferArriveWhole) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  boost::asio::io_context io;
+  recording_events events;
+  auto t = make_fd_transport(io, sv[0], sv[0], {});
+  t->start(events);
+  std::vector<std::string> want;
+  std::string batch;
+  for (std::size_t len : {1023u, 1024u, 1025u, 5000u, 10u}) {
+    want.push_back("{\"p\":\"" + std::string(len, 'q') + "\"}");
+    batch += want.back() + "\n";
+  }
+  ASSERT_EQ(::send(sv[1], batch.data(), batch.size(), 0), static_cast<ssize_t>(batch.size()));
+  for (int i = 0; i < 5000 && events.lines.size() < want.size(); ++i)
+    io.run_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(events.lines, want);
+  t->close();
+  ::close(sv[1]);
+}
+
+// read_ready() delivers what is there without the loop (a child that exited left it).
+TEST(fd_transport_read, ReadReadyDeliversWhatWaitsAtOnce) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  boost::asio::io_context io;
+  recording_events events;
+  auto t = make_fd_transport(io, in[0], out[1], {});
+  t->start(events);
+  const std::string text = "{\"id\":1}\n{\"id\":2}\n" + std::string(3000, 'x') + "\n";
+  ASSERT_EQ(::write(in[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  t->read_ready();
+  ASSERT_EQ(events.lines.size(), 3u);
+  EXPECT_EQ(events.lines[1], "{\"id\":2}");
+  EXPECT_EQ(events.lines[2].size(), 3000u);
+  t->close();
+  ::close(in[1]);
+  ::close(out[0]);
 }
 
 TEST(spliced_text, JoinsIntoOneMessageByDefault) {

@@ -1,0 +1,91 @@
+// What rpc_peer tells a transport of each message it sends (outgoing_info), so that no transport
+// parses what it sends: kind, id and method; a cancellation's request; a 2026-07-28 request's
+// version, target and the Mcp-Param-* fields its caller hands over (only for such a request).
+#include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/protocol/modern.hpp"
+#include "core/rpc_peer.hpp"
+
+namespace mcpmux {
+namespace {
+
+namespace json = boost::json;
+
+struct recording_transport : transport {
+  std::vector<std::pair<std::string, outgoing_info>> sent;
+  void start(transport_events&) override {}
+  std::error_code send(std::string m) override { return send_described(std::move(m), {}); }
+  std::error_code send_described(std::string m, outgoing_info info) override {
+    sent.emplace_back(std::move(m), std::move(info));
+    return {};
+  }
+  void close() override {}
+  std::size_t queued_bytes() const override { return 0; }
+};
+
+class rpc_peer_outgoing : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    wire_ = std::make_shared<recording_transport>();
+    peer_ = rpc_peer::create(io_, wire_, {});
+    peer_->start();
+  }
+  const outgoing_info& last() const { return wire_->sent.back().second; }
+
+  boost::asio::io_context io_;
+  std::shared_ptr<recording_transport> wire_;
+  std::shared_ptr<rpc_peer> peer_;
+};
+
+const std::vector<std::pair<std::string, std::string>> fields = {{"Mcp-Param-Region", "eu"}};
+
+TEST_F(rpc_peer_outgoing, ALegacyRequestIsARequestWithoutTheErasHeaders) {
+  const auto id = peer_->request(
+      "tools/call", json::object{{"name", "t"}}, std::nullopt, [](rpc_outcome) {},
+      reply_form::parsed, fields);
+  ASSERT_TRUE(id);
+  EXPECT_EQ(last().what, outgoing_info::kind::request);
+  EXPECT_EQ(last().id, *id);
+  EXPECT_EQ(last().method, "tools/call");
+  EXPECT_EQ(last().version, "");
+  EXPECT_FALSE(last().name);
+  EXPECT_TRUE(last().params.empty());  // the fields go only with a 2026-07-28 request
+}
+
+TEST_F(rpc_peer_outgoing, AModernRequestCarriesItsVersionTargetAndFields) {
+  json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
+  params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
+  const auto id = peer_->request(
+      "tools/call", params, std::nullopt, [](rpc_outcome) {}, reply_form::parsed, fields);
+  ASSERT_TRUE(id);
+  EXPECT_EQ(last().what, outgoing_info::kind::request);
+  EXPECT_EQ(last().id, *id);
+  EXPECT_EQ(last().version, "2026-07-28");
+  EXPECT_EQ(last().name, "search");
+  EXPECT_EQ(last().params, fields);
+}
+
+TEST_F(rpc_peer_outgoing, NotificationsCancellationsAndResponsesSayWhatTheyAre) {
+  EXPECT_TRUE(peer_->notify("notifications/initialized", json::object{}));
+  EXPECT_EQ(last().what, outgoing_info::kind::notification);
+  EXPECT_EQ(last().method, "notifications/initialized");
+  EXPECT_FALSE(last().cancels);
+
+  const auto id = peer_->request("tools/call", json::object{}, std::nullopt, [](rpc_outcome) {});
+  ASSERT_TRUE(id);
+  peer_->cancel(*id, "client gave up");
+  EXPECT_EQ(last().what, outgoing_info::kind::notification);
+  EXPECT_EQ(last().method, "notifications/cancelled");
+  EXPECT_EQ(last().cancels, *id);
+
+  EXPECT_TRUE(peer_->send_raw(R"({"jsonrpc":"2.0","id":"s1","result":{}})"));
+  EXPECT_EQ(last().what, outgoing_info::kind::response);
+  EXPECT_TRUE(last().method.empty());
+}
+
+}  // namespace
+}  // namespace mcpmux

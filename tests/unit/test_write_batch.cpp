@@ -1,0 +1,72 @@
+// The loop's write batch: members joined while it is held write at the outermost release, or
+// at once from the last line on; a flush leaves it empty.
+#include "transports/write_batch.hpp"
+
+#include <gtest/gtest.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mcpmux {
+namespace {
+
+struct recorded : write_batch::member {
+  recorded(std::vector<std::string>& log, std::string name) : log(log), name(std::move(name)) {}
+  void flush_batched() override { log.push_back(name); }
+  std::vector<std::string>& log;
+  std::string name;
+};
+
+TEST(write_batch, MembersWriteAtTheOutermostReleaseInTheOrderTheyJoined) {
+  std::vector<std::string> log;
+  write_batch b;
+  EXPECT_FALSE(b.held());
+  b.hold();
+  b.join(std::make_shared<recorded>(log, "a"));
+  b.hold();  // a read fed inside the first
+  b.join(std::make_shared<recorded>(log, "b"));
+  b.release();
+  EXPECT_TRUE(log.empty());
+  EXPECT_TRUE(b.held());
+  b.release();
+  EXPECT_EQ(log, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(b.held());
+  b.flush();  // emptied by the flush: nobody writes twice
+  EXPECT_EQ(log.size(), 2u);
+}
+
+TEST(write_batch, OnlyTheOutermostReadsLastLineCountsAndItEndsWithTheRelease) {
+  write_batch b;
+  b.hold();
+  b.hold();
+  b.at_last_line();  // the inner read's last line
+  EXPECT_FALSE(b.last_line());
+  b.release();
+  b.at_last_line();
+  EXPECT_TRUE(b.last_line());
+  b.release();
+  EXPECT_FALSE(b.last_line());
+}
+
+TEST(write_batch, AMemberMayJoinAgainWhileTheBatchFlushes) {
+  std::vector<std::string> log;
+  write_batch b;
+  struct rejoining : write_batch::member {
+    write_batch& b;
+    std::vector<std::string>& log;
+    rejoining(write_batch& b, std::vector<std::string>& log) : b(b), log(log) {}
+    void flush_batched() override {
+      log.push_back("flushed");
+      if (log.size() == 1) b.join(std::make_shared<recorded>(log, "next"));
+    }
+  };
+  b.hold();
+  b.join(std::make_shared<rejoining>(b, log));
+  b.release();
+  EXPECT_EQ(log, std::vector<std::string>{"flushed"});
+  b.flush();  // what joined during the flush waits for the next one
+  EXPECT_EQ(log, (std::vector<std::string>{"flushed", "next"}));
+}
+
+}  // namespace
+}  // namespace mcpmux
