@@ -69,7 +69,7 @@ const route* catalogue_service::find(collection c, std::string_view exposed,
   return v ? v->shown.find(c, exposed) : nullptr;
 }
 
-std::variant<std::string, rpc_error> catalogue_service::profile_for(
+result<std::string> catalogue_service::profile_for(
     const client_identity& who) const {
   if (!who.requested_profile.empty() && !profiles_.find(who.requested_profile)) {
     std::string known;

@@ -72,7 +72,7 @@ class catalogue_service {
       std::string_view exposed) const;
   const profile_set& profiles() const { return profiles_; }
   /// The profile a new client gets; an error when it named one that does not exist.
-  std::variant<std::string, rpc_error> profile_for(const client_identity& who) const;
+  result<std::string> profile_for(const client_identity& who) const;
 
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const;
@@ -99,7 +99,7 @@ class catalogue_service {
   /// server is trusted from then on); an item whose offered definition is not `expected[name]`
   /// (when given) is skipped. Returns {server, approved, skipped, not_held}; the next rebuild
   /// judges the server again and shows what was approved.
-  std::variant<json::value, rpc_error> approve(const std::string& server,
+  result<json::value> approve(const std::string& server,
                                                const std::vector<std::string>& names, bool all,
                                                const std::map<std::string, std::string>& expected);
   /// Cached tools of a server trusted under its configuration are not judged again.

@@ -138,7 +138,7 @@ const catalogue_service::recent_change* catalogue_service::changed_since_trust(
   return it == t->second.changed.end() ? nullptr : &it->second;
 }
 
-std::variant<json::value, rpc_error> catalogue_service::approve(
+result<json::value> catalogue_service::approve(
     const std::string& server, const std::vector<std::string>& names, bool all,
     const std::map<std::string, std::string>& expected) {
   auto up = upstream_named(server);

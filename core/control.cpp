@@ -246,7 +246,7 @@ json::array control_plane::server_tools(const upstream& up) const {
   return tools;
 }
 
-std::variant<json::value, rpc_error> control_plane::handle(std::string_view method,
+result<json::value> control_plane::handle(std::string_view method,
                                                            const json::object& params,
                                                            std::uint64_t session) {
   if (method == "mcpmux/status") {
@@ -278,7 +278,7 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
     if (!view) {
       auto who = client_identity{};
       who.requested_profile = p->get_string();
-      return std::get<rpc_error>(s_.catalogue.profile_for(who));
+      return s_.catalogue.profile_for(who).error();
     }
     json::object out{{"tools", tool_table(p->get_string())}, {"profile", profile_status(*view)}};
     return json::value(std::move(out));
@@ -312,7 +312,7 @@ std::variant<json::value, rpc_error> control_plane::handle(std::string_view meth
 }
 
 // mcpmux/history {server?, tool?, since_ms?, limit?} → {"enabled", "entries": [oldest first]}.
-std::variant<json::value, rpc_error> control_plane::history(const json::object& params) {
+result<json::value> control_plane::history(const json::object& params) {
   audit_query q;
   const auto text = [&](std::string_view key, std::string& out) {
     const auto* v = params.if_contains(key);
@@ -352,7 +352,7 @@ std::variant<json::value, rpc_error> control_plane::history(const json::object& 
 
 // mcpmux/quarantine {server?, diff?} → {"servers": [{server, trusted, trust, on_change,
 // items: [{kind, name, why, was?, pinned, offered, diff?}]}]}: what trust holds back.
-std::variant<json::value, rpc_error> control_plane::quarantine(const json::object& params) const {
+result<json::value> control_plane::quarantine(const json::object& params) const {
   const auto* only = params.if_contains("server");
   if (only && !only->is_string()) return bad_params("params.server must be a string");
   if (only && !find_upstream(only->get_string()))
@@ -392,7 +392,7 @@ std::variant<json::value, rpc_error> control_plane::quarantine(const json::objec
 }
 
 // mcpmux/trust {server, names?: [..], all?: bool, expected?: {name: definition}} → approves.
-std::variant<json::value, rpc_error> control_plane::trust(const json::object& params) {
+result<json::value> control_plane::trust(const json::object& params) {
   const auto* server = params.if_contains("server");
   if (!server || !server->is_string()) return bad_params("params.server (string) is required");
   std::vector<std::string> names;

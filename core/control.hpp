@@ -31,7 +31,7 @@ class control_extension {
  public:
   virtual ~control_extension() = default;
   /// Answers `method` when it is one of its own; nullopt otherwise.
-  virtual std::optional<std::variant<json::value, rpc_error>> handle(
+  virtual std::optional<result<json::value>> handle(
       std::string_view method, const json::object& params) = 0;
   /// Adds what it knows of `server` to the server's status entry.
   virtual void describe(const std::string& server, json::object& entry) const = 0;
@@ -45,9 +45,9 @@ class control_actions {
  public:
   virtual ~control_actions() = default;
   /// mcpmux/reload: the configuration loaded again and the difference applied.
-  virtual std::variant<json::value, rpc_error> reload() = 0;
+  virtual result<json::value> reload() = 0;
   /// mcpmux/trust: held items approved (catalogue_service::approve), then shown.
-  virtual std::variant<json::value, rpc_error> approve(
+  virtual result<json::value> approve(
       const std::string& server, const std::vector<std::string>& names, bool all,
       const std::map<std::string, std::string>& expected) = 0;
 };
@@ -68,7 +68,7 @@ class control_plane {
 
   /// Answers a control method: a result or an error. `session` is the asking session's id
   /// (mcpmux/logs with follow streams to it).
-  std::variant<json::value, rpc_error> handle(std::string_view method, const json::object& params,
+  result<json::value> handle(std::string_view method, const json::object& params,
                                               std::uint64_t session);
   /// mcpmux/status; with `histograms`, each server also carries its latency histograms
   /// (`latency_histogram`, and `tool_latency_histograms` by tool) for /metrics.
@@ -81,11 +81,11 @@ class control_plane {
   json::array server_tools(const upstream& up) const;
 
   /// mcpmux/history: the audit log's entries.
-  std::variant<json::value, rpc_error> history(const json::object& params);
+  result<json::value> history(const json::object& params);
   /// mcpmux/quarantine: what trust holds back, with word diffs when asked.
-  std::variant<json::value, rpc_error> quarantine(const json::object& params) const;
+  result<json::value> quarantine(const json::object& params) const;
   /// mcpmux/trust: approves held items.
-  std::variant<json::value, rpc_error> trust(const json::object& params);
+  result<json::value> trust(const json::object& params);
   /// A profile's entry in status and in mcpmux/tools.
   json::object profile_status(const profile_set::view& v) const;
 

@@ -240,13 +240,13 @@ std::pair<std::size_t, std::size_t> manager::ready_count() const {
   return {ready, enabled};
 }
 
-std::variant<json::value, rpc_error> manager::control(std::string_view method,
+result<json::value> manager::control(std::string_view method,
                                                       const json::object& params,
                                                       std::uint64_t session) {
   return control_.handle(method, params, session);
 }
 
-std::variant<json::value, rpc_error> manager::reload() {
+result<json::value> manager::reload() {
   if (!info_.reload_config)
     return rpc_error{rpc_code::internal_error, "reload is not available", nullptr};
   auto loaded = info_.reload_config();
@@ -333,11 +333,11 @@ std::variant<json::value, rpc_error> manager::reload() {
                                   {"warnings", std::move(warnings)}});
 }
 
-std::variant<json::value, rpc_error> manager::approve(
+result<json::value> manager::approve(
     const std::string& server, const std::vector<std::string>& names, bool all,
     const std::map<std::string, std::string>& expected) {
   auto out = catalogue_.approve(server, names, all, expected);
-  if (auto* v = std::get_if<json::value>(&out)) {
+  if (auto* v = out.if_value()) {
     rebuild();  // the approved items are shown, and clients told
     v->as_object()["still_held"] = catalogue_.quarantined(server).size();
   }

@@ -103,7 +103,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   }
   /// The profile a new client gets (its own choice, a `match` rule, or `default`); an error when
   /// it named a profile that does not exist.
-  std::variant<std::string, rpc_error> profile_for(const client_identity& who) const {
+  result<std::string> profile_for(const client_identity& who) const {
     return catalogue_.profile_for(who);
   }
   const profile_set& profiles() const { return catalogue_.profiles(); }
@@ -172,10 +172,10 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// Loads the configuration again and applies the difference: removed servers stop, added ones
   /// start, changed ones restart, unchanged ones are not touched (same process, calls in flight
   /// unaffected). An invalid file changes nothing. The result lists what happened.
-  std::variant<json::value, rpc_error> reload() override;
+  result<json::value> reload() override;
   /// Answers a control method (`mcpmux/...`): a result or an error.
   /// `session` is the asking session's id (mcpmux/logs with follow streams to it).
-  std::variant<json::value, rpc_error> control(std::string_view method, const json::object& params,
+  result<json::value> control(std::string_view method, const json::object& params,
                                                std::uint64_t session);
 
   /// Records an audited event (core/audit_buffer.hpp). Nothing when the audit log is off.
@@ -187,7 +187,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// shown. An item whose offered definition is not `expected[name]` (when given: what the
   /// approver saw) changed again and is skipped. Returns {approved, skipped, not_held,
   /// still_held}, once the approved items are shown.
-  std::variant<json::value, rpc_error> approve(
+  result<json::value> approve(
       const std::string& server, const std::vector<std::string>& names, bool all,
       const std::map<std::string, std::string>& expected) override;
 

@@ -53,11 +53,10 @@ session::session(manager& m, std::shared_ptr<transport> t, std::uint64_t id, cli
       who_(std::move(who)),
       log_("session " + std::to_string(id)) {
   auto p = manager_.profile_for(who_);
-  if (auto* name = std::get_if<std::string>(&p)) {
-    profile_ = std::move(*name);
-  } else {
-    log_.warn("{}; it sees everything", std::get<rpc_error>(p).message);
-  }
+  if (p)
+    profile_ = std::move(*p);
+  else
+    log_.warn("{}; it sees everything", p.error().message);
   if (!profile_.empty()) log_.debug("profile {}", profile_);
 }
 
@@ -249,9 +248,9 @@ void session::handle_request(message& msg) {
   if (method == "mcpmux/profile") return choose_profile(msg);
   if (starts_with(method, "mcpmux/")) {
     auto out = manager_.control(method, msg.params(), id_);
-    if (auto* err = std::get_if<rpc_error>(&out))
+    if (const auto* err = out.if_error())
       return send(make_error(id, err->code, err->message, &err->data));
-    return send(make_result(id, std::get<json::value>(out)));
+    return send(make_result(id, *out));
   }
   // The first MCP request decides the era: initialize (legacy), or a request that names its
   // version in _meta (2026-07-28). A connection keeps its era.

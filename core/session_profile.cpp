@@ -33,9 +33,9 @@ void session::choose_profile(const message& msg) {
   client_identity asked = who_;
   asked.requested_profile = name->get_string();
   auto p = manager_.profile_for(asked);
-  if (auto* err = std::get_if<rpc_error>(&p)) return reply_error(id, err->code, err->message);
+  if (const auto* err = p.if_error()) return reply_error(id, err->code, err->message);
   who_ = std::move(asked);
-  profile_ = std::get<std::string>(p);
+  profile_ = *p;
   log_.debug("profile {} (asked for)", profile_);
   send(make_result(id, json::object{{"profile", profile_}}));
 }

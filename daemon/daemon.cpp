@@ -398,11 +398,11 @@ int run_daemon(const daemon_options& opt) {
   auto open_http = [&](http_endpoint_options ho, std::string* error) {
     ho.web = [&board](const web_request& r) { return board.handle(r); };
     auto status = [&] {
-      return json::serialize(std::get<json::value>(mgr.control("mcpmux/status", {}, 0)));
+      return json::serialize(mgr.control("mcpmux/status", {}, 0).value());
     };
     auto metrics = [&] {
-      return metrics_from_status(json::serialize(std::get<json::value>(
-          mgr.control("mcpmux/status", json::object{{"histograms", true}}, 0))));
+      return metrics_from_status(json::serialize(
+          mgr.control("mcpmux/status", json::object{{"histograms", true}}, 0).value()));
     };
     return start_http_endpoint(
         io, std::move(ho),

@@ -97,7 +97,7 @@ void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
 
 }  // namespace
 
-std::optional<std::variant<json::value, rpc_error>> dashboard::handle(std::string_view method,
+std::optional<result<json::value>> dashboard::handle(std::string_view method,
                                                                       const json::object&) {
   if (method != "mcpmux/dashboard/login") return std::nullopt;
   if (base_url_.empty())  // no [daemon] http: the page alone, started now
@@ -205,13 +205,13 @@ web_response dashboard::page(std::string_view key) const {
 
 // The status, with each server's last hour for the sparklines.
 std::string dashboard::status_json() const {
-  auto status = std::get<json::value>(m_.control("mcpmux/status", {}, 0));
+  auto status = m_.control("mcpmux/status", {}, 0).value();
   if (auto* o = status.if_object()) (*o)["history"] = history_json(*o);
   return json::serialize(status);
 }
 
 void dashboard::sample() {
-  const auto status = std::get<json::value>(m_.control("mcpmux/status", {}, 0));
+  const auto status = m_.control("mcpmux/status", {}, 0).value();
   const auto* servers = status.as_object().if_contains("servers");
   if (!servers || !servers->is_array()) return;
   std::map<std::string, history, std::less<>> next;
@@ -342,11 +342,11 @@ web_response dashboard::action(const web_request& r, const browser* b) {
   if (const auto* p = o->if_contains("params"); p && p->is_object()) params = p->get_object();
   params.erase("follow");  // a page request gets lines, not a stream on a session it lacks
   auto answer = m_.control(name, params, 0);
-  if (auto* e = std::get_if<rpc_error>(&answer))
+  if (const auto* e = answer.if_error())
     return json_answer(200, json::object{{"error", json::object{{"code", static_cast<int>(e->code)},
                                                                 {"message", e->message},
                                                                 {"data", e->data}}}});
-  return json_answer(200, json::object{{"result", std::get<json::value>(answer)}});
+  return json_answer(200, json::object{{"result", *answer}});
 }
 
 }  // namespace mcpmux

@@ -50,7 +50,7 @@ class dashboard final : public control_extension {
   static constexpr std::size_t samples_kept = 60;
 
   // control_extension: mcpmux/dashboard/login → {"url"}: a one-time link, good for 2 minutes.
-  std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
+  std::optional<result<json::value>> handle(std::string_view method,
                                                              const json::object& params) override;
   void describe(const std::string&, json::object&) const override {}
   /// A server's log line: the pages following that log get it.

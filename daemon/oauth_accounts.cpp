@@ -583,7 +583,7 @@ std::shared_ptr<bearer_source> oauth_accounts::bearer_for(const server_config& s
   return a;
 }
 
-std::optional<std::variant<json::value, rpc_error>> oauth_accounts::handle(
+std::optional<result<json::value>> oauth_accounts::handle(
     std::string_view method, const json::object& params) {
   if (method.rfind("mcpmux/auth/", 0) != 0) return std::nullopt;
   const auto server = string_member(params, "server");

@@ -57,7 +57,7 @@ class oauth_accounts final : public control_extension {
   }
 
   // control_extension
-  std::optional<std::variant<json::value, rpc_error>> handle(std::string_view method,
+  std::optional<result<json::value>> handle(std::string_view method,
                                                              const json::object& params) override;
   void describe(const std::string& server, json::object& entry) const override;
 

@@ -292,11 +292,11 @@ json::value mux::reload(std::string_view toml) {
   auto out = mgr_->reload();
   while (mgr_->start_next()) run();
   run();
-  if (auto* err = std::get_if<rpc_error>(&out)) {
+  if (auto* err = out.if_error()) {
     ADD_FAILURE() << "reload failed: " << err->message;
     return nullptr;
   }
-  return std::get<json::value>(out);
+  return out.value();
 }
 
 json::object call_params(std::string_view tool, std::string_view text) {

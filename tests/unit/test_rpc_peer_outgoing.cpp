@@ -46,7 +46,7 @@ const std::vector<std::pair<std::string, std::string>> fields = {{"Mcp-Param-Reg
 TEST_F(rpc_peer_outgoing, ALegacyRequestIsARequestWithoutTheErasHeaders) {
   const auto id = peer_->request(
       "tools/call", json::object{{"name", "t"}}, std::nullopt, [](rpc_outcome) {},
-      reply_form::parsed, fields);
+      reply_form::parsed, nullptr, fields);
   ASSERT_TRUE(id);
   EXPECT_EQ(last().what, outgoing_info::kind::request);
   EXPECT_EQ(last().id, *id);
@@ -60,7 +60,7 @@ TEST_F(rpc_peer_outgoing, AModernRequestCarriesItsVersionTargetAndFields) {
   json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
   params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
   const auto id = peer_->request(
-      "tools/call", params, std::nullopt, [](rpc_outcome) {}, reply_form::parsed, fields);
+      "tools/call", params, std::nullopt, [](rpc_outcome) {}, reply_form::parsed, nullptr, fields);
   ASSERT_TRUE(id);
   EXPECT_EQ(last().what, outgoing_info::kind::request);
   EXPECT_EQ(last().id, *id);
