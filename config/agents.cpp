@@ -6,10 +6,10 @@
 #include <boost/json/serialize.hpp>
 #include <cstdint>
 
+#include "base/text.hpp"
 #include "config/agents_codex.hpp"
 #include "config/import.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/text.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 namespace {

@@ -6,10 +6,10 @@
 
 #include <boost/json.hpp>
 
+#include "base/text.hpp"
 #include "config/agents_codex.hpp"
 #include "config/import.hpp"
 #include "config/names.hpp"
-#include "core/protocol/text.hpp"
 
 namespace mcpmux::codex {
 namespace {

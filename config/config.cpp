@@ -2,11 +2,11 @@
 // The validator's [servers.NAME] tables are in config_servers.cpp, its value readers in
 // config_values.cpp; the ${VAR} language is in expand.cpp, the paths in paths.cpp.
 #include "config/config.hpp"
+#include "base/text.hpp"
 #include "config/config_detail.hpp"
 #include "config/import.hpp"
 #include "config/names.hpp"
 #include "config/paths.hpp"
-#include "core/protocol/text.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
 // Validation of the `[servers.NAME]` tables: type, command or url and every other server key.
+#include "base/redact.hpp"
+#include "base/text.hpp"
 #include "config/config_detail.hpp"
 #include "config/names.hpp"
-#include "core/protocol/redact.hpp"
-#include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/redact.hpp"
 #include "config/names.hpp"
 #include "config/secrets.hpp"
-#include "core/protocol/redact.hpp"
 
 namespace mcpmux {
 

@@ -2,10 +2,10 @@
 // prints it as TOML): the layouts of the files, name clashes, the merge into a config.toml. One
 // server entry is converted in import_server.cpp.
 #include "config/import.hpp"
-#include "config/files.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
 #include "config/import_detail.hpp"
 #include "config/names.hpp"
-#include "core/protocol/text.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
 #include "config/credentials.hpp"
-#include "config/files.hpp"
 
 namespace mcpmux {
 

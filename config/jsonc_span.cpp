@@ -1,6 +1,6 @@
 #include "config/jsonc_span.hpp"
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 #include <fmt/format.h>
 

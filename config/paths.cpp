@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 
 namespace mcpmux {
 
@@ -64,20 +64,6 @@ std::string resolve_config_path(const std::string& explicit_path) {
   if (!explicit_path.empty()) return expand_tilde(explicit_path);
   if (auto env = getenv_nonempty("MCPMUX_CONFIG")) return expand_tilde(*env);
   return xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux/config.toml";
-}
-
-std::string private_dir_problem(const std::string& dir) {
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) return fmt::format("{}: {}", dir, std::strerror(errno));
-  if (S_ISLNK(st.st_mode)) return dir + " is a symbolic link, not a directory";
-  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
-  if (st.st_uid != ::getuid()) {
-    return fmt::format("{} belongs to uid {}, not to uid {}", dir, st.st_uid, ::getuid());
-  }
-  if ((st.st_mode & 077) != 0) {
-    return fmt::format("{} has mode {:04o}; it must be private (0700)", dir, st.st_mode & 07777);
-  }
-  return {};
 }
 
 std::optional<std::string> runtime_dir(env_lookup lookup) {

@@ -2,6 +2,8 @@
 // command line or in the environment.
 #pragma once
 
+#include "base/files.hpp"  // private_dir_problem, where the paths are checked
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,10 +24,5 @@ std::string current_dir();
 std::string absolute_path(const std::string& path);
 /// $XDG_<kind>_HOME per the XDG spec (ignored unless absolute), else ~/<fallback>.
 std::string xdg_dir(const char* env_name, std::string_view fallback);
-
-/// Why `dir` is not a private directory of this user, or "" when it is: the path itself must be
-/// a directory (lstat: a symlink is refused, whatever it points to), owned by the effective uid,
-/// with no permission for group or others (0700, or less).
-std::string private_dir_problem(const std::string& dir);
 
 }  // namespace mcpmux

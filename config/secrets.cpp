@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/files.hpp"
 #include "config/credentials.hpp"
-#include "config/files.hpp"
 #include "config/paths.hpp"
 #include "config/secret_service.hpp"
 

@@ -1,7 +1,7 @@
 // The per-user secrets file behind `${secret:NAME}`: a JSON object of name → value in
 // $XDG_CONFIG_HOME/mcpmux/secrets.json, mode 0600 (a file others can read is refused), written
 // by `mcpmux secret set|rm`. Resolved values are registered for redaction
-// (core/protocol/redact.hpp).
+// (base/redact.hpp).
 #pragma once
 
 #include <map>

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux {
 namespace {

@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/text.hpp"
 #include "config/expand.hpp"
 #include "config/import.hpp"
 #include "config/names.hpp"
-#include "core/protocol/text.hpp"
 
 namespace mcpmux {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "base/clock.hpp"
 #include "config/config.hpp"
 #include "core/audit_writer.hpp"
-#include "core/protocol/clock.hpp"
 #include "core/timer.hpp"
 
 namespace mcpmux {

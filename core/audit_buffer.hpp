@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/protocol/log.hpp"
+#include "base/log.hpp"
 #include "core/state_store.hpp"
 
 namespace boost::asio {

@@ -104,9 +104,9 @@ void audit_writer::perform(job& j) {
   const std::span<const audit_entry> all(j.batch);
   for (std::size_t at = 0; at < all.size(); at += chunk_rows) {
     const auto part = all.subspan(at, std::min(chunk_rows, all.size() - at));
-    if (auto error = store_.append(part); !error.empty()) {
+    if (auto written = store_.append(part); !written) {
       std::lock_guard lock(m_);
-      error_ = std::move(error);
+      error_ = std::move(written.error().message);
       lost_ += part.size();
     }
   }

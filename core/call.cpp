@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "core/mrtr.hpp"
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
 #include "core/upstream.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {
@@ -79,11 +79,12 @@ void call::finish(rpc_outcome out) {
         {"error", {{"code", rpc_code::internal_error}, {"message", out.ec.message()}}}};
     out.reply = std::move(msg);
   }
-  auto caller = caller_.lock();
-  if (era_ == mcp::era::modern && client_id_.is_null() && caller && !done_) {
-    held_ = std::move(out);  // parked: the retry gets it
+  // Parked: the retry gets it, on whichever connection it comes (its first may be gone).
+  if (era_ == mcp::era::modern && client_id_.is_null() && !done_) {
+    held_ = std::move(out);
     return;
   }
+  auto caller = caller_.lock();
   finished_ = true;
   const bool failed = out.ec || out.reply->kind == message_kind::error_response;
   // The answer first: the stats and the audit need not delay it.

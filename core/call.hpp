@@ -24,10 +24,10 @@
 #include <string>
 #include <string_view>
 
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/pending_table.hpp"
-#include "core/protocol/versions.hpp"
 #include "core/state_store.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/pending_table.hpp"
+#include "protocol/versions.hpp"
 
 namespace mcpmux {
 

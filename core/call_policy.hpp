@@ -6,8 +6,8 @@
 #include <chrono>
 #include <optional>
 
+#include "base/clock.hpp"
 #include "config/config.hpp"
-#include "core/protocol/clock.hpp"
 
 namespace mcpmux {
 

@@ -18,7 +18,7 @@
 
 #include "core/lists.hpp"
 #include "core/naming.hpp"
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 
@@ -85,8 +85,7 @@ class catalogue {
   std::optional<route> route_resource(std::string_view uri, IsServer&& is_server) const;
   /// A page of a list of at most `page_size` items; `cursor` empty for the first page. A cursor
   /// of an older generation of the list is an error.
-  result<list_page> page(collection c, std::string_view cursor,
-                                          std::size_t page_size) const;
+  result<list_page> page(collection c, std::string_view cursor, std::size_t page_size) const;
   std::size_t size(collection c) const { return at(c).begins.size(); }
   const routes_t& routes(collection c) const { return at(c).routes; }
   /// The serialized exposed item of a tool or prompt (as listed); empty when unknown.

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "core/catalogue_snapshot.hpp"
-#include "core/protocol/modern.hpp"
 #include "core/upstream.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 
@@ -69,8 +69,7 @@ const route* catalogue_service::find(collection c, std::string_view exposed,
   return v ? v->shown.find(c, exposed) : nullptr;
 }
 
-result<std::string> catalogue_service::profile_for(
-    const client_identity& who) const {
+result<std::string> catalogue_service::profile_for(const client_identity& who) const {
   if (!who.requested_profile.empty() && !profiles_.find(who.requested_profile)) {
     std::string known;
     for (const auto& [name, v] : profiles_.views()) known += (known.empty() ? "" : ", ") + name;
@@ -136,7 +135,7 @@ std::optional<route> catalogue_service::route_completion(const json::object& ref
 }
 
 result<list_page> catalogue_service::page(collection c, std::string_view cursor,
-                                                           std::string_view profile) const {
+                                          std::string_view profile) const {
   if (profile.empty()) return cat_.page(c, cursor, cfg_.daemon.page_size);
   const auto* v = profiles_.find(profile);
   if (!v) return rpc_error{rpc_code::internal_error, "the profile is gone", nullptr};

@@ -17,14 +17,14 @@
 #include <variant>
 #include <vector>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
 #include "core/catalogue.hpp"
 #include "core/profiles.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/param_headers.hpp"
 #include "core/trust.hpp"
 #include "core/upstream_map.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/param_headers.hpp"
 
 namespace mcpmux {
 
@@ -66,7 +66,7 @@ class catalogue_service {
                                         std::string_view profile = {}) const;
   /// A page of a combined list; a cursor of an older generation of the list is an error.
   result<list_page> page(collection c, std::string_view cursor,
-                                          std::string_view profile = {}) const;
+                         std::string_view profile = {}) const;
   /// The Mcp-Param-* headers an exposed tool's calls carry; null when none or unknown.
   std::shared_ptr<const std::vector<mcp::param_header>> tool_param_headers(
       std::string_view exposed) const;
@@ -99,9 +99,8 @@ class catalogue_service {
   /// server is trusted from then on); an item whose offered definition is not `expected[name]`
   /// (when given) is skipped. Returns {server, approved, skipped, not_held}; the next rebuild
   /// judges the server again and shows what was approved.
-  result<json::value> approve(const std::string& server,
-                                               const std::vector<std::string>& names, bool all,
-                                               const std::map<std::string, std::string>& expected);
+  result<json::value> approve(const std::string& server, const std::vector<std::string>& names,
+                              bool all, const std::map<std::string, std::string>& expected);
   /// Cached tools of a server trusted under its configuration are not judged again.
   void trust_cached(upstream& up);
   /// Trust judges `server`'s lists again (a reload changed or removed it).

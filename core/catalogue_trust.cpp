@@ -62,11 +62,11 @@ void catalogue_service::judge(const std::string& name, upstream& up, server_trus
   rows.reserve(v.pin.size());
   for (auto& [key, definition] : v.pin)
     rows.push_back({name, std::string(to_string(key.first)), key.second, std::move(definition)});
-  if (auto error = store_->put_pins(rows); !error.empty())
-    log_.warn("pins of {} not kept: {}", name, error);
+  if (auto kept = store_->put_pins(rows); !kept)
+    log_.warn("pins of {} not kept: {}", name, kept.error().message);
   if (v.trust_server) {
-    if (auto error = store_->set_trusted(name, config_hash, unix_now_ms()); !error.empty())
-      log_.warn("trust of {} not kept: {}", name, error);
+    if (auto kept = store_->set_trusted(name, config_hash, unix_now_ms()); !kept)
+      log_.warn("trust of {} not kept: {}", name, kept.error().message);
     log_.info("{}: trusted on first use of its configuration; {} definitions pinned", name,
               rows.size());
   }
@@ -112,9 +112,8 @@ void catalogue_service::store_tool_cache(upstream& up, server_trust& t) {
   const std::string_view era = up.era() == mcp::era::modern   ? "modern"
                                : up.era() == mcp::era::legacy ? "legacy"
                                                               : "";
-  std::string error;
-  if (!store_cached_tools(*store_, up.config(), up.tools(), &error, era, &held))
-    log_.warn("tool cache of {}: {}", up.name(), error);
+  if (auto kept = store_cached_tools(*store_, up.config(), up.tools(), era, &held); !kept)
+    log_.warn("tool cache of {}: {}", up.name(), kept.error().message);
   t.cached_tools = up.tools_version();
   t.cached_held = held;
 }
@@ -138,9 +137,9 @@ const catalogue_service::recent_change* catalogue_service::changed_since_trust(
   return it == t->second.changed.end() ? nullptr : &it->second;
 }
 
-result<json::value> catalogue_service::approve(
-    const std::string& server, const std::vector<std::string>& names, bool all,
-    const std::map<std::string, std::string>& expected) {
+result<json::value> catalogue_service::approve(const std::string& server,
+                                               const std::vector<std::string>& names, bool all,
+                                               const std::map<std::string, std::string>& expected) {
   auto up = upstream_named(server);
   if (!up)
     return rpc_error{rpc_code::invalid_params, "no server named \"" + server + "\"", nullptr};
@@ -168,12 +167,12 @@ result<json::value> catalogue_service::approve(
     }
   for (const auto& n : names)
     if (!found.count(n)) not_held.push_back(json::string(n));
-  if (auto error = store_->put_pins(rows); !error.empty())
-    return rpc_error{rpc_code::internal_error, "pins not kept: " + error, nullptr};
+  if (auto kept = store_->put_pins(rows); !kept)
+    return result<json::value>::fail("pins not kept: " + kept.error().message);
   if (all)
-    if (auto error = store_->set_trusted(server, server_config_hash(up->config()), unix_now_ms());
-        !error.empty())
-      return rpc_error{rpc_code::internal_error, "trust not kept: " + error, nullptr};
+    if (auto kept = store_->set_trusted(server, server_config_hash(up->config()), unix_now_ms());
+        !kept)
+      return result<json::value>::fail("trust not kept: " + kept.error().message);
   log_.info("{}: {} approved{}", server, rows.size(), all ? "; the server is trusted" : "");
   // Judged again at the next rebuild: the approved items are shown, and clients told.
   if (it != trust_.end()) it->second.judged = 0;

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/profiles.hpp"
-#include "core/protocol/json_rpc.hpp"
 #include "core/upstream_map.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 
@@ -31,8 +31,8 @@ class control_extension {
  public:
   virtual ~control_extension() = default;
   /// Answers `method` when it is one of its own; nullopt otherwise.
-  virtual std::optional<result<json::value>> handle(
-      std::string_view method, const json::object& params) = 0;
+  virtual std::optional<result<json::value>> handle(std::string_view method,
+                                                    const json::object& params) = 0;
   /// Adds what it knows of `server` to the server's status entry.
   virtual void describe(const std::string& server, json::object& entry) const = 0;
   /// A line was added to `server`'s log.
@@ -47,9 +47,9 @@ class control_actions {
   /// mcpmux/reload: the configuration loaded again and the difference applied.
   virtual result<json::value> reload() = 0;
   /// mcpmux/trust: held items approved (catalogue_service::approve), then shown.
-  virtual result<json::value> approve(
-      const std::string& server, const std::vector<std::string>& names, bool all,
-      const std::map<std::string, std::string>& expected) = 0;
+  virtual result<json::value> approve(const std::string& server,
+                                      const std::vector<std::string>& names, bool all,
+                                      const std::map<std::string, std::string>& expected) = 0;
 };
 
 /// What the control methods read and ask.
@@ -69,7 +69,7 @@ class control_plane {
   /// Answers a control method: a result or an error. `session` is the asking session's id
   /// (mcpmux/logs with follow streams to it).
   result<json::value> handle(std::string_view method, const json::object& params,
-                                              std::uint64_t session);
+                             std::uint64_t session);
   /// mcpmux/status; with `histograms`, each server also carries its latency histograms
   /// (`latency_histogram`, and `tool_latency_histograms` by tool) for /metrics.
   json::object status(bool histograms = false) const;

@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "base/clock.hpp"
 #include "config/config.hpp"
-#include "core/protocol/clock.hpp"
 
 namespace mcpmux {
 

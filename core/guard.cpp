@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "core/protocol/log.hpp"
+#include "base/log.hpp"
 
 namespace mcpmux {
 

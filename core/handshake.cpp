@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/modern.hpp"
-#include "core/protocol/versions.hpp"
+#include "protocol/modern.hpp"
+#include "protocol/versions.hpp"
 
 namespace mcpmux {
 

@@ -24,10 +24,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "core/lists.hpp"
-#include "core/protocol/clock.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/versions.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/versions.hpp"
 
 namespace mcpmux {
 

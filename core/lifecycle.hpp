@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/protocol/clock.hpp"
+#include "base/clock.hpp"
 
 namespace mcpmux {
 

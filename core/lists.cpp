@@ -2,8 +2,8 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/param_headers.hpp"
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
+#include "protocol/param_headers.hpp"
 
 namespace mcpmux {
 namespace {
@@ -56,12 +56,12 @@ list_pager::status list_pager::on_page(message& reply, std::vector<std::string>&
     // x-mcp-header) must not be offered: clients would drop it, servers refuse its calls.
     if (c_ == collection::tools) {
       const auto* schema = obj->if_contains("inputSchema");
-      std::string why;
-      if (schema && schema->is_object() && !mcp::param_headers(schema->get_object(), &why)) {
-        warnings.push_back("skipped tool \"" + clip(n->get_string(), 64) +
-                           "\": invalid x-mcp-header (" + why + ")");
-        continue;
-      }
+      if (schema && schema->is_object())
+        if (auto headers = mcp::param_headers(schema->get_object()); !headers) {
+          warnings.push_back("skipped tool \"" + clip(n->get_string(), 64) +
+                             "\": invalid x-mcp-header (" + headers.error().message + ")");
+          continue;
+        }
     }
     // A server that lists an item twice (a broken paginator) gets its first definition kept.
     if (!ids_.emplace(n->get_string()).second) {

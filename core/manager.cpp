@@ -12,14 +12,14 @@
 #include <cstdio>
 #include <tuple>
 
+#include "base/redact.hpp"
 #include "core/catalogue_snapshot.hpp"
 #include "core/naming.hpp"
-#include "core/protocol/modern.hpp"
-#include "core/protocol/param_headers.hpp"
-#include "core/protocol/redact.hpp"
 #include "core/reload_plan.hpp"
 #include "core/session.hpp"
 #include "core/tool_cache.hpp"
+#include "protocol/modern.hpp"
+#include "protocol/param_headers.hpp"
 
 namespace mcpmux {
 namespace {
@@ -240,9 +240,8 @@ std::pair<std::size_t, std::size_t> manager::ready_count() const {
   return {ready, enabled};
 }
 
-result<json::value> manager::control(std::string_view method,
-                                                      const json::object& params,
-                                                      std::uint64_t session) {
+result<json::value> manager::control(std::string_view method, const json::object& params,
+                                     std::uint64_t session) {
   return control_.handle(method, params, session);
 }
 
@@ -333,9 +332,9 @@ result<json::value> manager::reload() {
                                   {"warnings", std::move(warnings)}});
 }
 
-result<json::value> manager::approve(
-    const std::string& server, const std::vector<std::string>& names, bool all,
-    const std::map<std::string, std::string>& expected) {
+result<json::value> manager::approve(const std::string& server,
+                                     const std::vector<std::string>& names, bool all,
+                                     const std::map<std::string, std::string>& expected) {
   auto out = catalogue_.approve(server, names, all, expected);
   if (auto* v = out.if_value()) {
     rebuild();  // the approved items are shown, and clients told

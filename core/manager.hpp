@@ -15,19 +15,19 @@
 #include <variant>
 #include <vector>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
 #include "core/audit_buffer.hpp"
 #include "core/catalogue_service.hpp"
 #include "core/control.hpp"
 #include "core/daemon_info.hpp"
 #include "core/mrtr.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
 #include "core/session_registry.hpp"
 #include "core/start_scheduler.hpp"
 #include "core/state_store.hpp"
 #include "core/subscriptions.hpp"
 #include "core/upstream.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -94,7 +94,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// A page of a combined list as `profile` lists it; `cursor` empty for the first page. A
   /// cursor of an older generation of the list is an error.
   result<list_page> page(collection c, std::string_view cursor,
-                                          std::string_view profile = {}) const {
+                         std::string_view profile = {}) const {
     return catalogue_.page(c, cursor, profile);
   }
   /// A configured profile (null: none of that name).
@@ -176,7 +176,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// Answers a control method (`mcpmux/...`): a result or an error.
   /// `session` is the asking session's id (mcpmux/logs with follow streams to it).
   result<json::value> control(std::string_view method, const json::object& params,
-                                               std::uint64_t session);
+                              std::uint64_t session);
 
   /// Records an audited event (core/audit_buffer.hpp). Nothing when the audit log is off.
   void audit(audit_entry e) { audit_.audit(std::move(e)); }
@@ -187,9 +187,9 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// shown. An item whose offered definition is not `expected[name]` (when given: what the
   /// approver saw) changed again and is skipped. Returns {approved, skipped, not_held,
   /// still_held}, once the approved items are shown.
-  result<json::value> approve(
-      const std::string& server, const std::vector<std::string>& names, bool all,
-      const std::map<std::string, std::string>& expected) override;
+  result<json::value> approve(const std::string& server, const std::vector<std::string>& names,
+                              bool all,
+                              const std::map<std::string, std::string>& expected) override;
 
   const daemon_info& info() const { return info_; }
   /// Control methods and status fields kept outside core (see control_extension).

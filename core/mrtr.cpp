@@ -5,8 +5,8 @@
 #include <system_error>
 #include <vector>
 
+#include "base/random.hpp"
 #include "core/call.hpp"
-#include "core/protocol/random.hpp"
 
 namespace mcpmux {
 namespace {

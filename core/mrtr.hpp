@@ -20,7 +20,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/protocol/clock.hpp"
+#include "base/clock.hpp"
 
 namespace mcpmux {
 

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 
 namespace mcpmux {
 namespace {
@@ -28,30 +28,36 @@ std::string oauth_dir() {
   return state_dir() + "/oauth";
 }
 
-std::variant<std::optional<oauth_record>, std::string> load_oauth_record(
-    const std::string& dir, const std::string& server) {
+namespace {
+result<std::optional<oauth_record>> refused(std::string why) {
+  return result<std::optional<oauth_record>>::fail(std::move(why));
+}
+}  // namespace
+
+result<std::optional<oauth_record>> load_oauth_record(const std::string& dir,
+                                                      const std::string& server) {
   const auto path = path_of(dir, server);
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return std::optional<oauth_record>{};
-    return path + ": " + std::strerror(errno);
+    return refused(path + ": " + std::strerror(errno));
   }
-  if (!S_ISREG(st.st_mode)) return path + ": not a regular file; refused";
-  if (st.st_uid != ::getuid()) return path + ": owned by another user; refused";
+  if (!S_ISREG(st.st_mode)) return refused(path + ": not a regular file; refused");
+  if (st.st_uid != ::getuid()) return refused(path + ": owned by another user; refused");
   if ((st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-    return path + ": readable or writable by others (mode " + mode +
-           "); its tokens may have leaked: log in again (the file is not used)";
+    return refused(path + ": readable or writable by others (mode " + mode +
+                   "); its tokens may have leaked: log in again (the file is not used)");
   }
   std::string error;
   auto body = read_text_file(path, max_record_bytes, error);
-  if (!body) return path + ": " + error;
+  if (!body) return refused(path + ": " + error);
   boost::system::error_code ec;
   const auto doc = boost::json::parse(*body, ec);
   const auto* o = !ec ? doc.if_object() : nullptr;
   if (!o || int_member(*o, "format") != record_format)
-    return path + ": not a login record; ignored";
+    return refused(path + ": not a login record; ignored");
   oauth_record r;
   r.server = server;
   r.resource = string_member(*o, "resource");
@@ -85,8 +91,8 @@ std::variant<std::optional<oauth_record>, std::string> load_oauth_record(
   return std::optional<oauth_record>(std::move(r));
 }
 
-std::string store_oauth_record(const std::string& dir, const oauth_record& r) {
-  if (std::string err; !make_dirs(dir, 0700, &err)) return err;
+result<> store_oauth_record(const std::string& dir, const oauth_record& r) {
+  if (std::string err; !make_dirs(dir, 0700, &err)) return result<>::fail(std::move(err));
   json::object o{{"format", record_format},
                  {"server", r.server},
                  {"resource", r.resource},
@@ -115,14 +121,16 @@ std::string store_oauth_record(const std::string& dir, const oauth_record& r) {
   // A file someone loosened is replaced by a private one, not written in place with its mode.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) ::unlink(path.c_str());
-  if (auto err = write_file_atomically(path, json::serialize(o)); !err.empty()) return err;
-  if (::chmod(path.c_str(), 0600) != 0) return path + ": " + std::strerror(errno);
+  if (auto err = write_file_atomically(path, json::serialize(o)); !err.empty())
+    return result<>::fail(std::move(err));
+  if (::chmod(path.c_str(), 0600) != 0) return result<>::fail(path + ": " + std::strerror(errno));
   return {};
 }
 
-std::string remove_oauth_record(const std::string& dir, const std::string& server) {
+result<> remove_oauth_record(const std::string& dir, const std::string& server) {
   const auto path = path_of(dir, server);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return path + ": " + std::strerror(errno);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return result<>::fail(path + ": " + std::strerror(errno));
   return {};
 }
 

@@ -4,13 +4,15 @@
 // and the person should know. Nothing here logs a secret; errors name files, never contents.
 #pragma once
 
+#include "protocol/result.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
 
-#include "core/protocol/oauth_client.hpp"
-#include "core/protocol/oauth_grant.hpp"
+#include "protocol/oauth_client.hpp"
+#include "protocol/oauth_grant.hpp"
 
 namespace mcpmux {
 
@@ -36,13 +38,13 @@ std::string oauth_dir();
 
 /// Reads `server`'s record in `dir`: nothing when there is none; an error (for status and the
 /// log) when the file is readable or writable by others, not owned by this user, or unreadable.
-std::variant<std::optional<oauth_record>, std::string> load_oauth_record(const std::string& dir,
-                                                                         const std::string& server);
+result<std::optional<oauth_record>> load_oauth_record(const std::string& dir,
+                                                      const std::string& server);
 
-/// Writes it atomically with mode 0600 (the directory made 0700); "" on success.
-std::string store_oauth_record(const std::string& dir, const oauth_record& record);
+/// Writes it atomically with mode 0600 (the directory made 0700).
+result<> store_oauth_record(const std::string& dir, const oauth_record& record);
 
-/// Deletes `server`'s record (logout); "" when it is gone (or was not there).
-std::string remove_oauth_record(const std::string& dir, const std::string& server);
+/// Deletes `server`'s record (logout); a success when it is gone (or was not there).
+result<> remove_oauth_record(const std::string& dir, const std::string& server);
 
 }  // namespace mcpmux

@@ -8,8 +8,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "base/text.hpp"
 #include "config/filters.hpp"
-#include "core/protocol/text.hpp"
 
 namespace mcpmux {
 namespace {

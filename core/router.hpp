@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

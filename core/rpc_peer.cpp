@@ -3,9 +3,9 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "core/protocol/error.hpp"
 #include "core/timer.hpp"
-#include "core/protocol/modern.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/pending_table.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/pending_table.hpp"
 #include "transports/transport.hpp"
 
 namespace boost::asio {

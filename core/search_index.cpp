@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/log.hpp"
+#include "base/text.hpp"
 #include "core/catalogue.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/text.hpp"
 
 namespace mcpmux {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

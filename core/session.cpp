@@ -5,8 +5,8 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/guard.hpp"
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {

@@ -13,14 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.hpp"
 #include "core/call.hpp"
 #include "core/manager.hpp"
 #include "core/mrtr.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/modern.hpp"
-#include "core/protocol/pending_table.hpp"
-#include "core/protocol/versions.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/modern.hpp"
+#include "protocol/pending_table.hpp"
+#include "protocol/versions.hpp"
 #include "transports/transport.hpp"
 
 namespace mcpmux {

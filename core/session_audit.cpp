@@ -4,9 +4,9 @@
 // hands to the manager.
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/redact.hpp"
+#include "base/redact.hpp"
 #include "core/session.hpp"
+#include "protocol/error.hpp"
 
 namespace mcpmux {
 namespace {

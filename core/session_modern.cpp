@@ -4,10 +4,10 @@
 // a legacy server's requests to its client become input_required results (mrtr.hpp).
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 #include "core/session.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {

@@ -3,9 +3,9 @@
 // it names.
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
 #include "core/session.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {

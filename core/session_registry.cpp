@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/protocol/modern.hpp"
 #include "core/session.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 

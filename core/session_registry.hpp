@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "core/catalogue.hpp"
-#include "core/protocol/clock.hpp"
-#include "core/protocol/json_rpc.hpp"
 #include "core/subscriptions.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

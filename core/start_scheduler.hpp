@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
-#include "core/protocol/log.hpp"
 #include "core/tool_cache.hpp"
 #include "core/upstream_map.hpp"
 

@@ -12,11 +12,17 @@
 #include <initializer_list>
 #include <mutex>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 
 namespace mcpmux {
 namespace {
+
+// SQLite's own words for a failed statement ("" when it did not fail), as a result.
+result<> failed(std::string why) {
+  if (why.empty()) return {};
+  return result<>::fail(std::move(why));
+}
 
 // Statements are prepared once and finalized with the store.
 struct statement {
@@ -238,11 +244,11 @@ std::unique_ptr<state_store> state_store::open(const std::string& path, std::str
   return std::unique_ptr<state_store>(new state_store(std::move(i)));
 }
 
-std::string state_store::append(std::span<const audit_entry> entries) {
+result<> state_store::append(std::span<const audit_entry> entries) {
   if (entries.empty()) return {};
   auto& d = *impl_;
   std::lock_guard lock(d.m);
-  if (auto e = d.exec("BEGIN"); !e.empty()) return e;
+  if (auto e = d.exec("BEGIN"); !e.empty()) return failed(std::move(e));
   for (std::size_t at = 0; at < entries.size();) {
     const std::size_t rows = entries.size() - at >= audit_group_rows ? audit_group_rows : 1;
     sqlite3_stmt* s = rows == 1 ? d.insert.s : d.insert_group.s;
@@ -254,12 +260,12 @@ std::string state_store::append(std::span<const audit_entry> entries) {
       std::string why = sqlite3_errmsg(d.db);
       d.clear_insert_bindings();
       d.exec("ROLLBACK");
-      return why;
+      return failed(std::move(why));
     }
     at += rows;
   }
   d.clear_insert_bindings();
-  return d.exec("COMMIT");
+  return failed(d.exec("COMMIT"));
 }
 
 std::vector<audit_entry> state_store::history(const audit_query& q) const {
@@ -417,18 +423,18 @@ std::optional<cached_tools_row> state_store::cached_tools(const std::string& ser
   return out;
 }
 
-std::string state_store::put_cached_tools(const std::vector<cached_tools_row>& rows) {
+result<> state_store::put_cached_tools(const std::vector<cached_tools_row>& rows) {
   std::lock_guard lock(impl_->m);
-  return impl_->write(
+  return failed(impl_->write(
       "INSERT OR REPLACE INTO tool_cache(server, config_hash, doc) VALUES (?1, ?2, ?3)", rows,
       [](sqlite3_stmt* s, const cached_tools_row& r) {
         bind(s, 1, r.server);
         bind(s, 2, r.config_hash);
         bind(s, 3, r.doc);
-      });
+      }));
 }
 
-std::string state_store::put_cached_tools(const cached_tools_row& row) {
+result<> state_store::put_cached_tools(const cached_tools_row& row) {
   return put_cached_tools(std::vector<cached_tools_row>{row});
 }
 
@@ -442,16 +448,16 @@ std::vector<pin_row> state_store::pins(const std::string& server) const {
   return out;
 }
 
-std::string state_store::put_pins(const std::vector<pin_row>& pins) {
+result<> state_store::put_pins(const std::vector<pin_row>& pins) {
   std::lock_guard lock(impl_->m);
-  return impl_->write(
+  return failed(impl_->write(
       "INSERT OR REPLACE INTO pins(server, kind, name, definition) VALUES (?1, ?2, ?3, ?4)", pins,
       [](sqlite3_stmt* s, const pin_row& p) {
         bind(s, 1, p.server);
         bind(s, 2, p.kind);
         bind(s, 3, p.name);
         bind(s, 4, p.definition);
-      });
+      }));
 }
 
 bool state_store::trusted(const std::string& server, const std::string& config_hash) const {
@@ -462,20 +468,20 @@ bool state_store::trusted(const std::string& server, const std::string& config_h
   return found;
 }
 
-std::string state_store::set_trusted(const std::string& server, const std::string& config_hash,
-                                     std::int64_t now_ms) {
+result<> state_store::set_trusted(const std::string& server, const std::string& config_hash,
+                                  std::int64_t now_ms) {
   std::lock_guard lock(impl_->m);
   struct row {
     std::string server, hash;
     std::int64_t since;
   };
-  return impl_->write(
+  return failed(impl_->write(
       "INSERT OR REPLACE INTO trusted_servers(server, config_hash, since_ms) VALUES (?1, ?2, ?3)",
       std::vector<row>{{server, config_hash, now_ms}}, [](sqlite3_stmt* s, const row& r) {
         bind(s, 1, r.server);
         bind(s, 2, r.hash);
         sqlite3_bind_int64(s, 3, r.since);
-      });
+      }));
 }
 
 }  // namespace mcpmux

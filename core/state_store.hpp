@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/protocol/clock.hpp"  // unix_now_ms, the times the store keeps
+#include "base/clock.hpp"
+#include "protocol/result.hpp"  // unix_now_ms, the times the store keeps
 
 namespace mcpmux {
 
@@ -82,9 +83,9 @@ class state_store {
   state_store(const state_store&) = delete;
   state_store& operator=(const state_store&) = delete;
 
-  /// Appends entries in one transaction; "" or why not. Every method may be called from any
+  /// Appends entries in one transaction. Every method may be called from any
   /// thread (core/audit_writer.hpp writes from its own); they take turns.
-  std::string append(std::span<const audit_entry> entries);
+  result<> append(std::span<const audit_entry> entries);
   /// The matching entries: the newest `limit`, oldest first.
   std::vector<audit_entry> history(const audit_query& q) const;
   /// Drops what `r` no longer keeps, the oldest rows first: at most `at_most` too old, then at
@@ -98,10 +99,10 @@ class state_store {
   std::vector<cached_tools_row> cached_tools() const;
   /// One server's.
   std::optional<cached_tools_row> cached_tools(const std::string& server) const;
-  /// Replaces a server's entry; "" or why not.
-  std::string put_cached_tools(const cached_tools_row& row);
+  /// Replaces a server's entry.
+  result<> put_cached_tools(const cached_tools_row& row);
   /// Moves entries in (the JSON cache files of old versions) in one transaction.
-  std::string put_cached_tools(const std::vector<cached_tools_row>& rows);
+  result<> put_cached_tools(const std::vector<cached_tools_row>& rows);
   /// The tool cache's generation: every insert, update or delete of an entry, by this process
   /// or another, moves it on (SQLite triggers). 0 before the first.
   std::int64_t tool_cache_generation() const;
@@ -115,13 +116,13 @@ class state_store {
 
   /// A server's pins.
   std::vector<pin_row> pins(const std::string& server) const;
-  /// Pins (replacing a name's earlier pin) in one transaction; "" or why not.
-  std::string put_pins(const std::vector<pin_row>& pins);
+  /// Pins (replacing a name's earlier pin) in one transaction.
+  result<> put_pins(const std::vector<pin_row>& pins);
   /// Whether the server was trusted under the configuration of `config_hash` (first seen under
   /// trust = "auto", or approved).
   bool trusted(const std::string& server, const std::string& config_hash) const;
-  std::string set_trusted(const std::string& server, const std::string& config_hash,
-                          std::int64_t now_ms);
+  result<> set_trusted(const std::string& server, const std::string& config_hash,
+                       std::int64_t now_ms);
 
  private:
   struct impl;

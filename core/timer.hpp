@@ -1,10 +1,10 @@
-// Core's timer: an Asio timer on core's steady clock (core/protocol/clock.hpp), so that tests
+// Core's timer: an Asio timer on core's steady clock (base/clock.hpp), so that tests
 // that advance the clock see core's deadlines pass.
 #pragma once
 
 #include <boost/asio/basic_waitable_timer.hpp>
 
-#include "core/protocol/clock.hpp"
+#include "base/clock.hpp"
 
 namespace mcpmux {
 

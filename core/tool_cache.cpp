@@ -12,7 +12,7 @@
 #include <boost/json/serialize.hpp>
 #include <cstdint>
 
-#include "config/files.hpp"
+#include "base/files.hpp"
 #include "core/naming.hpp"
 
 namespace mcpmux {
@@ -117,9 +117,9 @@ cache_entry load_cache_entry(const state_store& store, const server_config& s) {
   return out;
 }
 
-bool store_cached_tools(state_store& store, const server_config& s,
-                        const std::vector<json::object>& tools, std::string* error,
-                        std::string_view era, const std::unordered_set<std::string>* skip) {
+result<> store_cached_tools(state_store& store, const server_config& s,
+                            const std::vector<json::object>& tools, std::string_view era,
+                            const std::unordered_set<std::string>* skip) {
   json::object doc;
   doc["format"] = cache_format;
   if (!era.empty()) doc["era"] = era;
@@ -131,8 +131,7 @@ bool store_cached_tools(state_store& store, const server_config& s,
   doc["tools"] = std::move(arr);
   // One row replaced in one transaction: a kill leaves the old entry or the new one. A commit
   // is not an fsync (WAL, synchronous NORMAL): a cache lost to a power cut is rebuilt.
-  *error = store.put_cached_tools({s.name, server_config_hash(s), json::serialize(doc)});
-  return error->empty();
+  return store.put_cached_tools({s.name, server_config_hash(s), json::serialize(doc)});
 }
 
 std::size_t migrate_cache_files(const std::string& dir, state_store& store,
@@ -159,8 +158,9 @@ std::size_t migrate_cache_files(const std::string& dir, state_store& store,
     rows.push_back(
         {std::string(server->get_string()), std::string(hash->get_string()), std::move(*text)});
   }
-  if (auto error = store.put_cached_tools(rows); !error.empty()) {
-    warnings->push_back("tool cache files not moved into the state store: " + error);
+  if (auto moved_in = store.put_cached_tools(rows); !moved_in) {
+    warnings->push_back("tool cache files not moved into the state store: " +
+                        moved_in.error().message);
     return 0;
   }
   for (const auto& path : moved) std::filesystem::remove(path, ec);

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/protocol/json_rpc.hpp"
 #include "core/state_store.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 
@@ -37,11 +37,10 @@ std::vector<cache_entry> load_cache_entries(const state_store& store,
 cache_entry load_cache_entry(const state_store& store, const server_config& s);
 
 /// Replaces the entry of `s` with `tools` (but those named in `skip`) and its `era` when
-/// known; false and `error` on failure.
-bool store_cached_tools(state_store& store, const server_config& s,
-                        const std::vector<json::object>& tools, std::string* error,
-                        std::string_view era = {},
-                        const std::unordered_set<std::string>* skip = nullptr);
+/// known.
+result<> store_cached_tools(state_store& store, const server_config& s,
+                            const std::vector<json::object>& tools, std::string_view era = {},
+                            const std::unordered_set<std::string>* skip = nullptr);
 
 /// Moves the tool cache files of versions before the state store (`dir`/tools-NAME.json) into
 /// `store`, and removes them. Returns how many moved; an unreadable file is removed with a

@@ -8,7 +8,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux {
 namespace {

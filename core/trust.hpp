@@ -17,7 +17,7 @@
 
 #include "config/config.hpp"
 #include "core/lists.hpp"
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

@@ -7,12 +7,12 @@
 #include <boost/asio/io_context.hpp>
 #include <random>
 
-#include "core/protocol/clock.hpp"
-#include "core/protocol/error.hpp"
-#include "core/protocol/redact.hpp"
+#include "base/clock.hpp"
+#include "base/redact.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/tool_cache.hpp"
 #include "core/upstream_detail.hpp"
+#include "protocol/error.hpp"
 
 namespace mcpmux {
 namespace {

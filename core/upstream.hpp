@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
 #include "core/call.hpp"
 #include "core/call_policy.hpp"
@@ -24,11 +25,10 @@
 #include "core/latency_histogram.hpp"
 #include "core/lifecycle.hpp"
 #include "core/lists.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/pending_table.hpp"
-#include "core/protocol/versions.hpp"
 #include "core/router.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/pending_table.hpp"
+#include "protocol/versions.hpp"
 
 namespace boost::asio {
 class io_context;

@@ -7,10 +7,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/upstream_detail.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 

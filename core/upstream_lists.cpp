@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
-#include "core/protocol/param_headers.hpp"
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 #include "core/rpc_peer.hpp"
 #include "core/upstream_detail.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
+#include "protocol/param_headers.hpp"
 
 namespace mcpmux {
 
@@ -189,9 +189,8 @@ void upstream::ensure_tool_headers() {
   build_tool_headers();
 }
 
-// The rules are core/protocol/param_headers'; the transport only sends what this returns.
-std::vector<std::pair<std::string, std::string>> upstream::param_header_fields(
-    const call& c) {
+// The rules are protocol/param_headers'; the transport only sends what this returns.
+std::vector<std::pair<std::string, std::string>> upstream::param_header_fields(const call& c) {
   if (c.method() != "tools/call" || !traits_.param_headers || era_ != mcp::era::modern) return {};
   const auto* params = c.params().if_object();
   const auto* name = params ? params->if_contains("name") : nullptr;

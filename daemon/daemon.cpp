@@ -22,12 +22,12 @@
 #include <cstdlib>
 #include <utility>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
 #include "config/secret_service.hpp"
 #include "core/guard.hpp"
 #include "core/manager.hpp"
 #include "core/oauth_store.hpp"
-#include "core/protocol/log.hpp"
 #include "core/session.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
@@ -397,9 +397,7 @@ int run_daemon(const daemon_options& opt) {
   board_ptr = &board;
   auto open_http = [&](http_endpoint_options ho, std::string* error) {
     ho.web = [&board](const web_request& r) { return board.handle(r); };
-    auto status = [&] {
-      return json::serialize(mgr.control("mcpmux/status", {}, 0).value());
-    };
+    auto status = [&] { return json::serialize(mgr.control("mcpmux/status", {}, 0).value()); };
     auto metrics = [&] {
       return metrics_from_status(json::serialize(
           mgr.control("mcpmux/status", json::object{{"histograms", true}}, 0).value()));

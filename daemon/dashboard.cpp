@@ -5,8 +5,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "base/random.hpp"
 #include "core/manager.hpp"
-#include "core/protocol/random.hpp"
 
 namespace mcpmux {
 namespace {
@@ -97,8 +97,7 @@ void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
 
 }  // namespace
 
-std::optional<result<json::value>> dashboard::handle(std::string_view method,
-                                                                      const json::object&) {
+std::optional<result<json::value>> dashboard::handle(std::string_view method, const json::object&) {
   if (method != "mcpmux/dashboard/login") return std::nullopt;
   if (base_url_.empty())  // no [daemon] http: the page alone, started now
     if (auto error = start_ ? start_() : "no endpoint to start"; !error.empty())

@@ -1,6 +1,6 @@
 #include "daemon/http_auth.hpp"
 
-#include "core/protocol/random.hpp"
+#include "base/random.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "config/files.hpp"
+#include "base/files.hpp"
 
 namespace mcpmux {
 namespace {

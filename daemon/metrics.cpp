@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 namespace {

@@ -7,13 +7,13 @@
 #include <chrono>
 #include <vector>
 
-#include "config/files.hpp"
+#include "base/files.hpp"
+#include "base/log.hpp"
+#include "base/redact.hpp"
+#include "base/text.hpp"
 #include "core/oauth_store.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/oauth_discovery.hpp"
-#include "core/protocol/oauth_tokens.hpp"
-#include "core/protocol/redact.hpp"
-#include "core/protocol/text.hpp"
+#include "protocol/oauth_discovery.hpp"
+#include "protocol/oauth_tokens.hpp"
 #include "transports/http_fetch.hpp"
 #include "transports/http_text.hpp"
 #include "transports/oauth_login_runner.hpp"
@@ -60,10 +60,10 @@ class oauth_account final : public bearer_source,
         log_("oauth " + cfg.name),
         refresh_timer_(io) {
     auto loaded = load_oauth_record(dir_, name_);
-    if (auto* err = std::get_if<std::string>(&loaded)) {
-      store_error_ = *err;
-      log_.warn("{}", *err);
-    } else if (auto& rec = std::get<0>(loaded); rec && rec->resource == url_) {
+    if (const auto* err = loaded.if_error()) {
+      store_error_ = err->message;
+      log_.warn("{}", err->message);
+    } else if (auto& rec = *loaded; rec && rec->resource == url_) {
       wanted_ = true;  // a login was made for this server
       record_ = std::move(*rec);
       std::optional<wall::time_point> expires;
@@ -183,7 +183,7 @@ class oauth_account final : public bearer_source,
     record_.expires_at = record_.refreshed_at = 0;
     step_up_.clear();
     refresh_timer_.cancel();
-    if (auto err = remove_oauth_record(dir_, name_); !err.empty()) log_.warn("{}", err);
+    if (auto gone = remove_oauth_record(dir_, name_); !gone) log_.warn("{}", gone.error().message);
     store_error_.clear();
     log_.info("logged out");
     changed_(name_, oauth_change::logged_out);
@@ -281,7 +281,7 @@ class oauth_account final : public bearer_source,
   bool describes_this_server(const std::string& body) const {
     boost::system::error_code ec;
     const auto doc = json::parse(body, ec);
-    return !ec && oauth::read_resource_metadata(doc, url_).index() == 0;
+    return !ec && oauth::read_resource_metadata(doc, url_).ok();
   }
 
   // From now on the server is one of the OAuth servers: it waits for a login like them.
@@ -449,9 +449,9 @@ class oauth_account final : public bearer_source,
   }
 
   void save() {
-    if (auto err = store_oauth_record(dir_, record_); !err.empty()) {
-      store_error_ = err;
-      log_.warn("cannot keep the login: {}", err);
+    if (auto kept = store_oauth_record(dir_, record_); !kept) {
+      store_error_ = kept.error().message;
+      log_.warn("cannot keep the login: {}", store_error_);
     }
   }
 
@@ -583,8 +583,8 @@ std::shared_ptr<bearer_source> oauth_accounts::bearer_for(const server_config& s
   return a;
 }
 
-std::optional<result<json::value>> oauth_accounts::handle(
-    std::string_view method, const json::object& params) {
+std::optional<result<json::value>> oauth_accounts::handle(std::string_view method,
+                                                          const json::object& params) {
   if (method.rfind("mcpmux/auth/", 0) != 0) return std::nullopt;
   const auto server = string_member(params, "server");
   if (method == "mcpmux/auth/status") {

@@ -1,6 +1,6 @@
 #include "daemon/peer.hpp"
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>

@@ -26,8 +26,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/ndjson.hpp"
+#include "protocol/error.hpp"
+#include "protocol/ndjson.hpp"
 #include "transports/stdio_handoff.hpp"
 #include "transports/write_batch.hpp"
 

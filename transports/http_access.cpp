@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "config/files.hpp"
+#include "base/files.hpp"
 #include "transports/http_text.hpp"
 
 namespace mcpmux {

@@ -34,10 +34,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/sse_parser.hpp"
+#include "base/log.hpp"
+#include "protocol/error.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/sse_parser.hpp"
 #include "transports/http_asio.hpp"
 #include "transports/http_reply_policy.hpp"
 #include "transports/http_transport.hpp"

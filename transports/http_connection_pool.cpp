@@ -7,7 +7,7 @@
 
 #include <boost/url.hpp>
 
-#include "core/protocol/param_headers.hpp"
+#include "protocol/param_headers.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
 #include "transports/openssl_loader.hpp"

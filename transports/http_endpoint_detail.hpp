@@ -30,8 +30,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
+#include "base/log.hpp"
+#include "protocol/json_rpc.hpp"
 #include "transports/http_access.hpp"
 #include "transports/http_asio.hpp"
 #include "transports/http_endpoint.hpp"

@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
-#include "core/protocol/random.hpp"
-#include "core/protocol/versions.hpp"
+#include "base/random.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
+#include "protocol/versions.hpp"
 #include "transports/http_endpoint_detail.hpp"
 #include "transports/http_text.hpp"
 

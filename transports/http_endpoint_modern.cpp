@@ -7,10 +7,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/modern.hpp"
-#include "core/protocol/param_headers.hpp"
-#include "core/protocol/versions.hpp"
+#include "protocol/error.hpp"
+#include "protocol/modern.hpp"
+#include "protocol/param_headers.hpp"
+#include "protocol/versions.hpp"
 #include "transports/http_endpoint_detail.hpp"
 #include "transports/http_text.hpp"
 

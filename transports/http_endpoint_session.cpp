@@ -7,7 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <charconv>
 
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 #include "transports/http_endpoint_detail.hpp"
 
 namespace mcpmux::http_server {

@@ -8,7 +8,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_reply_policy.hpp"
 #include "transports/http_text.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/protocol/text.hpp"  // lower()
+#include "base/text.hpp"  // lower()
 
 namespace mcpmux {
 

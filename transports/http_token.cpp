@@ -5,7 +5,7 @@
 // server's error.
 #include <boost/asio/steady_timer.hpp>
 
-#include "core/protocol/redact.hpp"
+#include "base/redact.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
 #include "transports/stdio_transport.hpp"

@@ -4,7 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/json/parse.hpp>
 
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 #include "transports/http_client_detail.hpp"
 #include "transports/http_text.hpp"
 

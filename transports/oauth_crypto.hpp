@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/protocol/oauth_login.hpp"
+#include "protocol/oauth_login.hpp"
 
 namespace mcpmux {
 

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "core/protocol/oauth_login.hpp"
+#include "protocol/oauth_login.hpp"
 
 namespace boost::asio {
 class io_context;

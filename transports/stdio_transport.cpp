@@ -17,7 +17,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 #include "transports/fd_transport.hpp"
 
 extern char** environ;

@@ -29,7 +29,7 @@ struct outgoing_info {
   std::optional<std::int64_t> cancels;
   /// A 2026-07-28 request: the era's headers (MCP-Protocol-Version; empty for the 2025-11-25
   /// era), Mcp-Name for the methods that name a target, and the Mcp-Param-* fields of a
-  /// tools/call whose tool has x-mcp-header arguments (core/protocol/param_headers).
+  /// tools/call whose tool has x-mcp-header arguments (protocol/param_headers).
   std::string version;
   std::optional<std::string> name;
   std::vector<std::pair<std::string, std::string>> params;

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "config/files.hpp"
-#include "core/protocol/log.hpp"
+#include "base/files.hpp"
+#include "base/log.hpp"
 
 namespace mcpmux {
 namespace {

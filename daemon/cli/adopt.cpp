@@ -16,17 +16,17 @@
 #include <ctime>
 #include <thread>
 
+#include "base/files.hpp"
+#include "base/redact.hpp"
 #include "config/agents.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 #include "config/import.hpp"
 #include "config/paths.hpp"
 #include "config/secrets.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/redact.hpp"
 #include "daemon/cli/commands.hpp"
 #include "daemon/cli/spawn.hpp"
 #include "daemon/cli/table.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux::cli {
 namespace {

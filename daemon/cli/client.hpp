@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "core/protocol/ndjson.hpp"
 #include "daemon/cli/common.hpp"
 #include "daemon/cli/json.hpp"
+#include "protocol/ndjson.hpp"
 
 namespace mcpmux::cli {
 

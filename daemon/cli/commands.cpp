@@ -7,8 +7,8 @@
 
 #include <cstdio>
 
-#include "core/protocol/clock.hpp"
-#include "core/protocol/text.hpp"
+#include "base/clock.hpp"
+#include "base/text.hpp"
 #include "daemon/cli/bridge.hpp"
 #include "daemon/cli/spawn.hpp"
 #include "daemon/cli/table.hpp"

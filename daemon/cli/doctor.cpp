@@ -16,7 +16,7 @@
 #include <set>
 #include <variant>
 
-#include "config/files.hpp"
+#include "base/files.hpp"
 #include "config/paths.hpp"
 #include "config/secret_service.hpp"
 #include "config/secrets.hpp"

@@ -10,8 +10,8 @@
 #include <map>
 #include <thread>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 #include "config/import.hpp"
 #include "config/paths.hpp"
 #include "config/secrets.hpp"

@@ -1,7 +1,7 @@
 // `mcpmux history`: the daemon's audit log — calls, reads and spawns, newest last.
 #include <ctime>
 
-#include "core/protocol/clock.hpp"
+#include "base/clock.hpp"
 #include "daemon/cli/commands.hpp"
 #include "daemon/cli/table.hpp"
 

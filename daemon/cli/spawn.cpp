@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 #include "config/paths.hpp"
 
 namespace mcpmux::cli {

@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/ndjson.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/ndjson.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {
@@ -142,8 +142,7 @@ void check_message(message_parser& again, const message& m) {
 // scan_response agrees with parse(): a span only for a success response with an integer id,
 // pointing at that id; relaying the raw text under another id changes nothing else.
 void check_scan(message_parser& again, std::string_view line,
-                const std::optional<response_span>& span,
-                const result<message>& parsed) {
+                const std::optional<response_span>& span, const result<message>& parsed) {
   if (!span) return;
   const auto* m = parsed.if_value();
   FUZZ_CHECK(m && m->kind == message_kind::response, "scan found a response parse() refuses");

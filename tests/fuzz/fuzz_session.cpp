@@ -12,13 +12,13 @@
 #include <variant>
 #include <vector>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
 #include "core/manager.hpp"
-#include "core/protocol/error.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/ndjson.hpp"
 #include "core/session.hpp"
+#include "protocol/error.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/ndjson.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {

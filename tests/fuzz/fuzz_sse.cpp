@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/protocol/sse_parser.hpp"
+#include "protocol/sse_parser.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {

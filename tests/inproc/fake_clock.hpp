@@ -1,10 +1,10 @@
-// Moving core's clock forward in a test (core/protocol/clock.hpp): deadlines computed from now()
+// Moving core's clock forward in a test (base/clock.hpp): deadlines computed from now()
 // pass at once, and the timers they armed fire on the loop's next poll().
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 
-#include "core/protocol/clock.hpp"
+#include "base/clock.hpp"
 #include "core/timer.hpp"
 
 namespace mcpmux::test {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/versions.hpp"
+#include "base/log.hpp"
+#include "protocol/error.hpp"
+#include "protocol/versions.hpp"
 #include "tests/inproc/fake_clock.hpp"
 
 namespace mcpmux::test {

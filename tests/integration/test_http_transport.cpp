@@ -12,11 +12,11 @@
 #include <optional>
 #include <thread>
 
-#include "core/protocol/error.hpp"
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/param_headers.hpp"
+#include "base/log.hpp"
 #include "core/rpc_peer.hpp"
+#include "protocol/error.hpp"
+#include "protocol/json_rpc.hpp"
+#include "protocol/param_headers.hpp"
 #include "tests/fixtures/http_test_server.hpp"
 
 namespace mcpmux {

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <optional>
 
-#include "core/protocol/oauth_grant.hpp"
+#include "protocol/oauth_grant.hpp"
 #include "tests/fixtures/http_test_server.hpp"
 #include "transports/http_fetch.hpp"
 #include "transports/oauth_crypto.hpp"

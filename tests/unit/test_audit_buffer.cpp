@@ -6,8 +6,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "base/clock.hpp"
 #include "config/config.hpp"
-#include "core/protocol/clock.hpp"
 
 namespace mcpmux {
 namespace {

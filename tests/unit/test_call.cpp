@@ -8,7 +8,7 @@
 
 #include "core/call.hpp"
 #include "core/mrtr.hpp"
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 
 namespace mcpmux {
 namespace {
@@ -135,6 +135,25 @@ TEST(Call, AModernCallParkedForInputKeepsItsAnswerForTheRetry) {
   EXPECT_EQ(who->replies[1].at("id"), "c-8");
   EXPECT_EQ(who->replies[1].at("result").at("resultType"), "complete");
   EXPECT_EQ(who->audits.size(), 1u);  // the row was the first request's
+}
+
+TEST(Call, AParkedCallWhoseClientLeftStillAnswersTheRetryOnAnotherConnection) {
+  mrtr_registry reg;
+  auto first = std::make_shared<caller>();
+  auto c = make_call(first, mcp::era::modern, &reg);
+  c->ask_client("elicitation/create", json::object{}, [](rpc_outcome) {});
+  ASSERT_EQ(first->replies.size(), 1u);
+  const auto state = std::string(first->replies[0].at("result").at("requestState").as_string());
+  first.reset();  // that connection is gone
+  c->finish(answer(R"({"jsonrpc":"2.0","id":9,"result":{"content":[]}})"));
+  auto second = std::make_shared<caller>();
+  auto back = reg.take(state, mrtr_registry::clock::now());
+  ASSERT_EQ(back, c);
+  back->attach(second, 4, "4");
+  back->resume(nullptr);
+  ASSERT_EQ(second->replies.size(), 1u);
+  EXPECT_EQ(second->replies[0].at("id"), 4);
+  EXPECT_EQ(second->replies[0].at("result").at("resultType"), "complete");
 }
 
 }  // namespace

@@ -181,10 +181,10 @@ TEST(CatalogueSnapshot, ASnapshotIsFoundOnlyAtItsGenerationAndKey) {
   EXPECT_EQ(s.catalogue_snapshot_generation("k"), 0);
   EXPECT_FALSE(s.catalogue_snapshot("another key"));
   // Every change to the tool cache moves the generation on: the snapshot is no longer found.
-  ASSERT_EQ(s.put_cached_tools({"a", "h", "{}"}), "");
+  ASSERT_TRUE(s.put_cached_tools({"a", "h", "{}"}).ok());
   EXPECT_EQ(s.tool_cache_generation(), 1);
   EXPECT_FALSE(s.catalogue_snapshot("k"));
-  ASSERT_EQ(s.put_cached_tools({"a", "h", "{\"other\":1}"}), "");  // a replaced entry
+  ASSERT_TRUE(s.put_cached_tools({"a", "h", "{\"other\":1}"}).ok());  // a replaced entry
   EXPECT_EQ(s.tool_cache_generation(), 2);
   // One taken at an older generation is not kept; one at the current one is.
   EXPECT_FALSE(s.put_catalogue_snapshot({1, "k", "[]", "r"}));

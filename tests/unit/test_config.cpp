@@ -14,12 +14,12 @@
 #include <map>
 #include <string>
 
+#include "base/files.hpp"
+#include "base/redact.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 #include "config/import.hpp"
 #include "config/paths.hpp"
 #include "config/secrets.hpp"
-#include "core/protocol/redact.hpp"
 #include "tests/unit/env_guard.hpp"
 
 namespace mcpmux {

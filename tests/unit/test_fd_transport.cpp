@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 #include "transports/fd_transport.hpp"
 #include "transports/write_batch.hpp"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/log.hpp"
 #include "core/guard.hpp"
-#include "core/protocol/log.hpp"
 
 namespace mcpmux {
 namespace {

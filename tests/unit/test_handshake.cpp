@@ -8,7 +8,7 @@
 #include <boost/json/parse.hpp>
 #include <variant>
 
-#include "core/protocol/versions.hpp"
+#include "protocol/versions.hpp"
 
 namespace mcpmux {
 namespace {

@@ -1,5 +1,5 @@
 // Unit tests of core/json_rpc: parsing, classification, error codes and serialization round trips.
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
@@ -423,8 +423,7 @@ TEST(JsonRpcParse, NumbersOutOfRangeAreRefusedNotPassedOnAsInfinity) {
     ASSERT_TRUE(!r.ok()) << line;
     EXPECT_EQ(r.error().code, rpc_code::parse_error);
   }
-  EXPECT_TRUE(
-      (p.parse(R"({"jsonrpc":"2.0","id":1,"result":{"x":1e308}})")).ok());
+  EXPECT_TRUE((p.parse(R"({"jsonrpc":"2.0","id":1,"result":{"x":1e308}})")).ok());
 }
 
 // scan_response finds success responses with integer ids without building them; everything

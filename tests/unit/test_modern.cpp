@@ -1,11 +1,11 @@
-// The 2026-07-28 era's per-request rules (core/protocol/modern) and the MRTR registry.
+// The 2026-07-28 era's per-request rules (protocol/modern) and the MRTR registry.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
 #include "core/call.hpp"
 #include "core/mrtr.hpp"
-#include "core/protocol/modern.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {

@@ -1,5 +1,5 @@
 // Unit tests of transports/ndjson.hpp: line framing, CRLF, blank lines and the line-length cap.
-#include "core/protocol/ndjson.hpp"
+#include "protocol/ndjson.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// OAuth discovery rules (core/protocol/oauth_discovery): challenges, well-known URLs in the
+// OAuth discovery rules (protocol/oauth_discovery): challenges, well-known URLs in the
 // spec's order, the 2025-03-26 fallbacks, and the checks metadata documents must pass.
-#include "core/protocol/oauth_discovery.hpp"
+#include "protocol/oauth_discovery.hpp"
 
 #include <gtest/gtest.h>
 
@@ -107,26 +107,25 @@ TEST(oauth_discovery, resource_metadata_must_name_this_server) {
   for (std::string_view ok : {"https://example.com/public/mcp", "https://example.com/public/mcp/",
                               "https://example.com/public", "https://example.com"}) {
     auto r = read_resource_metadata(doc(ok), server);
-    ASSERT_TRUE(std::holds_alternative<resource_metadata>(r)) << ok << ": " << std::get<1>(r);
-    EXPECT_EQ(std::get<resource_metadata>(r).authorization_servers,
-              strings{"https://auth.example.com"});
-    EXPECT_EQ(std::get<resource_metadata>(r).scopes_supported, (strings{"a", "b"}));
+    ASSERT_TRUE(r.ok()) << ok << ": " << r.error().message;
+    EXPECT_EQ(r.value().authorization_servers, strings{"https://auth.example.com"});
+    EXPECT_EQ(r.value().scopes_supported, (strings{"a", "b"}));
   }
   for (std::string_view bad : {"https://evil.example.com/mcp", "http://example.com/public/mcp",
                                "https://example.com:8443/public/mcp", "https://example.com/pub",
                                "https://example.com/public/mcp/other", "not a url"}) {
     auto r = read_resource_metadata(doc(bad), server);
-    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
+    ASSERT_TRUE(!r.ok()) << bad;
   }
-  EXPECT_NE(
-      std::get<std::string>(read_resource_metadata(doc("https://evil.example.com/mcp"), server))
-          .find("another resource"),
-      std::string::npos);
-  EXPECT_TRUE(std::holds_alternative<std::string>(
-      read_resource_metadata(boost::json::parse(R"({"resource":"https://example.com/public/mcp"})"),
-                             server)));  // no authorization server
-  EXPECT_TRUE(std::holds_alternative<std::string>(
-      read_resource_metadata(boost::json::parse("[1]"), server)));
+  EXPECT_NE((read_resource_metadata(doc("https://evil.example.com/mcp"), server))
+                .error()
+                .message.find("another resource"),
+            std::string::npos);
+  EXPECT_TRUE(!(read_resource_metadata(
+                    boost::json::parse(R"({"resource":"https://example.com/public/mcp"})"),
+                    server))
+                   .ok());  // no authorization server
+  EXPECT_TRUE(!(read_resource_metadata(boost::json::parse("[1]"), server)).ok());
 }
 
 TEST(oauth_discovery, server_metadata_is_checked_before_use) {
@@ -141,8 +140,8 @@ TEST(oauth_discovery, server_metadata_is_checked_before_use) {
     "authorization_response_iss_parameter_supported": true,
     "client_id_metadata_document_supported": true})");
   auto r = read_server_metadata(doc, "https://auth.example.com/tenant1");
-  ASSERT_TRUE(std::holds_alternative<server_metadata>(r)) << std::get<1>(r);
-  const auto& m = std::get<server_metadata>(r);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& m = r.value();
   EXPECT_TRUE(m.pkce_s256);
   EXPECT_TRUE(m.iss_parameter_supported);
   EXPECT_TRUE(m.client_id_metadata_document_supported);
@@ -154,29 +153,25 @@ TEST(oauth_discovery, server_metadata_is_checked_before_use) {
   for (std::string_view other : {"https://auth.example.com/tenant1/", "https://honest.example",
                                  "https://AUTH.example.com/tenant1"}) {
     auto w = read_server_metadata(doc, other);
-    ASSERT_TRUE(std::holds_alternative<std::string>(w)) << other;
-    EXPECT_NE(std::get<std::string>(w).find("refused"), std::string::npos);
+    ASSERT_TRUE(!w.ok()) << other;
+    EXPECT_NE(w.error().message.find("refused"), std::string::npos);
   }
   // An insecure endpoint, a missing token endpoint, no S256.
   auto insecure = doc;
   insecure.as_object()["token_endpoint"] = "http://auth.example.com/token";
-  EXPECT_TRUE(std::holds_alternative<std::string>(
-      read_server_metadata(insecure, "https://auth.example.com/tenant1")));
+  EXPECT_TRUE(!(read_server_metadata(insecure, "https://auth.example.com/tenant1")).ok());
   auto no_token = doc;
   no_token.as_object().erase("token_endpoint");
-  EXPECT_TRUE(std::holds_alternative<std::string>(
-      read_server_metadata(no_token, "https://auth.example.com/tenant1")));
+  EXPECT_TRUE(!(read_server_metadata(no_token, "https://auth.example.com/tenant1")).ok());
   auto plain_only = doc;
   plain_only.as_object()["code_challenge_methods_supported"] = boost::json::array{"plain"};
   auto p = read_server_metadata(plain_only, "https://auth.example.com/tenant1");
-  ASSERT_TRUE(std::holds_alternative<server_metadata>(p));
-  EXPECT_NE(refuse_authorization_code(std::get<server_metadata>(p)).find("S256"),
-            std::string::npos);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NE(refuse_authorization_code(p.value()).find("S256"), std::string::npos);
   auto absent = doc;
   absent.as_object().erase("code_challenge_methods_supported");
   EXPECT_FALSE(
-      std::get<server_metadata>(read_server_metadata(absent, "https://auth.example.com/tenant1"))
-          .pkce_s256);
+      (read_server_metadata(absent, "https://auth.example.com/tenant1")).value().pkce_s256);
 }
 
 // Drives a discovery against canned documents: url → (status, body); unknown URLs are 404.

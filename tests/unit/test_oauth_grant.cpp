@@ -1,4 +1,4 @@
-// The grant half of the OAuth client (core/protocol/oauth_grant): encodings, PKCE, the
+// The grant half of the OAuth client (protocol/oauth_grant): encodings, PKCE, the
 // authorization URL, token requests and responses, scope selection, and the redirect's checks.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/protocol/oauth_grant.hpp"
+#include "protocol/oauth_grant.hpp"
 
 namespace mcpmux::oauth {
 namespace {

@@ -1,6 +1,6 @@
-// One OAuth login step by step (core/protocol/oauth_login): against canned metadata, a canned
+// One OAuth login step by step (protocol/oauth_login): against canned metadata, a canned
 // token endpoint and a "browser" that follows the authorization URL back to the redirect.
-#include "core/protocol/oauth_login.hpp"
+#include "protocol/oauth_login.hpp"
 
 #include <gtest/gtest.h>
 

@@ -56,12 +56,12 @@ class OauthStore : public ::testing::Test {
 };
 
 TEST_F(OauthStore, a_login_round_trips_in_a_private_file) {
-  ASSERT_EQ(store_oauth_record(dir_, record()), "");
+  ASSERT_TRUE(store_oauth_record(dir_, record()).ok());
   EXPECT_EQ(mode_of(dir_), 0700u);
   EXPECT_EQ(mode_of(dir_ + "/github.json"), 0600u);
   auto got = load_oauth_record(dir_, "github");
-  ASSERT_TRUE(std::holds_alternative<std::optional<oauth_record>>(got)) << std::get<1>(got);
-  const auto& r = std::get<0>(got);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  const auto& r = *got;
   ASSERT_TRUE(r);
   EXPECT_EQ(r->resource, "https://api.example.com/mcp");
   EXPECT_EQ(r->issuer, "https://auth.example.com");
@@ -85,25 +85,24 @@ TEST_F(OauthStore, a_login_round_trips_in_a_private_file) {
   EXPECT_EQ(r->scope, "repo read:org offline_access");
 
   auto none = load_oauth_record(dir_, "other");  // no login is no error
-  ASSERT_TRUE(std::holds_alternative<std::optional<oauth_record>>(none));
-  EXPECT_FALSE(std::get<0>(none));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none);
 }
 
 TEST_F(OauthStore, a_file_others_can_read_is_refused_and_replaced_private) {
-  ASSERT_EQ(store_oauth_record(dir_, record()), "");
+  ASSERT_TRUE(store_oauth_record(dir_, record()).ok());
   const auto path = dir_ + "/github.json";
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   auto got = load_oauth_record(dir_, "github");
-  ASSERT_TRUE(std::holds_alternative<std::string>(got));
-  const auto& why = std::get<std::string>(got);
+  ASSERT_FALSE(got.ok());
+  const auto& why = got.error().message;
   EXPECT_NE(why.find("644"), std::string::npos) << why;
   EXPECT_NE(why.find("log in again"), std::string::npos) << why;
   EXPECT_EQ(why.find("SECRET"), std::string::npos) << why;  // the error names, never quotes
   // A new login replaces it with a private file (the loosened mode is not kept).
-  ASSERT_EQ(store_oauth_record(dir_, record()), "");
+  ASSERT_TRUE(store_oauth_record(dir_, record()).ok());
   EXPECT_EQ(mode_of(path), 0600u);
-  EXPECT_TRUE(
-      std::holds_alternative<std::optional<oauth_record>>(load_oauth_record(dir_, "github")));
+  EXPECT_TRUE(load_oauth_record(dir_, "github").ok());
 }
 
 TEST_F(OauthStore, odd_files_are_refused_and_logout_removes_the_login) {
@@ -112,15 +111,15 @@ TEST_F(OauthStore, odd_files_are_refused_and_logout_removes_the_login) {
   std::ofstream(target) << "{}";
   ::chmod(target.c_str(), 0600);
   ASSERT_EQ(::symlink(target.c_str(), (dir_ + "/linked.json").c_str()), 0);
-  EXPECT_TRUE(std::holds_alternative<std::string>(load_oauth_record(dir_, "linked")));
+  EXPECT_FALSE(load_oauth_record(dir_, "linked").ok());
   std::ofstream(dir_ + "/junk.json") << "not json";
   ::chmod((dir_ + "/junk.json").c_str(), 0600);
-  EXPECT_TRUE(std::holds_alternative<std::string>(load_oauth_record(dir_, "junk")));
+  EXPECT_FALSE(load_oauth_record(dir_, "junk").ok());
 
-  ASSERT_EQ(store_oauth_record(dir_, record()), "");
-  EXPECT_EQ(remove_oauth_record(dir_, "github"), "");
-  EXPECT_FALSE(std::get<0>(load_oauth_record(dir_, "github")));
-  EXPECT_EQ(remove_oauth_record(dir_, "github"), "");  // already gone: fine
+  ASSERT_TRUE(store_oauth_record(dir_, record()).ok());
+  EXPECT_TRUE(remove_oauth_record(dir_, "github").ok());
+  EXPECT_FALSE(load_oauth_record(dir_, "github").value());
+  EXPECT_TRUE(remove_oauth_record(dir_, "github").ok());  // already gone: fine
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The tokens of one login over time (core/protocol/oauth_tokens): refresh before expiry, one at
+// The tokens of one login over time (protocol/oauth_tokens): refresh before expiry, one at
 // a time, rotation, refresh-once-and-retry on a 401, needs login instead of a loop, back-off
 // when the authorization server is down.
-#include "core/protocol/oauth_tokens.hpp"
+#include "protocol/oauth_tokens.hpp"
 
 #include <gtest/gtest.h>
 

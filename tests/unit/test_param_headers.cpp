@@ -1,4 +1,4 @@
-// The Mcp-Param-{Name} header rules of 2026-07-28 Streamable HTTP (core/protocol/param_headers).
+// The Mcp-Param-{Name} header rules of 2026-07-28 Streamable HTTP (protocol/param_headers).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <map>
 
-#include "core/protocol/param_headers.hpp"
+#include "protocol/param_headers.hpp"
 
 namespace mcpmux {
 namespace {
@@ -34,17 +34,16 @@ json::object custom_headers_schema() {
 }
 
 std::string invalid_why(std::string_view schema) {
-  std::string why;
-  const auto got = mcp::param_headers(json::parse(schema).as_object(), &why);
-  EXPECT_FALSE(got.has_value()) << schema;
-  EXPECT_FALSE(why.empty()) << schema;
-  return why;
+  const auto got = mcp::param_headers(json::parse(schema).as_object());
+  EXPECT_FALSE(got.ok()) << schema;
+  if (got.ok()) return {};
+  EXPECT_FALSE(got.error().message.empty()) << schema;
+  return got.error().message;
 }
 
 std::vector<mcp::param_header> valid(std::string_view schema) {
-  std::string why;
-  auto got = mcp::param_headers(json::parse(schema).as_object(), &why);
-  EXPECT_TRUE(got.has_value()) << why;
+  auto got = mcp::param_headers(json::parse(schema).as_object());
+  EXPECT_TRUE(got.ok()) << (got.ok() ? "" : got.error().message);
   return got ? *got : std::vector<mcp::param_header>{};
 }
 
@@ -71,9 +70,8 @@ struct header_map {
 };
 
 TEST(param_headers, annotated_properties_are_found_in_schema_order) {
-  std::string why;
-  const auto hs = mcp::param_headers(custom_headers_schema(), &why);
-  ASSERT_TRUE(hs.has_value()) << why;
+  const auto hs = mcp::param_headers(custom_headers_schema());
+  ASSERT_TRUE(hs.ok()) << hs.error().message;
   ASSERT_EQ(hs->size(), 7u);
   EXPECT_EQ((*hs)[0].name, "Region");
   EXPECT_EQ((*hs)[0].path, std::vector<std::string>{"region"});
@@ -83,7 +81,6 @@ TEST(param_headers, annotated_properties_are_found_in_schema_order) {
   EXPECT_EQ((*hs)[2].type, kind::boolean);
   EXPECT_EQ((*hs)[4].name, "Method");  // a name, not the standard Mcp-Method
   for (const auto& h : *hs) EXPECT_NE(h.path.front(), "float_val");
-  EXPECT_TRUE(why.empty());
 }
 
 TEST(param_headers, a_schema_without_annotations_has_none) {
@@ -118,9 +115,9 @@ TEST(param_headers, names_must_be_non_empty_tokens) {
   for (const char* name : {"My Region", "Region:Primary", "R\u00e9gion", "Region\t1", "A\r\nB",
                            "Region(1)", "a/b", "\"q\""}) {
     json::object schema{{"properties", {{"v", {{"type", "string"}, {"x-mcp-header", name}}}}}};
-    std::string why;
-    EXPECT_FALSE(mcp::param_headers(schema, &why).has_value()) << name;
-    EXPECT_NE(why.find("token"), std::string::npos) << why;
+    const auto hs = mcp::param_headers(schema);
+    ASSERT_FALSE(hs.ok()) << name;
+    EXPECT_NE(hs.error().message.find("token"), std::string::npos) << hs.error().message;
   }
   // Every tchar is allowed.
   EXPECT_EQ(valid(R"({"properties":{"v":{"type":"string",

@@ -1,5 +1,5 @@
 // Unit tests of core/pending_table: ids, take-once, deadlines, expiry order and take_all.
-#include "core/protocol/pending_table.hpp"
+#include "protocol/pending_table.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/protocol/modern.hpp"
 #include "core/rpc_peer.hpp"
+#include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {

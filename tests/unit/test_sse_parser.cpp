@@ -1,5 +1,5 @@
 // Unit tests of transports/sse_parser.hpp: fields, line endings, split feeds, ids, retry, the cap.
-#include "core/protocol/sse_parser.hpp"
+#include "protocol/sse_parser.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

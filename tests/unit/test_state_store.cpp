@@ -74,11 +74,12 @@ TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   ASSERT_EQ(::stat((t.dir + "/state").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 
-  EXPECT_EQ(store->append(std::vector{entry(1000, "gh", "gh__a", "ok"),
-                                      entry(2000, "fs", "fs__b", "error"),
-                                      entry(3000, "gh", "gh__c", "tool_error")}),
-            "");
-  EXPECT_EQ(store->append({}), "");
+  EXPECT_TRUE(store
+                  ->append(std::vector{entry(1000, "gh", "gh__a", "ok"),
+                                       entry(2000, "fs", "fs__b", "error"),
+                                       entry(3000, "gh", "gh__c", "tool_error")})
+                  .ok());
+  EXPECT_TRUE(store->append({}).ok());
   EXPECT_EQ(store->audit_rows(), 3);
   EXPECT_THAT(names(store->history({})), ElementsAre("gh__a", "fs__b", "gh__c"));  // oldest first
   EXPECT_THAT(names(store->history({.server = "gh"})), ElementsAre("gh__a", "gh__c"));
@@ -119,8 +120,8 @@ TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
     e.detail = std::string(static_cast<std::size_t>(i), 'd');
     batch.push_back(std::move(e));
   }
-  ASSERT_EQ(store->append(batch), "");
-  ASSERT_EQ(store->append(std::span(batch).first(20)), "");  // a group and four alone, again
+  ASSERT_TRUE(store->append(batch).ok());
+  ASSERT_TRUE(store->append(std::span(batch).first(20)).ok());  // a group and four alone, again
   EXPECT_EQ(store->audit_rows(), 57);
   const auto got = store->history({.limit = 100});
   ASSERT_EQ(got.size(), 57u);
@@ -150,7 +151,7 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   std::vector<audit_entry> batch;
   for (int i = 0; i < 10; ++i) batch.push_back(entry(now - (40 - i) * day, "s", "old", "ok"));
   for (int i = 0; i < 2000; ++i) batch.push_back(entry(now - 1000 + i, "s", "new", "ok"));
-  ASSERT_EQ(store->append(batch), "");
+  ASSERT_TRUE(store->append(batch).ok());
   // In steps: at most 7 too old, then at most 7 beyond the count.
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 7), 7 + 7);
   EXPECT_EQ(store->audit_rows(), 2010 - 14);
@@ -171,11 +172,11 @@ TEST(StateStore, RetentionByAgeTakesOldRowsBehindYoungerOnes) {
   const std::vector<audit_entry> rows{
       entry(now - 40 * day, "s", "old1", "ok"), entry(now - 1, "s", "young1", "ok"),
       entry(now - 31 * day, "s", "old2", "ok"), entry(now - 2, "s", "young2", "ok")};
-  ASSERT_EQ(store->append(rows), "");
+  ASSERT_TRUE(store->append(rows).ok());
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now), 2);
   EXPECT_THAT(names(store->history({})), ElementsAre("young1", "young2"));
   const std::vector<audit_entry> later{entry(now - 35 * day, "s", "old3", "ok")};
-  ASSERT_EQ(store->append(later), "");
+  ASSERT_TRUE(store->append(later).ok());
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now, 2), 0);  // behind young1, young2
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now + 31 * day), 3);
   EXPECT_EQ(store->audit_rows(), 0);
@@ -190,7 +191,7 @@ TEST(StateStore, AStoreWithTheOldIndexesLosesThemAndKeepsItsRows) {
     auto store = t.open();
     ASSERT_TRUE(store);
     const std::vector<audit_entry> rows{entry(1, "a", "x", "ok"), entry(2, "b", "y", "ok")};
-    ASSERT_EQ(store->append(rows), "");
+    ASSERT_TRUE(store->append(rows).ok());
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(t.path().c_str(), &db), SQLITE_OK);
@@ -226,13 +227,14 @@ TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   auto store = t.open();
   ASSERT_TRUE(store);
   EXPECT_FALSE(store->trusted("fs", "h1"));
-  ASSERT_EQ(store->put_pins({{"fs", "tools", "read", "{\"description\":\"a\"}"},
-                             {"fs", "prompts", "read", "{}"},
-                             {"web", "tools", "get", "{}"}}),
-            "");
-  ASSERT_EQ(store->set_trusted("fs", "h1", 1000), "");
+  ASSERT_TRUE(store
+                  ->put_pins({{"fs", "tools", "read", "{\"description\":\"a\"}"},
+                              {"fs", "prompts", "read", "{}"},
+                              {"web", "tools", "get", "{}"}})
+                  .ok());
+  ASSERT_TRUE(store->set_trusted("fs", "h1", 1000).ok());
   // A pin is replaced by name; the server's pins are its own.
-  ASSERT_EQ(store->put_pins({{"fs", "tools", "read", "{\"description\":\"b\"}"}}), "");
+  ASSERT_TRUE(store->put_pins({{"fs", "tools", "read", "{\"description\":\"b\"}"}}).ok());
   store.reset();
   store = t.open();
   ASSERT_TRUE(store);
@@ -243,7 +245,7 @@ TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   EXPECT_TRUE(store->trusted("fs", "h1"));
   EXPECT_FALSE(store->trusted("fs", "h2"));  // another configuration of it is not
   EXPECT_FALSE(store->trusted("web", "h1"));
-  ASSERT_EQ(store->set_trusted("fs", "h2", 2000), "");
+  ASSERT_TRUE(store->set_trusted("fs", "h2", 2000).ok());
   EXPECT_TRUE(store->trusted("fs", "h2"));
   EXPECT_FALSE(store->trusted("fs", "h1"));
 }
@@ -252,7 +254,7 @@ TEST(StateStore, InMemoryWhenAsked) {
   std::string error;
   auto store = state_store::open(":memory:", error);
   ASSERT_TRUE(store) << error;
-  ASSERT_EQ(store->put_cached_tools({"s", "h", "{}"}), "");
+  ASSERT_TRUE(store->put_cached_tools({"s", "h", "{}"}).ok());
   EXPECT_EQ(store->cached_tools().size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(":memory:"));
 }
@@ -278,7 +280,7 @@ TEST(AuditWriter, WritesBatchesInOrderWhileTheCallerUsesTheStore) {
   // Batches larger than a transaction, and the store used from this thread meanwhile.
   for (int b = 0; b < 8; ++b) {
     w.write(batch_of(b * 1000, 1000));
-    ASSERT_EQ(store->put_pins({{"s", "tools", "t" + std::to_string(b), "{}"}}), "");
+    ASSERT_TRUE(store->put_pins({{"s", "tools", "t" + std::to_string(b), "{}"}}).ok());
     EXPECT_LE(store->audit_rows(), (b + 1) * 1000);
   }
   w.trim({.days = 30, .max_rows = 4000}, 8000 + 1);  // after the batches before it

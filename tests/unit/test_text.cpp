@@ -1,15 +1,15 @@
-// Unit tests of core/protocol/text (UTF-8 check and repair, visible escapes, also in log lines,
-// HOST:PORT), core/protocol/random and config's file_uri.
-#include "core/protocol/text.hpp"
+// Unit tests of protocol/text (UTF-8 check and repair, visible escapes, also in log lines,
+// HOST:PORT), protocol/random and config's file_uri.
+#include "base/text.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "base/log.hpp"
+#include "base/random.hpp"
 #include "config/config.hpp"
-#include "core/protocol/log.hpp"
-#include "core/protocol/random.hpp"
 
 namespace mcpmux {
 namespace {

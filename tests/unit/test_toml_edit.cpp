@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.hpp"
 #include "config/config.hpp"
-#include "config/files.hpp"
 #include "config/import.hpp"
 #include "config/toml_edit.hpp"
 

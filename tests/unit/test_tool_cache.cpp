@@ -74,7 +74,7 @@ class ToolCache : public ::testing::Test {
 
   // A raw entry, as a crash or an older version might have left it.
   void write_entry(const server_config& s, const std::string& doc) const {
-    ASSERT_EQ(store_->put_cached_tools({s.name, server_config_hash(s), doc}), "");
+    ASSERT_TRUE(store_->put_cached_tools({s.name, server_config_hash(s), doc}).ok());
   }
 
   // An entry text with a valid header and the given tools array (as JSON text).
@@ -83,9 +83,8 @@ class ToolCache : public ::testing::Test {
   }
 
   void store(const server_config& s, const std::vector<json::object>& tools) const {
-    std::string error;
-    ASSERT_TRUE(store_cached_tools(*store_, s, tools, &error)) << error;
-    EXPECT_EQ(error, "");
+    auto kept = store_cached_tools(*store_, s, tools);
+    ASSERT_TRUE(kept) << kept.error().message;
   }
 
   std::optional<std::vector<json::object>> load_one(const server_config& s,
@@ -302,8 +301,8 @@ TEST_F(ToolCache, CorruptOrMisshapenEntriesWarn) {
 TEST_F(ToolCache, ToolsTrustHoldsBackAreNotCached) {
   const auto s = stdio_server();
   const std::unordered_set<std::string> held = {"write_file"};
-  std::string error;
-  ASSERT_TRUE(store_cached_tools(*store_, s, sample_tools(), &error, "legacy", &held)) << error;
+  auto kept = store_cached_tools(*store_, s, sample_tools(), "legacy", &held);
+  ASSERT_TRUE(kept) << kept.error().message;
   auto got = load_cache_entries(*store_, {s});
   ASSERT_TRUE(got[0].tools);
   EXPECT_EQ(*got[0].tools, std::vector<json::object>{sample_tools()[0]});

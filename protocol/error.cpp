@@ -1,5 +1,5 @@
 // The mcpmux error category.
-#include "core/protocol/error.hpp"
+#include "protocol/error.hpp"
 
 namespace mcpmux {
 namespace {

@@ -41,4 +41,9 @@ bool make_dirs(const std::string& dir, mode_t mode, std::string* error = nullptr
 /// changed. False, with `*error` saying why, otherwise.
 bool make_private_dir(const std::string& dir, std::string* error);
 
+/// Why `dir` is not a private directory of this user, or "" when it is: the path itself must be
+/// a directory (lstat: a symlink is refused, whatever it points to), owned by the effective uid,
+/// with no permission for group or others (0700, or less).
+std::string private_dir_problem(const std::string& dir);
+
 }  // namespace mcpmux

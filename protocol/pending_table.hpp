@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/protocol/clock.hpp"
-#include "core/protocol/json_rpc.hpp"
+#include "base/clock.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 

@@ -1,9 +1,9 @@
-#include "core/protocol/modern.hpp"
+#include "protocol/modern.hpp"
 
 #include <algorithm>
 #include <array>
 
-#include "core/protocol/versions.hpp"
+#include "protocol/versions.hpp"
 
 namespace mcpmux::mcp {
 namespace {

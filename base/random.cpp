@@ -1,4 +1,4 @@
-#include "core/protocol/random.hpp"
+#include "base/random.hpp"
 
 #include <sys/random.h>
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <variant>
 
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux::mcp {
 

@@ -1,6 +1,6 @@
-#include "core/protocol/oauth_login.hpp"
+#include "protocol/oauth_login.hpp"
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux::oauth {
 
@@ -28,8 +28,8 @@ login::step login::on_response(unsigned status, std::string_view body) {
     }
     case phase::registering: {
       auto r = read_registration_response(status, body, found().server.issuer);
-      if (auto* err = std::get_if<std::string>(&r)) return fail(*err);
-      client_ = std::move(std::get<client_credentials>(r));
+      if (const auto* err = r.if_error()) return fail(err->message);
+      client_ = std::move(*r);
       registered_now_ = true;
       return with_client();
     }

@@ -42,6 +42,11 @@ struct rpc_error {
   json::value data = nullptr;  ///< optional `error.data`
 };
 
+/// A failure with `message` (code: internal error), for `return failure("…")` in a function that
+/// returns a result.
+inline rpc_error failure(std::string message, int code = rpc_code::internal_error) {
+  return rpc_error{code, std::move(message), nullptr, nullptr};
+}
 
 template <class T = void>
 class [[nodiscard]] result {

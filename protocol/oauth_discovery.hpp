@@ -6,6 +6,8 @@
 // is offered, endpoints are HTTPS or loopback). The owner fetches; these decide.
 #pragma once
 
+#include "protocol/result.hpp"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -13,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux::oauth {
 
@@ -72,8 +74,8 @@ struct resource_metadata {
 /// name this server (same origin, and its path a prefix of the server's, segment by segment,
 /// a trailing slash aside — the resource may cover several endpoints, never another server),
 /// and at least one authorization server must be listed. The error text says what is wrong.
-std::variant<resource_metadata, std::string> read_resource_metadata(const json::value& doc,
-                                                                    std::string_view server_url);
+result<resource_metadata> read_resource_metadata(const json::value& doc,
+                                                 std::string_view server_url);
 
 /// An authorization server metadata document, checked.
 struct server_metadata {
@@ -90,8 +92,7 @@ struct server_metadata {
 /// Reads and checks authorization server metadata fetched for `issuer`: the document's issuer
 /// must be identical to it (RFC 8414 §3.3), a token endpoint must be given, and every endpoint
 /// must be secure_endpoint().
-std::variant<server_metadata, std::string> read_server_metadata(const json::value& doc,
-                                                                std::string_view issuer);
+result<server_metadata> read_server_metadata(const json::value& doc, std::string_view issuer);
 /// Why the authorization code grant cannot be used with this server ("" when it can): it needs
 /// an authorization endpoint and PKCE S256 (a server that does not advertise S256 is refused).
 std::string refuse_authorization_code(const server_metadata& m);

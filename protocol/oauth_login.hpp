@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/protocol/oauth_client.hpp"
-#include "core/protocol/oauth_discovery.hpp"
-#include "core/protocol/oauth_grant.hpp"
+#include "protocol/oauth_client.hpp"
+#include "protocol/oauth_discovery.hpp"
+#include "protocol/oauth_grant.hpp"
 
 namespace mcpmux::oauth {
 

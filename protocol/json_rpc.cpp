@@ -1,7 +1,7 @@
 // JSON-RPC 2.0 parsing, classification and serialization.
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <charconv>

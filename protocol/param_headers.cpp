@@ -1,4 +1,4 @@
-#include "core/protocol/param_headers.hpp"
+#include "protocol/param_headers.hpp"
 
 #include <array>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <system_error>
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux::mcp {
 namespace {
@@ -283,13 +283,9 @@ bool valid_field_value(std::string_view v) {
 
 }  // namespace
 
-std::optional<std::vector<param_header>> param_headers(const json::object& input_schema,
-                                                       std::string* why) {
+result<std::vector<param_header>> param_headers(const json::object& input_schema) {
   schema_walker w;
-  if (!w.visit(input_schema, true, 0)) {
-    if (why) *why = std::move(w.why);
-    return std::nullopt;
-  }
+  if (!w.visit(input_schema, true, 0)) return failure(std::move(w.why));
   return std::move(w.found);
 }
 

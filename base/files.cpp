@@ -1,5 +1,4 @@
-#include "config/files.hpp"
-#include "config/paths.hpp"
+#include "base/files.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -150,6 +149,20 @@ bool make_private_dir(const std::string& dir, std::string* error) {
     return false;
   }
   return true;
+}
+
+std::string private_dir_problem(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return fmt::format("{}: {}", dir, std::strerror(errno));
+  if (S_ISLNK(st.st_mode)) return dir + " is a symbolic link, not a directory";
+  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+  if (st.st_uid != ::getuid()) {
+    return fmt::format("{} belongs to uid {}, not to uid {}", dir, st.st_uid, ::getuid());
+  }
+  if ((st.st_mode & 077) != 0) {
+    return fmt::format("{} has mode {:04o}; it must be private (0700)", dir, st.st_mode & 07777);
+  }
+  return {};
 }
 
 }  // namespace mcpmux

@@ -1,7 +1,7 @@
 // Logging facade state: the active sink and level.
-#include "core/protocol/log.hpp"
+#include "base/log.hpp"
 
-#include "core/protocol/redact.hpp"
+#include "base/redact.hpp"
 
 #include <cstdint>
 #include <cstdio>

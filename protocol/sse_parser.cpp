@@ -1,5 +1,5 @@
 // Sans-io Server-Sent Events parser: line splitting, fields, dispatch and the event size cap.
-#include "core/protocol/sse_parser.hpp"
+#include "protocol/sse_parser.hpp"
 
 #include <algorithm>
 #include <utility>

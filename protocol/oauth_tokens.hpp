@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "core/protocol/oauth_grant.hpp"
+#include "protocol/oauth_grant.hpp"
 
 namespace mcpmux::oauth {
 

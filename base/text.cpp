@@ -1,4 +1,4 @@
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>

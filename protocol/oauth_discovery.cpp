@@ -1,10 +1,10 @@
-#include "core/protocol/oauth_discovery.hpp"
+#include "protocol/oauth_discovery.hpp"
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <cctype>
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux::oauth {
 namespace {
@@ -213,50 +213,50 @@ std::optional<default_endpoints> legacy_endpoints(std::string_view server_url) {
                            base + "/token", base + "/register"};
 }
 
-std::variant<resource_metadata, std::string> read_resource_metadata(const json::value& doc,
-                                                                    std::string_view server_url) {
+result<resource_metadata> read_resource_metadata(const json::value& doc,
+                                                 std::string_view server_url) {
   const auto* o = doc.if_object();
-  if (!o) return std::string("protected resource metadata is not a JSON object");
+  if (!o) return failure("protected resource metadata is not a JSON object");
   resource_metadata m;
   m.resource = string_member(*o, "resource");
-  if (m.resource.empty()) return std::string("protected resource metadata has no \"resource\"");
+  if (m.resource.empty()) return failure("protected resource metadata has no \"resource\"");
   const auto res = split_url(m.resource);
   const auto srv = split_url(server_url);
   if (!res || !srv)
-    return "protected resource metadata names a resource that is not an http(s) URL: " +
-           clip(m.resource, 120);
+    return failure("protected resource metadata names a resource that is not an http(s) URL: " +
+                   clip(m.resource, 120));
   const auto rp = without_trailing_slash(res->path), sp = without_trailing_slash(srv->path);
   const bool covers = rp.empty() || sp == rp || (sp.starts_with(rp) && sp[rp.size()] == '/');
   if (res->origin() != srv->origin() || !covers)
-    return "protected resource metadata is for another resource (\"" + clip(m.resource, 120) +
-           "\", not this server's " + clip(server_url, 120) + "): refused";
+    return failure("protected resource metadata is for another resource (\"" +
+                   clip(m.resource, 120) + "\", not this server's " + clip(server_url, 120) +
+                   "): refused");
   m.authorization_servers = strings_of(*o, "authorization_servers");
   if (m.authorization_servers.empty())
-    return std::string("protected resource metadata lists no authorization_servers");
+    return failure("protected resource metadata lists no authorization_servers");
   m.scopes_supported = strings_of(*o, "scopes_supported");
   return m;
 }
 
-std::variant<server_metadata, std::string> read_server_metadata(const json::value& doc,
-                                                                std::string_view issuer) {
+result<server_metadata> read_server_metadata(const json::value& doc, std::string_view issuer) {
   const auto* o = doc.if_object();
-  if (!o) return std::string("authorization server metadata is not a JSON object");
+  if (!o) return failure("authorization server metadata is not a JSON object");
   server_metadata m;
   m.issuer = string_member(*o, "issuer");
   if (m.issuer != issuer)
-    return "authorization server metadata names issuer \"" + clip(m.issuer, 120) +
-           "\", not the \"" + clip(issuer, 120) + "\" it was fetched for: refused";
+    return failure("authorization server metadata names issuer \"" + clip(m.issuer, 120) +
+                   "\", not the \"" + clip(issuer, 120) + "\" it was fetched for: refused");
   m.authorization_endpoint = string_member(*o, "authorization_endpoint");
   m.token_endpoint = string_member(*o, "token_endpoint");
   m.registration_endpoint = string_member(*o, "registration_endpoint");
   m.revocation_endpoint = string_member(*o, "revocation_endpoint");
   if (m.token_endpoint.empty())
-    return std::string("authorization server metadata has no token_endpoint");
+    return failure("authorization server metadata has no token_endpoint");
   for (const auto* e : {&m.authorization_endpoint, &m.token_endpoint, &m.registration_endpoint,
                         &m.revocation_endpoint})
     if (!e->empty() && !secure_endpoint(*e))
-      return "authorization server endpoint " + clip(*e, 120) +
-             " is neither HTTPS nor loopback: refused";
+      return failure("authorization server endpoint " + clip(*e, 120) +
+                     " is neither HTTPS nor loopback: refused");
   m.scopes_supported = strings_of(*o, "scopes_supported");
   m.token_endpoint_auth_methods_supported = strings_of(*o, "token_endpoint_auth_methods_supported");
   m.grant_types_supported = strings_of(*o, "grant_types_supported");
@@ -346,24 +346,22 @@ discovery::step discovery::on_response(unsigned status, std::string_view body) {
   switch (phase_) {
     case phase::resource: {
       auto r = read_resource_metadata(doc, server_url_);
-      if (auto* err = std::get_if<std::string>(&r)) return fail(*err);
-      result_.resource = std::move(std::get<resource_metadata>(r));
+      if (const auto* err = r.if_error()) return fail(err->message);
+      result_.resource = std::move(*r);
       issuer_ = result_.resource->authorization_servers.front();
       phase_ = phase::server;
       urls_ = authorization_server_metadata_urls(issuer_);
       at_ = 0;
       if (urls_.empty())
-        return fail(
-            "the authorization server "
-            " + clip(issuer_, 120) + "
-            " is not an http(s) URL");
+        return fail("the authorization server \"" + clip(issuer_, 120) +
+                    "\" is not an http(s) URL");
       return next();
     }
     case phase::legacy_metadata:
     case phase::server: {
       auto m = read_server_metadata(doc, issuer_);
-      if (auto* err = std::get_if<std::string>(&m)) return fail(*err);
-      result_.server = std::move(std::get<server_metadata>(m));
+      if (const auto* err = m.if_error()) return fail(err->message);
+      result_.server = std::move(*m);
       return {step::done, {}, {}};
     }
   }

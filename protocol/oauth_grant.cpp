@@ -1,4 +1,4 @@
-#include "core/protocol/oauth_grant.hpp"
+#include "protocol/oauth_grant.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "core/protocol/json_rpc.hpp"
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux::oauth {
 namespace {

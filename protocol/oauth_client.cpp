@@ -1,10 +1,10 @@
-#include "core/protocol/oauth_client.hpp"
+#include "protocol/oauth_client.hpp"
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "core/protocol/text.hpp"
+#include "base/text.hpp"
 
 namespace mcpmux::oauth {
 
@@ -58,9 +58,8 @@ std::string registration_request(const registration_params& p) {
   return json::serialize(body);
 }
 
-std::variant<client_credentials, std::string> read_registration_response(unsigned http_status,
-                                                                         std::string_view body,
-                                                                         std::string_view issuer) {
+result<client_credentials> read_registration_response(unsigned http_status, std::string_view body,
+                                                      std::string_view issuer) {
   boost::system::error_code ec;
   const auto doc = boost::json::parse(body, ec);
   const auto* o = !ec ? doc.if_object() : nullptr;
@@ -71,13 +70,13 @@ std::variant<client_credentials, std::string> read_registration_response(unsigne
     std::string why = "client registration refused: HTTP " + std::to_string(http_status);
     if (auto e = text("error"); !e.empty()) why += ", " + clip(e, 80);
     if (auto d = text("error_description"); !d.empty()) why += ": " + clip(d, 200);
-    return why;
+    return failure(why);
   }
-  if (!o) return std::string("client registration answered with something that is not JSON");
+  if (!o) return failure("client registration answered with something that is not JSON");
   client_credentials c;
   c.issuer = std::string(issuer);
   c.client_id = text("client_id");
-  if (c.client_id.empty()) return std::string("client registration answered without a client_id");
+  if (c.client_id.empty()) return failure("client registration answered without a client_id");
   c.client_secret = text("client_secret");
   c.auth_method = text("token_endpoint_auth_method");
   c.secret_expires = int_member(*o, "client_secret_expires_at");

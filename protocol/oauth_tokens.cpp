@@ -1,4 +1,4 @@
-#include "core/protocol/oauth_tokens.hpp"
+#include "protocol/oauth_tokens.hpp"
 
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/protocol/json_rpc.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux::mcp {
 
@@ -31,13 +31,12 @@ struct tool_param_headers {
   std::map<std::string, std::vector<param_header>, std::less<>> tools;
 };
 
-/// The annotated parameters of a tool's inputSchema, in schema order. nullopt when an annotation
+/// The annotated parameters of a tool's inputSchema, in schema order. A failure when an annotation
 /// breaks a rule (not a string, not a token, a duplicate name ignoring case, on a property that
 /// is not a string, integer or boolean, or anywhere not reached from the root through
-/// `properties` alone): a client must then hide the tool from tools/list. `why` receives the
-/// reason, for a log line.
-std::optional<std::vector<param_header>> param_headers(const json::object& input_schema,
-                                                       std::string* why = nullptr);
+/// `properties` alone): a client must then hide the tool from tools/list; the error says why,
+/// for a log line.
+result<std::vector<param_header>> param_headers(const json::object& input_schema);
 
 /// True when `v` can be a header value as it is: printable ASCII (no tab or other control
 /// character), no space at either end, and not itself shaped like the base64 sentinel.

@@ -1,5 +1,5 @@
 // Request correlation table.
-#include "core/protocol/pending_table.hpp"
+#include "protocol/pending_table.hpp"
 
 namespace mcpmux {
 

@@ -7,13 +7,15 @@
 // another.
 #pragma once
 
+#include "protocol/result.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-#include "core/protocol/oauth_discovery.hpp"
+#include "protocol/oauth_discovery.hpp"
 
 namespace mcpmux::oauth {
 
@@ -57,9 +59,8 @@ std::string registration_request(const registration_params& p);
 
 /// Reads the registration response (201, or 200 from lenient servers) for `issuer`: client_id
 /// is required; an error body (RFC 7591 §3.2.2) or anything else is the error text.
-std::variant<client_credentials, std::string> read_registration_response(unsigned http_status,
-                                                                         std::string_view body,
-                                                                         std::string_view issuer);
+result<client_credentials> read_registration_response(unsigned http_status, std::string_view body,
+                                                      std::string_view issuer);
 
 /// The token endpoint authentication method for a client: none without a secret; with one, the
 /// one the registration agreed to, else the first of client_secret_basic, client_secret_post

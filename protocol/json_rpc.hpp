@@ -11,7 +11,7 @@
 #include <string_view>
 #include <variant>
 
-#include "core/protocol/result.hpp"
+#include "protocol/result.hpp"
 
 namespace mcpmux {
 

@@ -1,4 +1,4 @@
-#include "core/protocol/redact.hpp"
+#include "base/redact.hpp"
 
 #include <algorithm>
 #include <vector>
