@@ -2,6 +2,9 @@
 // progress under its own token) and what the server receives (ids, cancellations).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "core/control.hpp"
 #include "tests/inproc/harness.hpp"
 
 namespace mcpmux::test {
@@ -320,6 +323,31 @@ TEST(InprocCalls, ServerAsksForSamplingTheClientDidNotDeclare) {
   auto reply = reply_to(m.server("a"), 5);
   ASSERT_TRUE(reply);
   EXPECT_TRUE(reply->contains("error"));
+}
+
+// A control method whose handler throws (a bug, a library's exception): the loop's edge answers
+// that request -32603 with the reason, and the session and the daemon go on serving.
+struct throwing_extension : control_extension {
+  std::optional<result<json::value>> handle(std::string_view method, const json::object&) override {
+    if (method != "mcpmux/test/throw") return std::nullopt;
+    throw std::runtime_error("search index: disk I/O error");
+  }
+  void describe(const std::string&, json::object&) const override {}
+};
+
+TEST(InprocEdge, AHandlerThatThrowsFailsItsRequestAloneAndTheSessionGoesOn) {
+  mux m(one_server());
+  throwing_extension thrower;
+  m.mgr().add_control_extension(&thrower);
+  fake_client c(m, false);
+  auto failed = c.ask("mcpmux/test/throw");
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(error_code(*failed), rpc_code::internal_error);
+  EXPECT_NE(error_text(*failed).find("disk I/O error"), std::string::npos) << error_text(*failed);
+  EXPECT_FALSE(c.closed());
+  auto answer = c.ask("tools/call", call_params("a__echo", "still here"));
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(result_text(*answer), "still here");
 }
 
 }  // namespace
