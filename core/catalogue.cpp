@@ -264,7 +264,7 @@ std::optional<route> catalogue::route_by_template(std::string_view uri) const {
 }
 
 result<list_page> catalogue::page(collection c, std::string_view cursor,
-                                                   std::size_t page_size) const {
+                                  std::size_t page_size) const {
   const auto& cat = at(c);
   const auto size = page_size;
   const auto count = cat.begins.size();

@@ -246,9 +246,8 @@ json::array control_plane::server_tools(const upstream& up) const {
   return tools;
 }
 
-result<json::value> control_plane::handle(std::string_view method,
-                                                           const json::object& params,
-                                                           std::uint64_t session) {
+result<json::value> control_plane::handle(std::string_view method, const json::object& params,
+                                          std::uint64_t session) {
   if (method == "mcpmux/status") {
     const auto* h = params.if_contains("histograms");
     return json::value(status(h && h->is_bool() && h->get_bool()));

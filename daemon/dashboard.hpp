@@ -51,7 +51,7 @@ class dashboard final : public control_extension {
 
   // control_extension: mcpmux/dashboard/login → {"url"}: a one-time link, good for 2 minutes.
   std::optional<result<json::value>> handle(std::string_view method,
-                                                             const json::object& params) override;
+                                            const json::object& params) override;
   void describe(const std::string&, json::object&) const override {}
   /// A server's log line: the pages following that log get it.
   void on_log(const std::string& server, const std::string& line) override;

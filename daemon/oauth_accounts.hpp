@@ -58,7 +58,7 @@ class oauth_accounts final : public control_extension {
 
   // control_extension
   std::optional<result<json::value>> handle(std::string_view method,
-                                                             const json::object& params) override;
+                                            const json::object& params) override;
   void describe(const std::string& server, json::object& entry) const override;
 
  private:

@@ -161,8 +161,7 @@ TEST(Catalogue, PagesCarryCursorsThatAChangeMakesStale) {
   ASSERT_TRUE(first.next_cursor);
   auto unchanged = f.rebuild();  // nothing changed: the cursor still holds
   EXPECT_FALSE(unchanged[tools]);
-  EXPECT_TRUE(
-      (f.cat.page(collection::tools, *first.next_cursor, 2)).ok());
+  EXPECT_TRUE((f.cat.page(collection::tools, *first.next_cursor, 2)).ok());
   f.a[tools].pop_back();
   EXPECT_TRUE(f.rebuild()[tools]);
   auto stale = f.cat.page(collection::tools, *first.next_cursor, 2);

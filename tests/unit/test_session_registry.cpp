@@ -98,10 +98,14 @@ TEST_F(session_registry_test, NotificationsForNoSessionAreDroppedAndOthersRefuse
   catalogue cat;
   reg.set_log_level(7, "debug");  // a level, but no session 7 attached: nothing to send to
   message_parser parser;
-  const auto log = (parser.parse(
-      R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}})")).value();
-  const auto other = (parser.parse(
-      R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}})")).value();
+  const auto log =
+      (parser.parse(
+           R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}})"))
+          .value();
+  const auto other =
+      (parser.parse(
+           R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}})"))
+          .value();
   EXPECT_TRUE(reg.deliver("files", log, cat));
   EXPECT_FALSE(reg.deliver("files", other, cat));  // not the sessions' to hear
   EXPECT_EQ(reg.clients(), 0u);
