@@ -29,12 +29,12 @@ std::optional<std::int64_t> number_of(std::string_view key) {
   return n;
 }
 
-// The caller's progress token, taken out of the request: the server is given the wire id.
-std::optional<json::value> take_progress_token(json::value& params) {
-  auto* p = params.if_object();
-  auto* meta = p ? p->if_contains("_meta") : nullptr;
-  auto* m = meta ? meta->if_object() : nullptr;
-  auto* tok = m ? m->if_contains("progressToken") : nullptr;
+// The caller's progress token in the request (the server is given the wire id instead).
+std::optional<json::value> progress_token_of(const json::value& params) {
+  const auto* p = params.if_object();
+  const auto* meta = p ? p->if_contains("_meta") : nullptr;
+  const auto* m = meta ? meta->if_object() : nullptr;
+  const auto* tok = m ? m->if_contains("progressToken") : nullptr;
   if (!tok) return std::nullopt;
   return *tok;
 }
@@ -52,7 +52,7 @@ call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
       capabilities_(std::move(r.capabilities)),
       after_(std::move(r.after)),
       audit_(std::move(r.audit)),
-      progress_token_(take_progress_token(params_)),
+      progress_token_(progress_token_of(params_)),
       started_(steady_clock::now()),
       mrtr_(mrtr) {}
 
@@ -60,7 +60,7 @@ call::call(std::string method, json::value params, response_handler done)
     : done_(std::move(done)),
       method_(std::move(method)),
       params_(std::move(params)),
-      progress_token_(take_progress_token(params_)),
+      progress_token_(progress_token_of(params_)),
       started_(steady_clock::now()) {}
 
 std::string_view call::tool() const {

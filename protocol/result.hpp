@@ -8,7 +8,6 @@
 // which callers branch on and which carry no message.
 #pragma once
 
-#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -55,7 +54,7 @@ class [[nodiscard]] result {
   result(rpc_error e) : v_(std::move(e)) {}  // NOLINT: an error is a failure
   /// A failure with `message` (code: internal error).
   static result fail(std::string message, int code = rpc_code::internal_error) {
-    return rpc_error{code, std::move(message), nullptr, nullptr};
+    return failure(std::move(message), code);
   }
 
   bool ok() const { return v_.index() == 0; }
@@ -85,7 +84,7 @@ class [[nodiscard]] result<void> {
   result() = default;
   result(rpc_error e) : e_(std::move(e)), failed_(true) {}  // NOLINT: an error is a failure
   static result fail(std::string message, int code = rpc_code::internal_error) {
-    return rpc_error{code, std::move(message), nullptr, nullptr};
+    return failure(std::move(message), code);
   }
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
