@@ -1,0 +1,124 @@
+// Probes bubblewrap by running it once: whether user namespaces are allowed depends on the
+// kernel, its sysctls, AppArmor and the container the daemon runs in, and only a try tells.
+#include "sandbox/host.hpp"
+
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace mcpmux {
+namespace {
+
+std::string find_in_path(const std::string& path_env, const std::string& name) {
+  const std::string path = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (!dir.empty() && dir[0] == '/') {
+      std::string candidate = dir + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+// Runs argv with no stdio (all /dev/null) and returns its wait status, or -1 when it could not
+// start or did not end within `limit` (then it is killed).
+int run_quietly(const std::vector<std::string>& args, std::chrono::milliseconds limit,
+                std::string& stderr_text) {
+  int err[2];
+  if (::pipe2(err, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  ::posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  char* envp[] = {nullptr};
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::close(err[1]);
+  if (rc != 0) {
+    ::close(err[0]);
+    stderr_text = std::strerror(rc);
+    return -1;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  char buf[512];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{err[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    const ssize_t n = ::read(err[0], buf, sizeof buf);
+    if (n <= 0) break;
+    if (stderr_text.size() < 2048) stderr_text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(err[0]);
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      stderr_text = "did not finish within " + std::to_string(limit.count()) + " ms";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+std::string first_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+}  // namespace
+
+int landlock_abi_version() {
+  const long v = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return v > 0 ? static_cast<int>(v) : 0;
+}
+
+sandbox_host probe_sandbox_host(const std::string& path_env) {
+  sandbox_host host;
+  host.landlock_abi = landlock_abi_version();
+  host.bwrap = find_in_path(path_env, "bwrap");
+  if (host.bwrap.empty()) {
+    host.problem = "bubblewrap (bwrap) is not installed: apt install bubblewrap";
+    return host;
+  }
+  std::string err;
+  const int status = run_quietly({host.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind",
+                                  "/", "/", "--", "/bin/true"},
+                                 std::chrono::seconds(5), err);
+  host.namespaces = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!host.namespaces) {
+    err = first_line(err);
+    host.problem = "bubblewrap cannot create namespaces here" +
+                   (err.empty() ? std::string() : ": " + err) +
+                   " (user namespaces disabled? see docs/security.md)";
+  }
+  return host;
+}
+
+}  // namespace mcpmux

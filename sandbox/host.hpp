@@ -1,0 +1,26 @@
+// What this machine lets a sandbox use: bubblewrap and user namespaces, Landlock, cgroups.
+// Probed once when the daemon starts; status and `mcpmux sandbox` show it.
+#pragma once
+
+#include <string>
+
+namespace mcpmux {
+
+/// The host's sandboxing facilities.
+struct sandbox_host {
+  std::string bwrap;       ///< absolute path of bubblewrap; "" when it is not installed
+  bool namespaces = false; ///< bubblewrap could create the namespaces (tried once)
+  std::string problem;     ///< why servers cannot be sandboxed here, for people; "" when they can
+  int landlock_abi = 0;    ///< 0: no Landlock
+  /// Whether a sandbox can be built at all.
+  bool usable() const { return problem.empty(); }
+};
+
+/// Looks for bubblewrap in `path_env` (a PATH value; empty: the default PATH) and tries it once
+/// (`bwrap --unshare-all --ro-bind / / true`, bounded to a few seconds).
+sandbox_host probe_sandbox_host(const std::string& path_env);
+
+/// The Landlock ABI version the kernel offers; 0 when it has none.
+int landlock_abi_version();
+
+}  // namespace mcpmux
