@@ -28,7 +28,7 @@ namespace {
 
 // Every key each table takes (config_keys).
 constexpr std::array<std::string_view, 3> top_keys = {"daemon", "servers", "profiles"};
-constexpr std::array<std::string_view, 24> daemon_keys = {"timeout_ms",
+constexpr std::array<std::string_view, 25> daemon_keys = {"timeout_ms",
                                                           "tool_separator",
                                                           "max_tool_name",
                                                           "log_level",
@@ -51,8 +51,9 @@ constexpr std::array<std::string_view, 24> daemon_keys = {"timeout_ms",
                                                           "audit_max_rows",
                                                           "http_max_requests_per_session",
                                                           "http_max_sessions",
-                                                          "http_max_connections"};
-constexpr std::array<std::string_view, 26> server_keys = {"type",
+                                                          "http_max_connections",
+                                                          "sandbox"};
+constexpr std::array<std::string_view, 34> server_keys = {"type",
                                                           "command",
                                                           "args",
                                                           "env",
@@ -77,7 +78,15 @@ constexpr std::array<std::string_view, 26> server_keys = {"type",
                                                           "prompts",
                                                           "resources",
                                                           "on_change",
-                                                          "trust"};
+                                                          "trust",
+                                                          "sandbox",
+                                                          "network",
+                                                          "allow_read",
+                                                          "allow_write",
+                                                          "memory_max",
+                                                          "cpu_max",
+                                                          "tasks_max",
+                                                          "files_max"};
 constexpr std::array<std::string_view, 6> oauth_keys = {
     "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
 constexpr std::array<std::string_view, 9> profile_keys = {
@@ -217,6 +226,8 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       }
     } else if (name == "max_tool_name") {
       if (auto i = get_integer(v, key, 16, 1024)) d.max_tool_name = static_cast<std::size_t>(*i);
+    } else if (name == "sandbox") {
+      if (auto m = sandbox(v, key)) d.sandbox = *m;
     } else if (name == "log_level") {
       if (auto s = get_string(v, key)) {
         const std::initializer_list<std::string_view> levels = {"trace", "debug", "info",
@@ -403,6 +414,14 @@ void add_includes(config_result& r, const std::string& config_path, env_lookup l
             [](const server_config& a, const server_config& b) { return a.name < b.name; });
 }
 
+// A stdio server that does not name its sandbox gets the daemon's (`[daemon] sandbox`), so that
+// changing that default changes the servers and a reload restarts them.
+void resolve_sandbox_modes(config_result& r) {
+  if (!r.value) return;
+  for (server_config& s : r.value->servers)
+    if (s.type == server_type::stdio && !s.sandbox.mode) s.sandbox.mode = r.value->daemon.sandbox;
+}
+
 // Profiles that name servers the configuration lacks make it invalid.
 void add_profile_errors(config_result& r) {
   auto errors = check_profiles(*r.value);
@@ -421,6 +440,20 @@ std::string_view to_string(server_type t) {
       return "http";
     case server_type::sse:
       return "sse";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(sandbox_mode m) {
+  switch (m) {
+    case sandbox_mode::standard:
+      return "default";
+    case sandbox_mode::strict:
+      return "strict";
+    case sandbox_mode::off:
+      return "off";
+    case sandbox_mode::required:
+      return "required";
   }
   return "unknown";
 }
@@ -481,6 +514,7 @@ config_result parse_config(std::string_view text, std::string_view source_name, 
     return r;
   }
   config_result r = validator(source_name, lookup ? lookup : process_env).run(root);
+  resolve_sandbox_modes(r);
   // With includes the server list is only whole in load_config_file.
   if (r.value && r.value->daemon.include.empty()) add_profile_errors(r);
   return r;
@@ -499,6 +533,7 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
   if (r.value) {
     r.value->source = path;
     add_includes(r, path, lookup ? lookup : process_env);
+    resolve_sandbox_modes(r);
     if (r.value && !r.value->daemon.include.empty()) add_profile_errors(r);
   }
   return r;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -55,6 +56,34 @@ struct oauth_settings {
   bool operator==(const oauth_settings&) const = default;
 };
 
+/// `sandbox` (docs/security.md): `default` hides the home directory but what the server is
+/// given, network as the host's; `strict` adds no network and no writes but a private /tmp;
+/// `required` is `default` that refuses to start unsandboxed; `off` runs the server as the user.
+enum class sandbox_mode { standard, strict, off, required };
+std::string_view to_string(sandbox_mode m);
+
+/// `network` of a sandboxed server: the host's network, none, or only these hosts (through the
+/// daemon's filtering proxy).
+struct network_setting {
+  enum class kind { all, none, hosts };
+  kind mode = kind::all;
+  std::vector<std::string> hosts;  ///< `hosts`: "api.example.com", "*.example.org", "host:8443"
+  bool operator==(const network_setting&) const = default;
+};
+
+/// The sandbox keys of a stdio server. Unset values take the mode's defaults (sandbox/policy.hpp).
+struct sandbox_settings {
+  std::optional<sandbox_mode> mode;        ///< `sandbox`; unset = [daemon] sandbox
+  std::optional<network_setting> network;  ///< `network`; unset = the mode's
+  std::vector<std::string> allow_read;     ///< `allow_read`: absolute paths, `~` expanded
+  std::vector<std::string> allow_write;    ///< `allow_write`
+  /// `memory_max` (bytes), `cpu_max` (CPUs), `tasks_max`, `files_max`; unset = the default
+  /// limit; 0 = no limit.
+  std::optional<std::uint64_t> memory_max, tasks_max, files_max;
+  std::optional<double> cpu_max;
+  bool operator==(const sandbox_settings&) const = default;
+};
+
 struct server_settings {
   std::string name;                            ///< the table key; unique
   server_type type = server_type::stdio;       ///< `type`, default "stdio"
@@ -86,6 +115,7 @@ struct server_settings {
   /// `trust = "ask"`: a server seen for the first time is held back whole until `mcpmux trust`
   /// approves it; "auto" (default): its first definitions are trusted and pinned.
   bool trust_ask = false;
+  sandbox_settings sandbox;  ///< stdio: the sandbox keys
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
@@ -143,6 +173,7 @@ struct daemon_config {
   std::size_t http_max_requests_per_session = 64;
   std::size_t http_max_sessions = 128;     ///< `http_max_sessions`: live MCP sessions; beyond: 503
   std::size_t http_max_connections = 256;  ///< `http_max_connections`: open TCP connections
+  sandbox_mode sandbox = sandbox_mode::standard;  ///< `sandbox`: every stdio server's default
 };
 
 /// How a profile offers its tools: every tool listed (`all`), a search tool and a call tool in

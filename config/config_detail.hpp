@@ -27,6 +27,12 @@ namespace mcpmux::config_validation {
 // from overflow while still allowing ~24.8 days, which is "forever" for a request.
 inline constexpr std::int64_t max_timeout_ms = 2147483647;
 
+/// The keys config_sandbox.cpp reads (stdio servers only).
+inline bool is_sandbox_key(std::string_view k) {
+  return k == "sandbox" || k == "network" || k == "allow_read" || k == "allow_write" ||
+         k == "memory_max" || k == "cpu_max" || k == "tasks_max" || k == "files_max";
+}
+
 // For messages: a key path as the user writes it, the line of a node, what a node is.
 std::string join_key(std::string_view parent, std::string_view child);
 int line_of(const toml::node& n);
@@ -99,6 +105,12 @@ class validator {
   std::vector<std::string> roots(const toml::node& n, const std::string& key);
   server_config parse_server(const std::string& name, const std::string& base,
                              const toml::table& t);
+
+  // config_sandbox.cpp: the sandbox keys of a stdio server
+  std::optional<sandbox_mode> sandbox(const toml::node& n, const std::string& key);
+  /// Reads `kn` into `s` when it is one of the sandbox keys; false when it is not one.
+  bool sandbox_key(std::string_view kn, const toml::node& v, const std::string& key,
+                   sandbox_settings& s);
 
   // config_profiles.cpp: [profiles.NAME]
   void parse_profiles(const toml::node& node, std::vector<profile_config>& out);

@@ -174,7 +174,8 @@ server_config validator::parse_server(const std::string& name, const std::string
   for (auto&& [k, v] : t) {
     const std::string_view kn = k.str();
     const std::string key = join_key(base, kn);
-    const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd";
+    const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd" ||
+                            is_sandbox_key(kn);
     const bool remote_only =
         kn == "url" || kn == "headers" || kn == "ca_file" || kn == "token_command" || kn == "oauth";
     if (type_known && stdio_only && !stdio) {
@@ -261,6 +262,8 @@ server_config validator::parse_server(const std::string& name, const std::string
       if (auto i = get_choice(v, key, {"quarantine", "warn", "accept"})) s.on_change = policies[*i];
     } else if (kn == "trust") {
       if (auto i = get_choice(v, key, {"auto", "ask"})) s.trust_ask = *i == 1;
+    } else if (sandbox_key(kn, v, key, s.sandbox)) {
+      // read by config_sandbox.cpp
     } else if (kn == "tools" || kn == "prompts" || kn == "resources") {
       auto rules = patterns(v, key);
       (kn == "tools"     ? s.tools_shown

@@ -1,14 +1,17 @@
 #include "daemon/channels.hpp"
 
 #include "daemon/oauth_accounts.hpp"
+#include "daemon/sandboxes.hpp"
 #include "transports/http_transport.hpp"
 #include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
 
 channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts& logins,
+                                     server_sandboxes& sandboxes,
                                      std::shared_ptr<write_batch> batch) {
-  return [&io, &logins, batch = std::move(batch)](const channel_request& req) -> opened_channel {
+  return [&io, &logins, &sandboxes,
+          batch = std::move(batch)](const channel_request& req) -> opened_channel {
     const auto& cfg = req.server;
     if (cfg.type != server_type::stdio) {
       http_transport_options opt;
@@ -30,18 +33,22 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
       traits.endpoint = to_string(cfg.type);
       return {make_http_transport(io, std::move(opt)), -1, {}, std::move(traits)};
     }
+    channel_traits traits;
+    traits.exit_on_probe_means_legacy = true;
+    traits.lists_shared = true;
+    auto start = sandboxes.prepare(cfg);
+    if (!start) return {nullptr, -1, std::move(start.error().message), std::move(traits)};
     stdio_options opt;
-    opt.command = cfg.command;
-    opt.args = cfg.args;
+    opt.command = std::move(start->command);
+    opt.args = std::move(start->args);
     opt.env = cfg.env;
     opt.cwd = cfg.cwd;
     opt.limits = req.limits;
     opt.on_stderr = req.on_stderr;
     opt.batch = batch;
+    opt.describe_exit = std::move(start->describe_exit);
+    if (start->keep) opt.on_exit = [keep = std::move(start->keep)](int) mutable { keep.reset(); };
     auto spawned = spawn_stdio(io, opt);
-    channel_traits traits;
-    traits.exit_on_probe_means_legacy = true;
-    traits.lists_shared = true;
     return {std::move(spawned.channel), spawned.pid, std::move(spawned.error), std::move(traits)};
   };
 }

@@ -24,11 +24,14 @@
 
 #include "base/log.hpp"
 #include "config/config.hpp"
+#include "config/paths.hpp"
 #include "config/secret_service.hpp"
+#include "config/secrets.hpp"
 #include "core/guard.hpp"
 #include "core/manager.hpp"
 #include "core/oauth_store.hpp"
 #include "core/session.hpp"
+#include "core/state_store.hpp"
 #include "daemon/channels.hpp"
 #include "daemon/config_watch.hpp"
 #include "daemon/dashboard.hpp"
@@ -36,6 +39,7 @@
 #include "daemon/metrics.hpp"
 #include "daemon/oauth_accounts.hpp"
 #include "daemon/peer.hpp"
+#include "daemon/sandboxes.hpp"
 #include "daemon/systemd.hpp"
 #include "transports/fd_transport.hpp"
 #include "transports/http_endpoint.hpp"
@@ -236,6 +240,26 @@ void print_errors(const config_result& r) {
 
 }  // namespace
 
+// mcpmux's own files, which no sandboxed server may see: the config, the secrets, the state
+// (state store, OAuth logins, the daemon record), the caches, the socket and its directory, the
+// HTTP token.
+static std::vector<std::string> own_files(const daemon_info& info, const std::string& config_file) {
+  std::vector<std::string> out{config_file,
+                               xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux",
+                               secrets_path(),
+                               state_dir(),
+                               oauth_dir(),
+                               state_store_path(),
+                               daemon_record_path(),
+                               cache_dir(),
+                               info.socket_path};
+  // The socket's directory when it is mcpmux's own (the default $XDG_RUNTIME_DIR/mcpmux), not
+  // a directory the user put a socket in.
+  if (const auto dir = parent_dir(info.socket_path); dir.ends_with("/mcpmux")) out.push_back(dir);
+  if (!info.http_token_file.empty()) out.push_back(info.http_token_file);
+  return out;
+}
+
 int check_config(const daemon_options& opt) {
   auto r = load_config(opt.config_path);
   for (const auto& w : r.warnings) std::fprintf(stderr, "mcpmuxd: warning: %s\n", w.c_str());
@@ -381,9 +405,11 @@ int run_daemon(const daemon_options& opt) {
     if (auto err = write_daemon_record(socket_path); !err.empty())
       log.warn("cannot record the socket in {}: {}", daemon_record_path(), err);
   }
-  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins, batch));
+  server_sandboxes sandboxes(own_files(info, watched));
+  manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins, sandboxes, batch));
   serving = &mgr;
   mgr.add_control_extension(&logins);
+  mgr.add_control_extension(&sandboxes);
   dashboard board(mgr);  // the page on the HTTP endpoint, when there is one
   mgr.add_control_extension(&board);
   logins.set_configured([&](const std::string& server) {
@@ -473,7 +499,7 @@ int run_daemon(const daemon_options& opt) {
   std::shared_ptr<config_watch> watch;
   auto reload = [&](std::string_view why) {
     log.info("reloading the configuration ({})", why);
-    mgr.reload();  // logs its outcome
+    static_cast<void>(mgr.reload());  // logs its outcome
     if (watch) watch->watch(watched_files());
   };
   watch = watch_config(io, watched_files(), std::chrono::milliseconds(200),

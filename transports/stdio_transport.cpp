@@ -267,8 +267,9 @@ class stdio_transport final : public transport,
   void report_closed() {
     auto* ev = std::exchange(events_, nullptr);
     if (!ev) return;
-    std::string reason =
-        exited_ ? describe_wait_status(status_) : stdout_reason_ + " (process still running)";
+    std::string reason = !exited_ ? stdout_reason_ + " (process still running)"
+                         : opt_.describe_exit ? opt_.describe_exit(status_)
+                                              : describe_wait_status(status_);
     ev->on_closed(errc::transport_closed, std::move(reason));
   }
 
@@ -304,6 +305,10 @@ std::string describe_wait_status(int status) {
     return "killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
   }
   return "ended with status " + std::to_string(status);
+}
+
+std::string program_path(const stdio_options& opt) {
+  return find_program(opt.command, merged_environment(opt.env), opt.cwd).string();
 }
 
 stdio_spawn_result spawn_stdio(asio::io_context& io, const stdio_options& opt) {

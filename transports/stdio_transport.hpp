@@ -35,6 +35,8 @@ struct stdio_options {
   std::shared_ptr<write_batch> batch;
   /// The child's wait status once it is reaped (before the transport reports its close).
   std::function<void(int status)> on_exit;
+  /// Says why the child ended, for the close's reason; unset: describe_wait_status.
+  std::function<std::string(int status)> describe_exit;
   /// Teardown: stdin closed → wait stdin_grace → SIGTERM to the group → wait term_grace → SIGKILL.
   std::chrono::milliseconds stdin_grace{1000};
   std::chrono::milliseconds term_grace{1500};
@@ -47,6 +49,10 @@ struct stdio_spawn_result {
   std::error_code ec;
   std::string error;  ///< for people, e.g. `cannot start "npx": No such file or directory`
 };
+
+/// The program `options` would run: `command` looked up in the PATH of the merged environment
+/// (relative to `cwd` when it has a slash); "" when there is none.
+std::string program_path(const stdio_options& options);
 
 /// Starts the child. Reading begins with transport->start().
 stdio_spawn_result spawn_stdio(boost::asio::io_context& io, const stdio_options& options);

@@ -1,0 +1,61 @@
+// The daemon's side of the sandbox: probes the host once, turns a stdio server's start into a
+// sandboxed one (sandbox/policy.hpp, sandbox/bwrap.hpp), keeps what each start needs alive, and
+// shows it all: `sandbox` in each server's status entry and `mcpmux/sandbox {server}`.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/control.hpp"
+#include "sandbox/host.hpp"
+#include "sandbox/policy.hpp"
+
+namespace mcpmux {
+
+/// How to start one stdio server: its command line (the helper, bubblewrap and the server, or
+/// the server alone) and what lives as long as the process.
+struct server_start {
+  std::string command;
+  std::vector<std::string> args;
+  /// Holds the start's cgroup and proxy; released when the process is reaped.
+  std::shared_ptr<void> keep;
+  /// Why the process ended, in words: "killed: memory limit 512 MiB" when a limit stopped it.
+  std::function<std::string(int status)> describe_exit;
+};
+
+class server_sandboxes final : public control_extension {
+ public:
+  /// `private_paths`: mcpmux's own files, never visible to a server.
+  explicit server_sandboxes(std::vector<std::string> private_paths);
+  ~server_sandboxes() override;
+
+  /// The start of `server`: sandboxed as its config says; unsandboxed with a warning where the
+  /// host cannot (mode "default"); an error where it must be and cannot ("required").
+  result<server_start> prepare(const server_config& server);
+
+  std::optional<result<json::value>> handle(std::string_view method,
+                                            const json::object& params) override;
+  void describe(const std::string& server, json::object& entry) const override;
+  void on_log(const std::string& server, const std::string& line) override;
+
+  const sandbox_host& host() const { return host_; }
+
+ private:
+  struct server_state;
+  sandbox_context context_for(const server_config& server) const;
+  server_state& state(const std::string& server);
+
+  sandbox_host host_;
+  std::vector<std::string> private_paths_;
+  std::string helper_;
+  std::map<std::string, std::shared_ptr<server_state>> servers_;
+};
+
+/// Where mcpmux-sandbox is: beside the running program (a build tree, /usr/bin), else in
+/// ../libexec/mcpmux (an installed package). "" when neither has it.
+std::string find_sandbox_helper();
+
+}  // namespace mcpmux

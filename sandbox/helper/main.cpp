@@ -1,0 +1,95 @@
+// mcpmux-sandbox: the small program between mcpmuxd and bubblewrap. It runs in the child mcpmuxd
+// spawned, before anything of the server does, so every process the server makes is inside its
+// limits from the start:
+//   mcpmux-sandbox enter [--cgroup FILE]… [--files N] [--no-seccomp] -- BWRAP ARGS…
+//     joins each cgroup (its pid into FILE), sets RLIMIT_NOFILE, builds the seccomp filter and
+//     execs bubblewrap with `--seccomp FD`.
+//   mcpmux-sandbox forward --port P --socket PATH -- PROGRAM ARGS…
+//     inside a sandbox with a network list: forwards 127.0.0.1:P to the daemon's filtering proxy
+//     and runs the server (sandbox/helper/forward.hpp).
+// Its errors go to stderr, which is the server's: status shows them.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sandbox/helper/seccomp.hpp"
+
+namespace {
+
+constexpr int exit_setup_failed = 125;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "mcpmux-sandbox: %s\n", message.c_str());
+  return exit_setup_failed;
+}
+
+bool join_cgroup(const std::string& procs, std::string& error) {
+  const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+  const std::string pid = std::to_string(::getpid());
+  const bool ok = fd >= 0 && ::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size());
+  if (!ok) error = "cannot join the cgroup " + procs + ": " + std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+bool limit_files(rlim_t n, std::string& error) {
+  rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  // An unprivileged process cannot raise its hard limit: the smaller of the two then holds.
+  rl.rlim_cur = rl.rlim_max = (rl.rlim_max == RLIM_INFINITY || n <= rl.rlim_max || ::geteuid() == 0)
+                                  ? n
+                                  : rl.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &rl) == 0) return true;
+  error = std::string("cannot limit open files: ") + std::strerror(errno);
+  return false;
+}
+
+int enter(int argc, char** argv) {
+  std::vector<std::string> cgroups;
+  long files = 0;
+  bool seccomp = true;
+  int i = 2;
+  for (; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--cgroup" && i + 1 < argc)
+      cgroups.emplace_back(argv[++i]);
+    else if (a == "--files" && i + 1 < argc)
+      files = std::strtol(argv[++i], nullptr, 10);
+    else if (a == "--no-seccomp")
+      seccomp = false;
+    else
+      return fail("unknown option " + std::string(a));
+  }
+  if (i + 1 >= argc) return fail("usage: mcpmux-sandbox enter [OPTIONS] -- BWRAP ARGS...");
+  std::string error;
+  for (const auto& c : cgroups)
+    if (!join_cgroup(c, error)) return fail(error);
+  if (files > 0 && !limit_files(static_cast<rlim_t>(files), error)) return fail(error);
+  std::vector<std::string> args(argv + i + 1, argv + argc);
+  if (seccomp) {
+    const int fd = mcpmux::seccomp_filter_fd(error);
+    if (fd < 0) return fail(error);
+    args.insert(args.begin() + 1, {"--seccomp", std::to_string(fd)});
+  }
+  std::vector<char*> exec_argv;
+  for (auto& a : args) exec_argv.push_back(a.data());
+  exec_argv.push_back(nullptr);
+  ::execv(exec_argv[0], exec_argv.data());
+  return fail("cannot run " + args[0] + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string_view mode = argc > 1 ? argv[1] : "";
+  if (mode == "enter") return enter(argc, argv);
+  return fail("usage: mcpmux-sandbox enter|forward ... (started by mcpmuxd, not by people)");
+}
