@@ -105,7 +105,12 @@ class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
   awaitable<void> send_client(std::string text) {
     co_await asio::async_write(client_, asio::buffer(text), use_tuple);
   }
-  void extend(std::chrono::milliseconds d) { deadline_ = std::chrono::steady_clock::now() + d; }
+  /// Moves the deadline; the timer is re-armed only when it would now fire too late (a phase
+  /// with a shorter limit), not for each read that pushes it on.
+  void extend(std::chrono::milliseconds d) {
+    deadline_ = std::chrono::steady_clock::now() + d;
+    if (deadline_ < timer_.expiry()) timer_.expires_at(deadline_);
+  }
 
   std::shared_ptr<proxy_state> owner_;
   unix_stream::socket client_;
@@ -114,6 +119,9 @@ class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
   asio::steady_timer timer_;
   std::chrono::steady_clock::time_point deadline_;
   bool closed_ = false;
+  /// Looking up and connecting: the deadline cancels that alone, so the client hears a 502.
+  bool connecting_ = false;
+  bool timed_out_ = false;
   int directions_ = 2;  // relays still running
 };
 
@@ -125,10 +133,18 @@ awaitable<void> proxy_connection::watch() {
     timer_.expires_at(deadline_);
     co_await timer_.async_wait(use_tuple);
     if (closed_) break;
-    if (std::chrono::steady_clock::now() >= deadline_) {
-      owner_->log.debug("a proxy connection timed out");
-      abort();
+    if (std::chrono::steady_clock::now() < deadline_) continue;
+    if (connecting_) {
+      error_code ignored;
+      timed_out_ = true;
+      connecting_ = false;
+      resolver_.cancel();
+      upstream_.close(ignored);
+      extend(owner_->opt.connect_timeout);  // for the 502 to be written
+      continue;
     }
+    owner_->log.debug("a proxy connection timed out");
+    abort();
   }
 }
 
@@ -161,6 +177,7 @@ awaitable<bool> proxy_connection::read_head(std::string& buffer, proxy_parse& pa
 // client has been answered.
 awaitable<bool> proxy_connection::open_upstream(const proxy_request& req, const net_rule& rule) {
   const auto target = where(req.host, req.port);
+  connecting_ = true;
   auto flags = tcp::resolver::numeric_service;
   if (rule.what == net_rule::kind::address) flags |= tcp::resolver::numeric_host;
   auto [rec, found] =
@@ -172,6 +189,11 @@ awaitable<bool> proxy_connection::open_upstream(const proxy_request& req, const 
     co_await send_client(answer("502 Bad Gateway", "mcpmux: " + why));
     co_return false;
   };
+  const auto timed_out = [&] {
+    return fail("no connection to " + target + " within " +
+                std::to_string(owner_->opt.connect_timeout.count() / 1000) + " s");
+  };
+  if (timed_out_) co_return co_await timed_out();
   if (rec) co_return co_await fail("cannot resolve " + req.host + ": " + rec.message());
   std::vector<tcp::endpoint> usable;
   std::string local;
@@ -196,6 +218,8 @@ awaitable<bool> proxy_connection::open_upstream(const proxy_request& req, const 
   auto [cec, ep] = co_await asio::async_connect(upstream_, usable, use_tuple);
   (void)ep;
   if (closed_) co_return false;
+  connecting_ = false;
+  if (timed_out_) co_return co_await timed_out();
   if (cec) co_return co_await fail("cannot connect to " + target + ": " + cec.message());
   co_return true;
 }

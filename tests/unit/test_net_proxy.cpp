@@ -122,13 +122,14 @@ class net_proxy_test : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void start(std::vector<std::string> network, std::size_t head_max = 16 * 1024) {
+  void start(std::vector<std::string> network,
+             const std::function<void(net_proxy_options&)>& tweak = {}) {
     net_proxy_options o;
     o.socket_path = path_;
     o.network = std::move(network);
     o.server = "files";
-    o.head_max = head_max;
     o.on_refused = [this](const net_refusal& r) { refusals_.push_back(r); };
+    if (tweak) tweak(o);
     proxy_ = std::make_unique<net_proxy>(io_, std::move(o));
     auto started = proxy_->start();
     ASSERT_TRUE(started.ok()) << started.error().message;
@@ -265,7 +266,7 @@ TEST_F(net_proxy_test, AListedNameThatResolvesToLoopbackIsRefused) {
 }
 
 TEST_F(net_proxy_test, AHeadOverTheLimitIs431) {
-  start({"localhost:8080"}, 1024);
+  start({"localhost:8080"}, [](net_proxy_options& o) { o.head_max = 1024; });
   std::string answer;
   with_loop([&] {
     client c(path_);
@@ -274,6 +275,24 @@ TEST_F(net_proxy_test, AHeadOverTheLimitIs431) {
   });
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 431 ")) << answer;
   EXPECT_EQ(proxy_->stats().allowed, 0u);
+}
+
+TEST_F(net_proxy_test, AnIdleTunnelIsClosed) {
+  local_server echo_server(io_, echo);
+  const auto port = std::to_string(echo_server.port());
+  start({"localhost:" + port},
+        [](net_proxy_options& o) { o.idle_timeout = std::chrono::milliseconds(50); });
+  std::string got;
+  bool ended = false;
+  with_loop([&] {
+    client c(path_);
+    c.send("CONNECT localhost:" + port + " HTTP/1.1\r\n\r\nx");
+    got = c.read_until("\r\n\r\nx");
+    c.read_until();  // nothing more is sent: the proxy ends it (the read's own limit is 5 s)
+    ended = c.ended();
+  });
+  EXPECT_NE(got.find("\r\n\r\nx"), std::string::npos) << got;
+  EXPECT_TRUE(ended);
 }
 
 TEST_F(net_proxy_test, StopEndsTheTunnelsAndRemovesTheSocket) {
