@@ -100,6 +100,7 @@ class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
  private:
   awaitable<bool> read_head(std::string& buffer, proxy_parse& parsed);
   awaitable<bool> open_upstream(const proxy_request& req, const net_rule& rule);
+  awaitable<bool> pass_answer_head();
   template <class From, class To>
   awaitable<void> relay(From& from, To& to, bool end_all);
   awaitable<void> send_client(std::string text) {
@@ -292,7 +293,28 @@ awaitable<void> proxy_connection::run() {
   }
   extend(owner.opt.idle_timeout);
   asio::co_spawn(owner.io, relay(client_, upstream_, false), asio::detached);
+  if (!req.tunnel && !co_await pass_answer_head()) co_return abort();
   co_await relay(upstream_, client_, !req.tunnel);
+}
+
+// A plain request's answer: its head says `Connection: close` (closing_response); a head larger
+// than the limit goes on as it came.
+awaitable<bool> proxy_connection::pass_answer_head() {
+  std::string buffer;
+  std::array<char, 4096> chunk;
+  std::optional<std::string> head;
+  while (!(head = closing_response(buffer)) && buffer.size() <= owner_->opt.head_max) {
+    auto [ec, n] = co_await upstream_.async_read_some(asio::buffer(chunk), use_tuple);
+    if (closed_) co_return false;
+    if (ec) break;  // what came, if anything, goes on; the relay sees the end
+    extend(owner_->opt.idle_timeout);
+    buffer.append(chunk.data(), n);
+  }
+  const std::string& out = head ? *head : buffer;
+  if (out.empty()) co_return true;
+  auto [ec, n] = co_await asio::async_write(client_, asio::buffer(out), use_tuple);
+  (void)n;
+  co_return !ec && !closed_;
 }
 
 void proxy_state::refuse(const std::string& host, unsigned port, std::string reason) {

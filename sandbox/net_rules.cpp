@@ -259,4 +259,26 @@ proxy_parse parse_proxy_request(std::string_view buffer) {
   return p;
 }
 
+std::optional<std::string> closing_response(std::string_view buffer) {
+  const auto end = buffer.find("\r\n\r\n");
+  if (end == std::string_view::npos) return std::nullopt;
+  const auto line_end = buffer.find("\r\n");
+  const auto line = buffer.substr(0, line_end);
+  if (line.size() > 9 && line[9] == '1') return std::string(buffer);  // "HTTP/1.1 1xx"
+  std::string out(line);
+  out.append("\r\n");
+  auto rest = buffer.substr(line_end + 2, end - line_end);  // the fields, each with its CRLF
+  while (!rest.empty()) {
+    const auto eol = rest.find("\r\n");
+    const auto field = rest.substr(0, eol);
+    rest.remove_prefix(eol + 2);
+    const auto name = trim(field.substr(0, field.find(':')));
+    if (!iequals(name, "connection") && !iequals(name, "keep-alive"))
+      out.append(field).append("\r\n");
+  }
+  out.append("Connection: close\r\n\r\n");
+  out.append(buffer.substr(end + 4));
+  return out;
+}
+
 }  // namespace mcpmux

@@ -91,4 +91,11 @@ struct proxy_parse {
 /// bounds the buffer (the head limit) and answers a `bad` one with 400.
 proxy_parse parse_proxy_request(std::string_view buffer);
 
+/// The origin's answer to a plain request, at the start of `buffer`, with `Connection: close`
+/// in place of its own Connection and Keep-Alive headers (the rest of `buffer` kept after it):
+/// the proxy ends the connection after one answer, and a client told so opens a new one for its
+/// next request instead of sending it into a closing connection. An interim answer (1xx) is
+/// left as it is. nullopt while the head is incomplete.
+std::optional<std::string> closing_response(std::string_view buffer);
+
 }  // namespace mcpmux

@@ -224,7 +224,8 @@ TEST_F(net_proxy_test, PlainHttpReachesTheOriginInOriginFormAndTheAnswerComesBac
       if (ec) co_return;
       seen.append(buf, n);
     }
-    const std::string_view reply = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    const std::string_view reply =
+        "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello";
     co_await asio::async_write(s, asio::buffer(reply), asio::as_tuple(asio::use_awaitable));
   });
   const auto port = std::to_string(origin.port());
@@ -237,7 +238,8 @@ TEST_F(net_proxy_test, PlainHttpReachesTheOriginInOriginFormAndTheAnswerComesBac
            "Proxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n");
     answer = c.read_until();
   });
-  EXPECT_EQ(answer, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+  // The client is told that the connection ends with this answer, as it does.
+  EXPECT_EQ(answer, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
   EXPECT_EQ(seen, "GET /p?q=1 HTTP/1.1\r\nHost: localhost:" + port +
                       "\r\nAccept: */*\r\nConnection: close\r\n\r\n");
 }
@@ -275,6 +277,29 @@ TEST_F(net_proxy_test, AHeadOverTheLimitIs431) {
   });
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 431 ")) << answer;
   EXPECT_EQ(proxy_->stats().allowed, 0u);
+}
+
+TEST_F(net_proxy_test, ConnectionsOverTheLimitAre503) {
+  local_server echo_server(io_, echo);
+  const auto port = std::to_string(echo_server.port());
+  start({"localhost:" + port}, [](net_proxy_options& o) { o.connections_max = 1; });
+  std::string second, after;
+  with_loop([&] {
+    {
+      client first(path_);
+      first.send("CONNECT localhost:" + port + " HTTP/1.1\r\n\r\n");
+      first.read_until("\r\n\r\n");
+      second = client(path_).read_until();
+    }
+    // The first one's end frees its place (the proxy sees it on the loop: wait until it has).
+    for (int i = 0; i < 500 && !after.starts_with("HTTP/1.1 403"); ++i) {
+      client c(path_);
+      c.send("CONNECT elsewhere.example:443 HTTP/1.1\r\n\r\n");
+      after = c.read_until();
+    }
+  });
+  EXPECT_TRUE(second.starts_with("HTTP/1.1 503 ")) << second;
+  EXPECT_TRUE(after.starts_with("HTTP/1.1 403 ")) << after;
 }
 
 TEST_F(net_proxy_test, AnIdleTunnelIsClosed) {

@@ -163,5 +163,16 @@ TEST(ProxyRequest, WhatItDoesNotServeIsBadWithAReason) {
       std::string::npos);
 }
 
+TEST(ProxyAnswer, APlainAnswerSaysTheConnectionCloses) {
+  EXPECT_EQ(closing_response("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n"
+                             "connection: keep-alive\r\n\r\nhi"),
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+  EXPECT_EQ(closing_response("HTTP/1.1 204 No Content\r\n\r\n"),
+            "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(closing_response("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200"),
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200");
+  EXPECT_EQ(closing_response("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace mcpmux
