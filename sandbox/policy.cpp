@@ -89,12 +89,6 @@ std::string uri_path(const std::string& root) {
   return p.starts_with('/') ? p : std::string();
 }
 
-std::string human_bytes(std::uint64_t b) {
-  if (b >= (1ull << 30) && b % (1ull << 30) == 0) return fmt::format("{} GiB", b >> 30);
-  if (b >= (1ull << 20)) return fmt::format("{} MiB", b >> 20);
-  return fmt::format("{} bytes", b);
-}
-
 }  // namespace
 
 std::vector<std::string> paths_in_args(const std::vector<std::string>& args,
@@ -205,15 +199,6 @@ std::string describe_network(const network_setting& n) {
   return "unknown";
 }
 
-std::string describe_limits(const resource_limits& l) {
-  auto or_none = [](std::uint64_t v, std::string text) { return v ? text : "no limit"; };
-  return fmt::format("memory {}, cpu {}, tasks {}, files {}",
-                     or_none(l.memory_max, human_bytes(l.memory_max)),
-                     l.cpu_max > 0 ? fmt::format("{:g}", l.cpu_max) : "no limit",
-                     or_none(l.tasks_max, std::to_string(l.tasks_max)),
-                     or_none(l.files_max, std::to_string(l.files_max)));
-}
-
 std::string describe(const sandbox_policy& p) {
   if (!p.active()) return "sandbox: off (the server runs with the user's full rights)\n";
   std::string out = fmt::format("sandbox: {}\n", to_string(p.mode));
@@ -227,7 +212,7 @@ std::string describe(const sandbox_policy& p) {
                        m.source != m.path ? " <- " + m.source : std::string(), m.why);
   }
   out += "network: " + describe_network(p.network) + "\n";
-  out += "limits: " + describe_limits(p.limits) + "\n";
+  out += "limits: " + describe(p.limits) + "\n";
   out += "process: no new privileges, no capabilities, a seccomp filter, killed with the daemon\n";
   return out;
 }

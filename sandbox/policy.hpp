@@ -68,9 +68,8 @@ sandbox_policy make_policy(const server_settings& server, const sandbox_context&
 std::vector<std::string> paths_in_args(const std::vector<std::string>& args,
                                        const std::string& home);
 
-/// The network and the limits for people.
+/// The network for people.
 std::string describe_network(const network_setting& n);
-std::string describe_limits(const resource_limits& l);
 /// The policy for people (`mcpmux sandbox NAME`): one line per mount, the network, the limits.
 std::string describe(const sandbox_policy& p);
 /// One short line for status: "default · network all · memory 4 GiB, tasks 1024, files 8192".
