@@ -414,12 +414,28 @@ void add_includes(config_result& r, const std::string& config_path, env_lookup l
             [](const server_config& a, const server_config& b) { return a.name < b.name; });
 }
 
-// A stdio server that does not name its sandbox gets the daemon's (`[daemon] sandbox`), so that
-// changing that default changes the servers and a reload restarts them.
-void resolve_sandbox_modes(config_result& r) {
+// A stdio server that does not name its sandbox gets the daemon's (`[daemon] sandbox`, or
+// $MCPMUX_SANDBOX over it: "off" to find out whether the sandbox is what breaks a server), so
+// that changing that default changes the servers and a reload restarts them.
+void resolve_sandbox_modes(config_result& r, env_lookup lookup) {
   if (!r.value) return;
+  sandbox_mode fallback = r.value->daemon.sandbox;
+  if (auto env = lookup("MCPMUX_SANDBOX")) {
+    constexpr std::pair<std::string_view, sandbox_mode> names[] = {
+        {"default", sandbox_mode::standard},
+        {"strict", sandbox_mode::strict},
+        {"off", sandbox_mode::off},
+        {"required", sandbox_mode::required}};
+    const auto* m = std::find_if(std::begin(names), std::end(names),
+                                 [&](const auto& n) { return n.first == *env; });
+    if (m != std::end(names))
+      fallback = m->second;
+    else
+      r.warnings.push_back("MCPMUX_SANDBOX=\"" + *env +
+                           "\" is not one of default, strict, off, required: ignored");
+  }
   for (server_config& s : r.value->servers)
-    if (s.type == server_type::stdio && !s.sandbox.mode) s.sandbox.mode = r.value->daemon.sandbox;
+    if (s.type == server_type::stdio && !s.sandbox.mode) s.sandbox.mode = fallback;
 }
 
 // Profiles that name servers the configuration lacks make it invalid.
@@ -514,7 +530,7 @@ config_result parse_config(std::string_view text, std::string_view source_name, 
     return r;
   }
   config_result r = validator(source_name, lookup ? lookup : process_env).run(root);
-  resolve_sandbox_modes(r);
+  resolve_sandbox_modes(r, lookup ? lookup : process_env);
   // With includes the server list is only whole in load_config_file.
   if (r.value && r.value->daemon.include.empty()) add_profile_errors(r);
   return r;
@@ -533,7 +549,7 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
   if (r.value) {
     r.value->source = path;
     add_includes(r, path, lookup ? lookup : process_env);
-    resolve_sandbox_modes(r);
+    resolve_sandbox_modes(r, lookup ? lookup : process_env);
     if (r.value && !r.value->daemon.include.empty()) add_profile_errors(r);
   }
   return r;

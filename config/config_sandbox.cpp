@@ -58,8 +58,8 @@ bool plausible_host(std::string_view h) {
 }  // namespace
 
 std::optional<sandbox_mode> validator::sandbox(const toml::node& n, const std::string& key) {
-  constexpr sandbox_mode modes[] = {sandbox_mode::standard, sandbox_mode::strict,
-                                    sandbox_mode::off, sandbox_mode::required};
+  constexpr sandbox_mode modes[] = {sandbox_mode::standard, sandbox_mode::strict, sandbox_mode::off,
+                                    sandbox_mode::required};
   if (auto i = get_choice(n, key, {"default", "strict", "off", "required"})) return modes[*i];
   return std::nullopt;
 }
@@ -117,8 +117,7 @@ bool validator::sandbox_key(std::string_view kn, const toml::node& v, const std:
     std::optional<double> cpus;
     if (const auto* i = v.as_integer()) cpus = static_cast<double>(i->get());
     if (const auto* f = v.as_floating_point()) cpus = f->get();
-    if (!cpus || !std::isfinite(*cpus) || *cpus < 0 || *cpus > 4096 ||
-        (*cpus > 0 && *cpus < 0.01))
+    if (!cpus || !std::isfinite(*cpus) || *cpus < 0 || *cpus > 4096 || (*cpus > 0 && *cpus < 0.01))
       fail(v, key, "must be a number of CPUs such as 0.5 or 2 (at least 0.01), or 0 for no limit");
     else
       s.cpu_max = cpus;

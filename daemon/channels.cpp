@@ -47,7 +47,6 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
     opt.on_stderr = req.on_stderr;
     opt.batch = batch;
     opt.describe_exit = std::move(start->describe_exit);
-    if (start->keep) opt.on_exit = [keep = std::move(start->keep)](int) mutable { keep.reset(); };
     auto spawned = spawn_stdio(io, opt);
     return {std::move(spawned.channel), spawned.pid, std::move(spawned.error), std::move(traits)};
   };

@@ -405,7 +405,7 @@ int run_daemon(const daemon_options& opt) {
     if (auto err = write_daemon_record(socket_path); !err.empty())
       log.warn("cannot record the socket in {}: {}", daemon_record_path(), err);
   }
-  server_sandboxes sandboxes(own_files(info, watched));
+  server_sandboxes sandboxes(io, own_files(info, watched), parent_dir(socket_path) + "/proxy");
   manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins, sandboxes, batch));
   serving = &mgr;
   mgr.add_control_extension(&logins);

@@ -10,8 +10,14 @@
 #include <vector>
 
 #include "core/control.hpp"
+#include "sandbox/bwrap.hpp"
+#include "sandbox/cgroup.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/policy.hpp"
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace mcpmux {
 
@@ -20,16 +26,17 @@ namespace mcpmux {
 struct server_start {
   std::string command;
   std::vector<std::string> args;
-  /// Holds the start's cgroup and proxy; released when the process is reaped.
-  std::shared_ptr<void> keep;
-  /// Why the process ended, in words: "killed: memory limit 512 MiB" when a limit stopped it.
+  /// Why the process ended, in words ("killed: memory limit 512 MiB" when a limit stopped it).
+  /// It holds the start's cgroup and network proxy, and lets them go once it has told.
   std::function<std::string(int status)> describe_exit;
 };
 
 class server_sandboxes final : public control_extension {
  public:
-  /// `private_paths`: mcpmux's own files, never visible to a server.
-  explicit server_sandboxes(std::vector<std::string> private_paths);
+  /// `private_paths`: mcpmux's own files, never visible to a server; `runtime_dir`: a private
+  /// directory for the network proxies' sockets.
+  server_sandboxes(boost::asio::io_context& io, std::vector<std::string> private_paths,
+                   std::string runtime_dir);
   ~server_sandboxes() override;
 
   /// The start of `server`: sandboxed as its config says; unsandboxed with a warning where the
@@ -48,8 +55,18 @@ class server_sandboxes final : public control_extension {
   sandbox_context context_for(const server_config& server) const;
   server_state& state(const std::string& server);
 
+  struct start_resources;
+  result<void> attach_limits(const std::string& server, sandbox_launch& launch,
+                             start_resources& keep);
+  result<void> attach_proxy(const server_config& server, sandbox_launch& launch,
+                            start_resources& keep);
+
+  boost::asio::io_context& io_;
   sandbox_host host_;
+  cgroup_host cgroups_;
   std::vector<std::string> private_paths_;
+  std::string runtime_dir_;
+  std::uint64_t starts_ = 0;
   std::string helper_;
   std::map<std::string, std::shared_ptr<server_state>> servers_;
 };

@@ -11,10 +11,10 @@ namespace mcpmux {
 
 /// What a sandboxed start needs beyond the policy.
 struct sandbox_launch {
-  std::string bwrap;                     ///< bubblewrap's path
-  std::string helper;                    ///< mcpmux-sandbox's path
-  std::vector<std::string> cgroup_procs; ///< `cgroup.procs` files the helper joins
-  std::string proxy_socket;              ///< the daemon's proxy socket (network hosts)
+  std::string bwrap;                      ///< bubblewrap's path
+  std::string helper;                     ///< mcpmux-sandbox's path
+  std::vector<std::string> cgroup_procs;  ///< `cgroup.procs` files the helper joins
+  std::string proxy_socket;               ///< the daemon's proxy socket (network hosts)
 };
 
 /// bubblewrap's arguments (without the program itself and without `--seccomp FD`, which the

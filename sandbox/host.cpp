@@ -95,7 +95,8 @@ std::string first_line(std::string s) {
 }  // namespace
 
 int landlock_abi_version() {
-  const long v = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  const long v =
+      ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return v > 0 ? static_cast<int>(v) : 0;
 }
 
@@ -108,9 +109,9 @@ sandbox_host probe_sandbox_host(const std::string& path_env) {
     return host;
   }
   std::string err;
-  const int status = run_quietly({host.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind",
-                                  "/", "/", "--", "/bin/true"},
-                                 std::chrono::seconds(5), err);
+  const int status = run_quietly(
+      {host.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true"},
+      std::chrono::seconds(5), err);
   host.namespaces = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!host.namespaces) {
     err = first_line(err);

@@ -8,10 +8,10 @@ namespace mcpmux {
 
 /// The host's sandboxing facilities.
 struct sandbox_host {
-  std::string bwrap;       ///< absolute path of bubblewrap; "" when it is not installed
-  bool namespaces = false; ///< bubblewrap could create the namespaces (tried once)
-  std::string problem;     ///< why servers cannot be sandboxed here, for people; "" when they can
-  int landlock_abi = 0;    ///< 0: no Landlock
+  std::string bwrap;        ///< absolute path of bubblewrap; "" when it is not installed
+  bool namespaces = false;  ///< bubblewrap could create the namespaces (tried once)
+  std::string problem;      ///< why servers cannot be sandboxed here, for people; "" when they can
+  int landlock_abi = 0;     ///< 0: no Landlock
   /// Whether a sandbox can be built at all.
   bool usable() const { return problem.empty(); }
 };

@@ -24,7 +24,8 @@ bool exists(const std::string& p, bool* dir = nullptr) {
 bool within(const std::string& path, const std::string& dir) {
   if (dir.empty()) return false;
   if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+  return path == dir ||
+         (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
 }
 
 std::string parent(const std::string& p) {
@@ -165,10 +166,19 @@ sandbox_policy make_policy(const server_settings& server, const sandbox_context&
                    });
   p.mounts = std::move(grants);
 
-  // mcpmux's own files last: nothing mounted before can show them.
-  for (const auto& path : ctx.private_paths) {
+  // mcpmux's own files last: nothing mounted before can show them. What is inside a hidden
+  // directory is hidden with it (and could not be mounted over: the directory is read-only).
+  std::vector<std::string> own = ctx.private_paths;
+  std::sort(own.begin(), own.end());
+  own.erase(std::unique(own.begin(), own.end()), own.end());
+  std::vector<std::string> hidden_dirs;
+  for (const auto& path : own) {
     bool dir = false;
     if (!path.starts_with('/') || !exists(path, &dir)) continue;
+    if (std::any_of(hidden_dirs.begin(), hidden_dirs.end(),
+                    [&](const std::string& d) { return within(path, d); }))
+      continue;
+    if (dir) hidden_dirs.push_back(path);
     p.mounts.push_back({dir ? kind::empty_dir : kind::empty_file, path, path, "mcpmux's own"});
   }
   if (p.network.mode == network_setting::kind::hosts) {
@@ -181,7 +191,22 @@ sandbox_policy make_policy(const server_settings& server, const sandbox_context&
     p.env["NODE_USE_ENV_PROXY"] = "1";  // Node ≥ 24 (and 22.21): fetch goes through the proxy too
   }
   p.chdir = server.cwd;
+  p.home = ctx.home;
   return p;
+}
+
+std::string why_hidden(const sandbox_policy& p, const std::string& path) {
+  if (!p.active()) return {};
+  std::string verdict;
+  const bool hidden_home = within(path, p.home) || within(path, "/tmp") || within(path, "/run");
+  if (hidden_home) verdict = "hidden: allow_read or allow_write in its table shows it";
+  // The last mount that covers the path decides, as in the sandbox.
+  for (const auto& m : p.mounts) {
+    if (!within(path, m.path)) continue;
+    const bool hides = m.how == kind::empty_dir || m.how == kind::empty_file;
+    verdict = hides ? "mcpmux's own: never visible to a server" : "";
+  }
+  return verdict;
 }
 
 std::string describe_network(const network_setting& n) {
@@ -202,8 +227,9 @@ std::string describe_network(const network_setting& n) {
 std::string describe(const sandbox_policy& p) {
   if (!p.active()) return "sandbox: off (the server runs with the user's full rights)\n";
   std::string out = fmt::format("sandbox: {}\n", to_string(p.mode));
-  out += "system: read-only; /tmp, /run private and empty; own /dev and /proc (own PID space); "
-         "the home directory hidden\n";
+  out +=
+      "system: read-only; /tmp, /run private and empty; own /dev and /proc (own PID space); "
+      "the home directory hidden\n";
   for (const auto& m : p.mounts) {
     const char* how = m.how == kind::read_only    ? "read-only "
                       : m.how == kind::read_write ? "read-write"

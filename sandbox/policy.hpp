@@ -57,6 +57,7 @@ struct sandbox_policy {
   resource_limits limits;
   std::map<std::string, std::string> env;  ///< added to the server's environment
   std::string chdir;                       ///< the server's working directory ("" = unchanged)
+  std::string home;                        ///< the home directory, hidden
   bool active() const { return mode != sandbox_mode::off; }
 };
 
@@ -67,6 +68,11 @@ sandbox_policy make_policy(const server_settings& server, const sandbox_context&
 /// after `=` (`--root=/srv/x`).
 std::vector<std::string> paths_in_args(const std::vector<std::string>& args,
                                        const std::string& home);
+
+/// Why `path` (which exists on the host) is not what the server sees, for a denial shown in
+/// status: "mcpmux's own: never visible", "hidden: allow_read or allow_write shows it"; "" when
+/// the server sees it.
+std::string why_hidden(const sandbox_policy& p, const std::string& path);
 
 /// The network for people.
 std::string describe_network(const network_setting& n);

@@ -120,6 +120,14 @@ const command_spec commands[] = {
                   "then keep printing new lines as they come, until the\n"
                   "daemon closes the connection or Ctrl-C (no timeout applies)");
      }},
+    {"sandbox", "sandbox SERVER [--json]", "print what a server's sandbox lets it reach",
+     "The mounts (what it may read and write; mcpmux's own files are always hidden), the\n"
+     "network, the limits and what enforces them, as the server's last start got them.\n",
+     control_timeout, run_sandbox,
+     [](CLI::App& c, command_args& a) {
+       c.add_option("SERVER", a.target, "the server's name")->required();
+       c.add_flag("--json", a.json, "print the daemon's answer as JSON");
+     }},
     {"restart", "restart SERVER", "restart one server", "", control_timeout, run_restart,
      [](CLI::App& c, command_args& a) {
        c.add_option("SERVER", a.target, "the server's name")->required();

@@ -390,6 +390,25 @@ outcome<exit_status> run_logs(const context& ctx, const command_args& args) {
   }
 }
 
+// mcpmux sandbox SERVER: the policy as the daemon worked it out (paths from the config, shown
+// through visible_text like any text from the daemon).
+outcome<exit_status> run_sandbox(const context& ctx, const command_args& args) {
+  auto client = open_client(ctx);
+  if (!client) return client.error();
+  auto answer = client->request("mcpmux/sandbox", json::object{{"server", args.target}});
+  if (!answer) return answer.error();
+  if (args.json) {
+    print_pretty(*answer);
+    return exit_status::ok;
+  }
+  const auto text = member_string(*answer, "text");
+  if (!text) return unexpected_answer("mcpmux/sandbox");
+  std::string out;
+  for (auto line : split_lines(*text)) out += visible_text(line) + "\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return exit_status::ok;
+}
+
 outcome<exit_status> run_restart(const context& ctx, const command_args& args) {
   auto client = open_client(ctx);
   if (!client) return client.error();

@@ -52,6 +52,7 @@ outcome<exit_status> run_status(const context& ctx, const command_args& args);
 outcome<exit_status> run_tools(const context& ctx, const command_args& args);
 outcome<exit_status> run_call(const context& ctx, const command_args& args);
 outcome<exit_status> run_logs(const context& ctx, const command_args& args);
+outcome<exit_status> run_sandbox(const context& ctx, const command_args& args);
 outcome<exit_status> run_restart(const context& ctx, const command_args& args);
 outcome<exit_status> run_reload(const context& ctx, const command_args& args);
 outcome<exit_status> run_auth(const context& ctx, const command_args& args);     // cli/auth.cpp

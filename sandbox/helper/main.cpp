@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sandbox/helper/forward.hpp"
 #include "sandbox/helper/seccomp.hpp"
 
 namespace {
@@ -34,7 +35,8 @@ int fail(const std::string& message) {
 bool join_cgroup(const std::string& procs, std::string& error) {
   const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
   const std::string pid = std::to_string(::getpid());
-  const bool ok = fd >= 0 && ::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size());
+  const bool ok =
+      fd >= 0 && ::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size());
   if (!ok) error = "cannot join the cgroup " + procs + ": " + std::strerror(errno);
   if (fd >= 0) ::close(fd);
   return ok;
@@ -44,9 +46,8 @@ bool limit_files(rlim_t n, std::string& error) {
   rlimit rl{};
   ::getrlimit(RLIMIT_NOFILE, &rl);
   // An unprivileged process cannot raise its hard limit: the smaller of the two then holds.
-  rl.rlim_cur = rl.rlim_max = (rl.rlim_max == RLIM_INFINITY || n <= rl.rlim_max || ::geteuid() == 0)
-                                  ? n
-                                  : rl.rlim_max;
+  rl.rlim_cur = rl.rlim_max =
+      (rl.rlim_max == RLIM_INFINITY || n <= rl.rlim_max || ::geteuid() == 0) ? n : rl.rlim_max;
   if (::setrlimit(RLIMIT_NOFILE, &rl) == 0) return true;
   error = std::string("cannot limit open files: ") + std::strerror(errno);
   return false;
@@ -86,10 +87,29 @@ int enter(int argc, char** argv) {
   return fail("cannot run " + args[0] + ": " + std::strerror(errno));
 }
 
+int forward(int argc, char** argv) {
+  mcpmux::forward_options opt;
+  int i = 2;
+  for (; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--port" && i + 1 < argc)
+      opt.port = static_cast<unsigned short>(std::strtoul(argv[++i], nullptr, 10));
+    else if (a == "--socket" && i + 1 < argc)
+      opt.socket_path = argv[++i];
+    else
+      return fail("unknown option " + std::string(a));
+  }
+  if (i + 1 >= argc || opt.socket_path.empty())
+    return fail("usage: mcpmux-sandbox forward --port P --socket PATH -- PROGRAM ARGS...");
+  opt.argv.assign(argv + i + 1, argv + argc);
+  return mcpmux::run_forward(opt);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? argv[1] : "";
   if (mode == "enter") return enter(argc, argv);
+  if (mode == "forward") return forward(argc, argv);
   return fail("usage: mcpmux-sandbox enter|forward ... (started by mcpmuxd, not by people)");
 }

@@ -17,20 +17,56 @@
 namespace mcpmux {
 namespace {
 
-constexpr const char* refused[] = {
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
-    "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
-    "fsmount", "fspick", "mount_setattr",
-    "swapon", "swapoff", "reboot", "kexec_load", "kexec_file_load",
-    "init_module", "finit_module", "delete_module",
-    "bpf", "perf_event_open", "userfaultfd",
-    "keyctl", "add_key", "request_key",
-    "acct", "quotactl", "quotactl_fd", "syslog", "setns",
-    "open_by_handle_at", "name_to_handle_at",
-    "iopl", "ioperm", "lookup_dcookie", "uselib", "vhangup", "nfsservctl",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
-    nullptr};
+constexpr const char* refused[] = {"ptrace",
+                                   "process_vm_readv",
+                                   "process_vm_writev",
+                                   "kcmp",
+                                   "mount",
+                                   "umount",
+                                   "umount2",
+                                   "pivot_root",
+                                   "move_mount",
+                                   "open_tree",
+                                   "fsopen",
+                                   "fsconfig",
+                                   "fsmount",
+                                   "fspick",
+                                   "mount_setattr",
+                                   "swapon",
+                                   "swapoff",
+                                   "reboot",
+                                   "kexec_load",
+                                   "kexec_file_load",
+                                   "init_module",
+                                   "finit_module",
+                                   "delete_module",
+                                   "bpf",
+                                   "perf_event_open",
+                                   "userfaultfd",
+                                   "keyctl",
+                                   "add_key",
+                                   "request_key",
+                                   "acct",
+                                   "quotactl",
+                                   "quotactl_fd",
+                                   "syslog",
+                                   "setns",
+                                   "open_by_handle_at",
+                                   "name_to_handle_at",
+                                   "iopl",
+                                   "ioperm",
+                                   "lookup_dcookie",
+                                   "uselib",
+                                   "vhangup",
+                                   "nfsservctl",
+                                   "settimeofday",
+                                   "clock_settime",
+                                   "clock_adjtime",
+                                   "adjtimex",
+                                   "io_uring_setup",
+                                   "io_uring_enter",
+                                   "io_uring_register",
+                                   nullptr};
 
 }  // namespace
 
@@ -52,8 +88,8 @@ int seccomp_filter_fd(std::string& error) {
     if (rc != 0) error = std::string("cannot refuse ") + *name;
   }
   // Typing into the terminal of whoever started the daemon.
-  for (unsigned long request : {static_cast<unsigned long>(TIOCSTI),
-                                static_cast<unsigned long>(TIOCLINUX)})
+  for (unsigned long request :
+       {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX)})
     if (rc == 0)
       rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                               SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request));

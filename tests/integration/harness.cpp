@@ -80,6 +80,10 @@ const std::map<std::string, std::optional<std::string>>& clean_env() {
       {"MCPMUX_CONFIG", std::nullopt},     {"JOURNAL_STREAM", std::nullopt},
       {"LISTEN_FDS", std::nullopt},        {"LISTEN_PID", std::nullopt},
       {"NOTIFY_SOCKET", std::nullopt},
+      // The fake server writes its logs and markers into the test's /tmp directory, which a
+      // sandbox hides: these tests run servers unsandboxed unless a config names a sandbox
+      // (tests/sandbox/ proves the sandbox; the compatibility sweep runs under it).
+      {"MCPMUX_SANDBOX", "off"},
   };
   return env;
 }
