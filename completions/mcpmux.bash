@@ -32,7 +32,7 @@ _mcpmux_files() {
 
 _mcpmux() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-  local commands="connect status tools call logs restart reload add remove enable disable
+  local commands="connect status tools call logs sandbox restart reload add remove enable disable
     doctor auth history trust dashboard secret agents adopt unadopt import help"
   local agents="claude-desktop claude-code claude-code-project cursor cursor-project windsurf
     vscode vscode-settings vscode-workspace zed gemini gemini-project codex codex-project"
@@ -86,7 +86,7 @@ _mcpmux() {
     tools) options="--json --server --hidden --profile" ;;
     call) options="--json" ;;
     logs) options="-n --lines -f --follow"; ((n == 0)) && words=$(_mcpmux_daemon_names servers) ;;
-    restart | remove | enable | disable)
+    sandbox | restart | remove | enable | disable)
       ((n == 0)) && words=$(_mcpmux_daemon_names servers) ;;
     trust)
       options="--all --diff --json"; ((n == 0)) && words=$(_mcpmux_daemon_names servers) ;;

@@ -17,7 +17,7 @@ function __mcpmux_daemon_names
             on && /^      "name": "/ { split($0, f, "\""); print f[4] }'
 end
 
-set -l commands connect status tools call logs restart reload add remove enable disable doctor \
+set -l commands connect status tools call logs sandbox restart reload add remove enable disable doctor \
     auth history trust dashboard secret agents adopt unadopt import help
 set -l agents claude-desktop claude-code claude-code-project cursor cursor-project windsurf \
     vscode vscode-settings vscode-workspace zed gemini gemini-project codex codex-project
@@ -34,6 +34,7 @@ complete -c mcpmux -n $none -a status -d 'the daemon and every server'
 complete -c mcpmux -n $none -a tools -d 'list the combined tools'
 complete -c mcpmux -n $none -a call -d 'call a tool and print its result'
 complete -c mcpmux -n $none -a logs -d "a server's recent log lines"
+complete -c mcpmux -n $none -a sandbox -d 'what a server\'s sandbox lets it reach'
 complete -c mcpmux -n $none -a restart -d 'restart one server'
 complete -c mcpmux -n $none -a reload -d 'reload the configuration'
 complete -c mcpmux -n $none -a add -d 'add a server to the config file'
@@ -79,7 +80,7 @@ complete -c mcpmux -n "__fish_seen_subcommand_from tools history" -l server -x -
 complete -c mcpmux -n "__fish_seen_subcommand_from tools" -l hidden -d 'also what is hidden or held back'
 complete -c mcpmux -n "__fish_seen_subcommand_from logs" -s n -l lines -x -d 'how many lines'
 complete -c mcpmux -n "__fish_seen_subcommand_from logs" -s f -l follow -d 'keep printing new lines'
-complete -c mcpmux -n "__fish_seen_subcommand_from logs restart remove enable disable trust; and $first" -a $servers
+complete -c mcpmux -n "__fish_seen_subcommand_from logs sandbox restart remove enable disable trust; and $first" -a $servers
 complete -c mcpmux -n "__fish_seen_subcommand_from auth; and $first" -a 'login status logout'
 complete -c mcpmux -n "__fish_seen_subcommand_from login status logout; and __fish_seen_subcommand_from auth" -a $servers
 complete -c mcpmux -n "__fish_seen_subcommand_from auth dashboard" -l no-browser -d 'print the link only'
