@@ -14,7 +14,7 @@ if [ ! -f "$build/build.ninja" ]; then
   cxx="g++"; command -v ccache >/dev/null && cxx="ccache g++"
   CXX="$cxx" meson setup "$build" "$root" --buildtype=release -Dtests=true -Dunity=off >/dev/null || exit 2
 fi
-ninja -C "$build" daemon/mcpmuxd daemon/mcpmux tests/fake_mcp_server tests/relay tests/bench_suite >/dev/null || exit 2
+ninja -C "$build" daemon/mcpmuxd daemon/mcpmux daemon/mcpmux-sandbox tests/fake_mcp_server tests/relay tests/bench_suite >/dev/null || exit 2
 
 # The SDK client is ~10x slower per call than the C++ one: a tenth of --calls (at least 1000).
 sdk_calls=2000
@@ -58,6 +58,9 @@ if command -v node >/dev/null; then
   [ -s "$out.eras.err" ] && sed 's/^/  stderr: /' "$out.eras.err" | head -20
   rm -f "$out.eras.err"
 fi
+echo
+# What the sandbox costs a server's start (bubblewrap, the cgroup, the seccomp filter).
+python3 "$root/tests/bench/sandbox_start.py" --build "$build" -n 20 || status=1
 echo
 echo "uptime after:  $(uptime)"
 echo
