@@ -5,7 +5,7 @@
 // Writes a config.toml with all servers (prefix = name, timeout_ms = 60000, cwd = a folder of
 // its own), starts `mcpmuxd --config C --socket S --log-level info` on a fresh temp dir (tool
 // cache included), and checks, per server:
-//   - it is `ready` within its timeout, without a restart;
+//   - it is `ready` within its timeout, without a restart, in its sandbox (sandbox = "default");
 //   - it stays ready, same pid and no restart, over ~15 s of polling and until the end;
 //   - it lists tools (`mcpmux tools --json`), and its resources and prompts appear in the
 //     combined lists a client gets;
@@ -252,6 +252,9 @@ async function waitReady(daemon, rows) {
     row.state = x?.state ?? 'absent';
     if (row.readyMs === undefined) fail(s.name, `not ready within ${secs(SERVER_TIMEOUT_MS)}: ${describe(x)}`);
     else if (x && x.restarts > 0) fail(s.name, `restarted ${x.restarts} time(s) while starting: ${describe(x)}`);
+    // Every server runs in the sandbox users get by default (sandbox = "default").
+    else if (x && process.env.MCPMUX_SANDBOX !== 'off' && x.sandbox?.sandboxed !== true)
+      fail(s.name, `not sandboxed: ${JSON.stringify(x.sandbox ?? null)}`);
   }
   return st;
 }

@@ -232,6 +232,10 @@ export async function startDaemon(config, { waitReady = true, stateDir, env = {}
       XDG_STATE_HOME: stateDir ?? path.join(dir, 'state'),
       XDG_CONFIG_HOME: path.join(dir, 'config'),
       XDG_RUNTIME_DIR: dir,
+      // The fake servers keep their logs and markers in this /tmp directory, which a sandbox
+      // hides: servers run unsandboxed here unless a test says otherwise (tests/sandbox/ and the
+      // compatibility sweep prove the sandbox).
+      MCPMUX_SANDBOX: 'off',
       ...env,
     },
   });

@@ -204,3 +204,57 @@ TEST_F(sandbox_test, the_policy_is_printed) {
 
 }  // namespace
 }  // namespace mcpmux::test
+
+namespace mcpmux::test {
+namespace {
+
+// A server started the way users start them, `npx -y PACKAGE`: npx installs it into the
+// server's own cache inside the sandbox, it answers, and it comes back sandboxed after a kill
+// (from its cache, leaving no process behind).
+TEST_F(sandbox_test, a_server_started_with_npx_comes_up_sandboxed_and_after_a_kill) {
+  const std::string table =
+      "[servers.memory]\ncommand = \"npx\"\nargs = [\"-y\", "
+      "\"@modelcontextprotocol/server-memory@2026.8.31\"]\ncwd = " +
+      toml_quote(dir_.file("work")) + "\nenv = { MEMORY_FILE_PATH = " +
+      toml_quote(dir_.file("work/memory.jsonl")) + " }\ntimeout_ms = 120000\n";
+  daemon_options opt;
+  opt.config = home_ + "/.config/mcpmux/config.toml";
+  opt.env = {{"HOME", home_},
+             {"XDG_CONFIG_HOME", home_ + "/.config"},
+             {"XDG_STATE_HOME", home_ + "/.local/state"},
+             {"XDG_CACHE_HOME", home_ + "/.cache"},
+             {"MCPMUX_SANDBOX", "default"}};
+  dir_.write("home/.config/mcpmux/config.toml", table);
+  start(table, opt, false);
+  auto ctl = connect();
+  bool ok = false;
+  auto v = wait_server(ctl, "memory", [](const server_view& s) { return s.state == "ready"; },
+                       180s, &ok, 100ms);
+  ASSERT_TRUE(ok) << "npx did not bring the server up in its sandbox: " << v.raw;
+  EXPECT_TRUE(contains(v.raw, "\"sandboxed\":true")) << v.raw;
+  // It installed into its own cache, not the user's.
+  EXPECT_TRUE(std::filesystem::exists(home_ + "/.cache/mcpmux/sandbox/memory/npm"));
+  EXPECT_FALSE(std::filesystem::exists(home_ + "/.npm"));
+  auto c = connect_initialized();
+  auto graph = c.call("memory__read_graph", json::object{}, 30s);
+  ASSERT_TRUE(graph);
+  EXPECT_TRUE(contains(first_text(*graph), "entities")) << json::serialize(*graph);
+
+  const pid_t first = v.pid;
+  ASSERT_GT(first, 0);
+  ::kill(first, SIGKILL);
+  v = wait_server(
+      ctl, "memory",
+      [&](const server_view& s) { return s.state == "ready" && s.pid > 0 && s.pid != first; },
+      120s, &ok, 100ms);
+  ASSERT_TRUE(ok) << "not back after the kill: " << v.raw;
+  auto again = c.call("memory__read_graph", json::object{}, 30s);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(contains(first_text(*again), "entities")) << json::serialize(*again);
+  // Nothing of the first start is left: the sandbox's processes died with it.
+  EXPECT_TRUE(wait_until([&] { return !process_exists(first); }, 5s));
+  for (pid_t child : daemon_->children()) EXPECT_NE(child, first);
+}
+
+}  // namespace
+}  // namespace mcpmux::test
