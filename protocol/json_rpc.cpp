@@ -476,6 +476,12 @@ result<message> message_parser::parse(std::string_view line) {
   return classify(std::move(v));
 }
 
+std::string serialize_id(const json::value& id) {
+  std::string out;
+  append_id(out, id);
+  return out;
+}
+
 std::string relay_reply(const json::value& id, message& reply) {
   if (!reply.raw.empty()) {
     std::string out = std::move(reply.raw);
