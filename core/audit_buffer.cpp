@@ -34,7 +34,7 @@ void audit_buffer::configure(const daemon_config& d) {
   retention_ = {d.audit_retention_days, d.audit_max_rows};
 }
 
-void audit_buffer::audit(audit_entry e) {
+void audit_buffer::audit(audit_entry&& e) {
   if (!auditing()) return;
   buffer_.push_back(std::move(e));
   if (batching_->armed) return;

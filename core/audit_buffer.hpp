@@ -30,7 +30,7 @@ class audit_buffer {
   void configure(const daemon_config& d);
   bool auditing() const { return store_ && enabled_; }
   /// Records an audited event: kept until the next batch. Nothing when the audit log is off.
-  void audit(audit_entry e);
+  void audit(audit_entry&& e);
   /// Hands what is buffered to the writer now, and logs what the writer could not keep.
   void flush();
   /// Flushes and waits until everything handed over is in the store (stop).

@@ -66,7 +66,7 @@ class call_caller : public call_owner {
   /// caller's request is over either way.
   virtual void call_replied(call& c, std::string text) = 0;
   /// The call's audit row, complete.
-  virtual void call_audited(audit_entry entry) = 0;
+  virtual void call_audited(audit_entry&& entry) = 0;
 };
 
 class call final : public call_owner,

@@ -179,7 +179,7 @@ class manager : public upstream_observer, private registry_servers, private cont
                               std::uint64_t session);
 
   /// Records an audited event (core/audit_buffer.hpp). Nothing when the audit log is off.
-  void audit(audit_entry e) { audit_.audit(std::move(e)); }
+  void audit(audit_entry&& e) { audit_.audit(std::move(e)); }
   bool auditing() const { return audit_.auditing(); }
 
   /// Approves `server`'s quarantined items named in `names` (the server's own names), or all of

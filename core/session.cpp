@@ -437,8 +437,9 @@ void session::serve_list(const json::value& id, collection c, const json::object
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
                       std::function<void(json::object&)> after, std::string_view exposed,
                       const mcp::request_meta* meta) {
-  auto& params = msg.body["params"].as_object();
-  call::request r;
+  // The params move into the call whole (move-constructed: a DOM keeps its parse's memory).
+  call::request r{.params = std::move(msg.body["params"])};
+  auto& params = r.params.as_object();
   if (meta) {
     if ((params.contains("requestState") || params.contains("inputResponses")) &&
         up->era() != mcp::era::modern)
@@ -452,12 +453,11 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
     r.capabilities = meta->capabilities;
   }
   r.client_id = msg.id();
-  r.key = json::serialize(r.client_id);
+  r.key = serialize_id(r.client_id);
   r.method = msg.method();
   r.exposed = exposed;
   r.after = std::move(after);
   r.audit = audit_begin(r.method, exposed, up->name(), params);
-  r.params = std::move(msg.body["params"]);
   servers_used_.insert(up->name());
   auto c = std::make_shared<call>(std::move(r), std::weak_ptr<call_caller>(shared_from_this()),
                                   meta ? &manager_.mrtr() : nullptr);
@@ -471,7 +471,7 @@ void session::call_replied(call& c, std::string text) {
   send(std::move(text));
 }
 
-void session::call_audited(audit_entry entry) {
+void session::call_audited(audit_entry&& entry) {
   manager_.audit(std::move(entry));
 }
 
@@ -513,7 +513,7 @@ void session::handle_notification(const message& msg) {
   if (method == "notifications/cancelled") {
     const auto* rid = msg.params().if_contains("requestId");
     if (!rid) return;
-    const auto key = json::serialize(*rid);
+    const auto key = serialize_id(*rid);
     if (listens_.count(key)) return end_listen(key);
     auto it = calls_.find(key);
     if (it == calls_.end()) return;

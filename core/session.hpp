@@ -65,7 +65,7 @@ class session : public transport_events,
   void profile_removed() override;
   // call_caller (its calls' answers, progress, and a server's requests to a legacy client)
   void call_replied(call& c, std::string text) override;
-  void call_audited(audit_entry entry) override;
+  void call_audited(audit_entry&& entry) override;
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
   std::int64_t ask_client(std::string_view method, const json::value& params,

@@ -180,7 +180,7 @@ void session::resume_call(message& msg, const mcp::request_meta& meta) {
     return reply_error(id, rpc_code::invalid_params,
                        "Invalid params: requestState belongs to another request");
   }
-  c->attach(std::weak_ptr<call_caller>(shared_from_this()), id, json::serialize(id));
+  c->attach(std::weak_ptr<call_caller>(shared_from_this()), id, serialize_id(id));
   call_entered(c, meta.log_level);
   c->resume(responses ? &responses->get_object() : nullptr);
 }
@@ -222,7 +222,7 @@ void session::listen(const message& msg, const mcp::request_meta& meta) {
     const auto err = tasks_undeclared("a taskIds subscription");
     return send(make_error(id, err.code, err.message, &err.data));
   }
-  const auto key = json::serialize(id);
+  const auto key = serialize_id(id);
   if (listens_.count(key))
     return reply_error(id, rpc_code::invalid_request,
                        "Invalid Request: a subscription with this id is already open");

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
@@ -399,6 +400,24 @@ class head_reader : public unbounded_sizes {
   short_text<16> key_;  ///< the current top-level key (first 16 bytes)
 };
 
+// The memory of one short message's DOM: a block of its own (then the heap), shared by its values
+// and freed with the last of them (a request's params live on in its call). A request's DOM is
+// ~10 allocations (each object's table, each key): one malloc/free pair instead of ten.
+class message_memory final : public json::memory_resource {
+ public:
+  static constexpr std::size_t block_size = 1024;
+
+ private:
+  void* do_allocate(std::size_t n, std::size_t align) override { return rest_.allocate(n, align); }
+  void do_deallocate(void*, std::size_t, std::size_t) override {}
+  bool do_is_equal(const json::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+
+  alignas(std::max_align_t) unsigned char block_[block_size];
+  json::monotonic_resource rest_{block_, sizeof block_};
+};
+
 json::parse_options parse_limits() {
   json::parse_options o;
   o.max_depth = 256;  // deep enough for real payloads, shallow enough to bound the stack
@@ -462,11 +481,16 @@ bool all_finite(const json::value& v) {
 
 result<message> message_parser::parse(std::string_view line) {
   auto& p = *impl_->parser;
-  p.reset();
+  // A long message's DOM on the heap: freed as its parts are (a 10 MiB argument is not held
+  // twice while it is edited).
+  if (line.size() <= message_memory::block_size / 2)
+    p.reset(json::make_shared_resource<message_memory>());
+  else
+    p.reset();
   boost::system::error_code ec;
   p.write(line.data(), line.size(), ec);
-  json::value v;
-  if (!ec) v = p.release();
+  // (Initialized, not assigned: an assignment would copy the DOM into the default memory.)
+  json::value v = ec ? json::value() : p.release();
   // The parser keeps its buffers for the next message, but not a long message's.
   if (line.size() > impl::keep_buffers_up_to)
     impl_->parser.emplace(json::storage_ptr(), parse_limits());
@@ -474,6 +498,12 @@ result<message> message_parser::parse(std::string_view line) {
   if (!all_finite(v))
     return rpc_error{rpc_code::parse_error, "Parse error: number out of range", nullptr};
   return classify(std::move(v));
+}
+
+std::string serialize_id(const json::value& id) {
+  std::string out;
+  append_id(out, id);
+  return out;
 }
 
 std::string relay_reply(const json::value& id, message& reply) {

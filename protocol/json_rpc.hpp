@@ -99,6 +99,9 @@ std::string make_notification(std::string_view method, const json::value& params
 /// consumed: its id is rewritten in place).
 std::string relay_reply(const json::value& id, message& reply);
 
+/// `id` serialized (an integer without the serializer): a table's key for a request.
+std::string serialize_id(const json::value& id);
+
 /// True when `v` is an acceptable request id (string or integer).
 bool valid_id(const json::value& v);
 

@@ -18,7 +18,7 @@ struct caller : call_caller {
   std::vector<audit_entry> audits;
   std::vector<json::object> progress;
   void call_replied(call&, std::string text) override { replies.push_back(json::parse(text)); }
-  void call_audited(audit_entry e) override { audits.push_back(std::move(e)); }
+  void call_audited(audit_entry&& e) override { audits.push_back(std::move(e)); }
   void on_progress(const json::object& p) override { progress.push_back(p); }
   bool client_supports(std::string_view) const override { return false; }
   std::int64_t ask_client(std::string_view, const json::value&, response_handler) override {
