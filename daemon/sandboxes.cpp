@@ -160,6 +160,7 @@ result<server_start> server_sandboxes::prepare(const server_config& server) {
   sandbox_launch launch;
   launch.bwrap = host_.bwrap;
   launch.helper = helper_;
+  launch.landlock = host_.landlock_abi > 0;
   auto keep = std::make_shared<start_resources>();
   if (auto r = attach_limits(server.name, launch, *keep); !r) return r.error();
   if (auto r = attach_proxy(server, launch, *keep); !r) return r.error();
@@ -240,7 +241,12 @@ std::optional<result<json::value>> server_sandboxes::handle(std::string_view met
                 rpc_code::invalid_params));
   const auto& st = *it->second;
   std::string text = mcpmux::describe(st.policy);
-  if (st.sandboxed) text += "enforced: " + st.limits + "\n";
+  if (st.sandboxed) {
+    text += "enforced: " + st.limits + "\n";
+    if (host_.landlock_abi > 0)
+      text += "landlock: ABI " + std::to_string(host_.landlock_abi) +
+              ", writes refused beyond what the mounts allow (a second layer)\n";
+  }
   if (!st.warning.empty()) text += "warning: " + st.warning + "\n";
   json::object out{{"server", server},
                    {"mode", to_string(st.policy.mode)},

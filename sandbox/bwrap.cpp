@@ -44,6 +44,16 @@ std::vector<std::string> bwrap_arguments(const sandbox_policy& p, const sandbox_
   for (const auto& [k, v] : p.env) add({"--setenv", k, v});
   if (!p.chdir.empty()) add({"--chdir", p.chdir});
   a.push_back("--");
+  // Landlock under the mounts: writes only where the mounts allow them (what the server was
+  // given, its caches, the private /tmp and home, /dev and /proc).
+  if (launch.landlock) {
+    add({launch.helper, "confine"});
+    for (const char* always : {"/tmp", "/dev", "/proc"}) add({"--write", always});
+    if (!ctx.home.empty() && ctx.home != "/") add({"--write", ctx.home});
+    for (const auto& m : p.mounts)
+      if (m.how == sandbox_mount::kind::read_write) add({"--write", m.path});
+    a.push_back("--");
+  }
   if (p.network.mode == network_setting::kind::hosts)
     add({launch.helper, "forward", "--port", std::to_string(proxy_port_inside), "--socket",
          proxy_socket_inside, "--"});

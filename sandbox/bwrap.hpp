@@ -15,6 +15,7 @@ struct sandbox_launch {
   std::string helper;                     ///< mcpmux-sandbox's path
   std::vector<std::string> cgroup_procs;  ///< `cgroup.procs` files the helper joins
   std::string proxy_socket;               ///< the daemon's proxy socket (network hosts)
+  bool landlock = false;                  ///< the kernel has Landlock: writes limited twice
 };
 
 /// bubblewrap's arguments (without the program itself and without `--seccomp FD`, which the

@@ -41,11 +41,28 @@ std::string problem_text(const json::value& server) {
     return out;
   }
   auto error = text_or_dash(server, "last_error", false);
+  // With nothing else to say: why it is not sandboxed, or what its sandbox last refused.
+  if (const auto* sb = member(server, "sandbox"); out.empty() && error == "-" && sb) {
+    if (auto warning = member_string(*sb, "warning")) return one_line(*warning, true);
+    if (auto denied = member_string(*sb, "last_denied"))
+      return "sandbox denied: " + one_line(*denied, true);
+  }
   if (auto at = member_int(server, "last_error_at_ms"); at && *at > 0) {
     error += fmt::format(" ({} ago)",
                          format_duration_ms(std::max<std::int64_t>(0, unix_now_ms() - *at)));
   }
   return out.empty() ? error : out + error;
+}
+
+// The status table's sandbox column: the mode a stdio server runs in, "none" when it should be
+// sandboxed and is not (the host cannot), "-" for a remote server.
+std::string sandbox_text(const json::value& server) {
+  const auto* sb = member(server, "sandbox");
+  if (!sb) return "-";
+  const auto mode = member_string(*sb, "mode").value_or("-");
+  const auto* sandboxed = member(*sb, "sandboxed");
+  if (mode != "off" && sandboxed && sandboxed->is_bool() && !sandboxed->get_bool()) return "none";
+  return one_line(mode, true);
 }
 
 volatile sig_atomic_t stop_requested = 0;
@@ -134,6 +151,7 @@ void print_servers(const json::array& servers) {
   static constexpr column columns[] = {
       {"NAME", 24},
       {"TYPE", 5},
+      {"SANDBOX", 8},
       {"STATE", 10},
       {"ERA", 6},
       {"PID", 8, align::right},
@@ -158,6 +176,7 @@ void print_servers(const json::array& servers) {
     rows.push_back({
         {text_or_dash(s, "name", true), {}},
         {text_or_dash(s, "type", true), {}},
+        {sandbox_text(s), {}},
         {std::move(state), sgr},
         {text_or_dash(s, "era", true), {}},
         {int_or_dash(s, "pid", plain_int), {}},

@@ -4,6 +4,8 @@
 //   mcpmux-sandbox enter [--cgroup FILE]… [--files N] [--no-seccomp] -- BWRAP ARGS…
 //     joins each cgroup (its pid into FILE), sets RLIMIT_NOFILE, builds the seccomp filter and
 //     execs bubblewrap with `--seccomp FD`.
+//   mcpmux-sandbox confine [--write PATH]… -- PROGRAM ARGS…
+//     inside the sandbox: Landlock (where the kernel has it) limits writes to PATHs, then execs.
 //   mcpmux-sandbox forward --port P --socket PATH -- PROGRAM ARGS…
 //     inside a sandbox with a network list: forwards 127.0.0.1:P to the daemon's filtering proxy
 //     and runs the server (sandbox/helper/forward.hpp).
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "sandbox/helper/forward.hpp"
+#include "sandbox/helper/landlock.hpp"
 #include "sandbox/helper/seccomp.hpp"
 
 namespace {
@@ -87,6 +90,23 @@ int enter(int argc, char** argv) {
   return fail("cannot run " + args[0] + ": " + std::strerror(errno));
 }
 
+int confine(int argc, char** argv) {
+  std::vector<std::string> writable;
+  int i = 2;
+  for (; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    if (std::string_view(argv[i]) == "--write" && i + 1 < argc)
+      writable.emplace_back(argv[++i]);
+    else
+      return fail("unknown option " + std::string(argv[i]));
+  }
+  if (i + 1 >= argc)
+    return fail("usage: mcpmux-sandbox confine [--write PATH]... -- PROGRAM ARGS...");
+  std::string error;
+  if (mcpmux::restrict_writes(writable, error) < 0) return fail(error);
+  ::execvp(argv[i + 1], argv + i + 1);
+  return fail("cannot run " + std::string(argv[i + 1]) + ": " + std::strerror(errno));
+}
+
 int forward(int argc, char** argv) {
   mcpmux::forward_options opt;
   int i = 2;
@@ -110,6 +130,7 @@ int forward(int argc, char** argv) {
 int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? argv[1] : "";
   if (mode == "enter") return enter(argc, argv);
+  if (mode == "confine") return confine(argc, argv);
   if (mode == "forward") return forward(argc, argv);
   return fail("usage: mcpmux-sandbox enter|forward ... (started by mcpmuxd, not by people)");
 }
