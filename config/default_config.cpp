@@ -95,6 +95,9 @@ page_size = 1000
 # Entries older than this many days are dropped, and beyond audit_max_rows the oldest.
 # audit_retention_days = 30
 # audit_max_rows = 1000000
+# The sandbox of every stdio server that names none: "default", "strict", "off", "required"
+# (see sandbox below; $MCPMUX_SANDBOX overrides it).
+# sandbox = "default"
 
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
@@ -134,6 +137,15 @@ page_size = 1000
 #   args        array of arguments
 #   env         table of environment variables added to mcpmuxd's environment
 #   cwd         working directory (absolute path); default mcpmuxd's
+#   sandbox     "default": the system read-only, the home directory hidden but what the
+#               server is given (cwd, paths in args, roots, allow_read, allow_write), mcpmux's
+#               own files never, the host's network; "strict": no network, nothing writable
+#               but a private /tmp; "required": like default, never started unsandboxed;
+#               "off": as your user. `mcpmux sandbox NAME` shows the effect.
+#   network     "all", "none", or only these hosts, through mcpmux's proxy:
+#               ["api.example.com", "*.example.org", "host:8443"]
+#   allow_read, allow_write  more paths the server sees (read-only, read-write)
+#   memory_max  "4G" (default), cpu_max 0 (CPUs; 0 = no limit), tasks_max 1024, files_max 8192
 # http and sse servers only:
 #   url         endpoint, http:// or https://; required
 #   headers     table of extra request headers

@@ -156,14 +156,15 @@ TEST_F(operations, StatusTableAndJson) {
       auto cols = split_ws(line);
       if (cols.empty() || cols[0] != name) continue;
       found = true;
-      // NAME TYPE STATE ERA PID UPTIME RESTARTS TOOLS CALLS P50 P99 [LAST ERROR]
-      ASSERT_GE(cols.size(), 11u) << line;
+      // NAME TYPE SANDBOX STATE ERA PID UPTIME RESTARTS TOOLS CALLS P50 P99 [LAST ERROR]
+      ASSERT_GE(cols.size(), 12u) << line;
       EXPECT_EQ(cols[1], "stdio") << line;
-      EXPECT_EQ(cols[2], "ready") << line;
-      EXPECT_EQ(cols[3], "legacy") << line;  // the fake answers server/discover with -32601
-      EXPECT_EQ(cols[4], json::serialize(o.at("pid"))) << line;
-      EXPECT_EQ(cols[6], "0") << line;
-      EXPECT_EQ(cols[7], json::serialize(o.at("tools"))) << line;
+      EXPECT_EQ(cols[2], "off") << line;  // the harness runs servers unsandboxed
+      EXPECT_EQ(cols[3], "ready") << line;
+      EXPECT_EQ(cols[4], "legacy") << line;  // the fake answers server/discover with -32601
+      EXPECT_EQ(cols[5], json::serialize(o.at("pid"))) << line;
+      EXPECT_EQ(cols[7], "0") << line;
+      EXPECT_EQ(cols[8], json::serialize(o.at("tools"))) << line;
     }
     EXPECT_TRUE(found) << "no row for " << name << " in:\n" << table.out;
   }
