@@ -542,9 +542,8 @@ config_result load_config_file(const std::string& path, env_lookup lookup) {
     r.errors.push_back(config_error{path, 0, "", std::move(message)});
     return r;
   };
-  std::string error;
-  auto text = read_text_file(path, max_config_file_bytes, error);
-  if (!text) return fail(std::move(error));
+  auto text = read_text_file(path, max_config_file_bytes);
+  if (!text) return fail(std::move(text.error().message));
   r = parse_config(*text, path, lookup);
   if (r.value) {
     r.value->source = path;

@@ -316,18 +316,6 @@ std::optional<std::string> runtime_dir(env_lookup lookup = process_env);
 /// else. For asking where `mcpmux connect` started by such an agent would look.
 std::optional<std::string> agent_default_env(std::string_view name);
 
-/// Where a daemon on a default socket records the path it listens on:
-/// ~/.local/state/mcpmux/daemon-socket, from the home directory alone (not $XDG_STATE_HOME,
-/// not the socket's path), so that a client started with a bare environment finds it.
-std::string daemon_record_path();
-/// Writes the record (atomically, 0600, in a private directory). "" or an error message.
-std::string write_daemon_record(const std::string& socket_path);
-/// The recorded socket path, when the record is a regular file of this user (not a symlink)
-/// holding an absolute path.
-std::optional<std::string> read_daemon_record();
-/// Removes the record if it still names `socket_path` (a newer daemon's record is left).
-void remove_daemon_record(const std::string& socket_path);
-
 /// The effective request timeout of a server: MCPMUX_TIMEOUT_MS env, else server, else daemon.
 std::chrono::milliseconds effective_timeout(const server_config& s, const daemon_config& d,
                                             env_lookup lookup = process_env);

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace json = boost::json;
@@ -196,9 +198,12 @@ import_outcome import_mcp_json(std::string_view text) {
 
 import_outcome import_mcp_file(const std::string& path, bool* missing) {
   import_outcome out;
-  auto text = read_text_file(path, max_import_file_bytes, out.error, missing);
-  if (!text) return out;
-  return import_mcp_json(*text);
+  auto text = read_text_file_if_exists(path, max_import_file_bytes);
+  if (text && *text) return import_mcp_json(**text);
+  if (missing) *missing = text.ok();
+  out.error = text ? fmt::format("cannot open: {}", std::strerror(ENOENT))  // as a read says
+                   : std::move(text.error().message);
+  return out;
 }
 
 merge_outcome merge_into_config(std::string_view existing, const std::string& path,

@@ -72,7 +72,7 @@ std::optional<std::string> runtime_dir(env_lookup lookup) {
   // What pam_systemd makes for every login (and what $XDG_RUNTIME_DIR names when it is set);
   // only the user's own private directory, so that another user cannot have made it first.
   std::string conventional = fmt::format("/run/user/{}", ::getuid());
-  if (private_dir_problem(conventional).empty()) return conventional;
+  if (check_private_dir(conventional)) return conventional;
   return std::nullopt;
 }
 
@@ -104,7 +104,7 @@ std::string daemon_record_path() {
   return home_dir() + "/.local/state/mcpmux/daemon-socket";
 }
 
-std::string write_daemon_record(const std::string& socket_path) {
+result<> write_daemon_record(const std::string& socket_path) {
   return write_file_atomically(daemon_record_path(), socket_path + "\n", durability::cache);
 }
 

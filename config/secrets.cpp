@@ -47,10 +47,9 @@ secrets_file read_secrets(const std::string& path) {
       out.error = fmt::format("{} belongs to another user; its secrets are not used", path);
     return out;
   }
-  std::string error;
-  auto text = read_text_file(path, max_secrets_bytes, error);
+  auto text = read_text_file(path, max_secrets_bytes);
   if (!text) {
-    out.error = std::move(error);
+    out.error = std::move(text.error().message);
     return out;
   }
   boost::system::error_code ec;
@@ -71,13 +70,12 @@ secrets_file read_secrets(const std::string& path) {
   return out;
 }
 
-std::string write_secrets(const std::string& path,
-                          const std::map<std::string, std::string>& values) {
+result<> write_secrets(const std::string& path, const std::map<std::string, std::string>& values) {
   json::object o;
   for (const auto& [k, v] : values) o[k] = v;
   // A new file is created 0600; an old one keeps its mode, so it is made 0600 first.
   if (::chmod(path.c_str(), 0600) != 0 && errno != ENOENT)
-    return fmt::format("{}: {}", path, std::strerror(errno));
+    return failure(fmt::format("{}: {}", path, std::strerror(errno)));
   return write_file_atomically(path, json::serialize(o) + "\n");
 }
 
@@ -107,7 +105,8 @@ kept_secrets keep_secrets(const std::map<std::string, std::string>& values) {
     return out;
   }
   for (const auto& [name, value] : values) file.values[name] = value;
-  out.error = write_secrets(out.where, file.values);
+  if (auto written = write_secrets(out.where, file.values); !written)
+    out.error = std::move(written.error().message);
   return out;
 }
 

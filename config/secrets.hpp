@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/result.hpp"
+
 namespace mcpmux {
 
 struct moved_secret;  // config/credentials.hpp
@@ -29,9 +31,8 @@ struct secrets_file {
 /// refused (its contents are not read).
 secrets_file read_secrets(const std::string& path);
 
-/// Writes `values` to `path` (atomically, mode 0600). Returns "" or an error message.
-std::string write_secrets(const std::string& path,
-                          const std::map<std::string, std::string>& values);
+/// Writes `values` to `path` (atomically, mode 0600), or fails saying why.
+result<> write_secrets(const std::string& path, const std::map<std::string, std::string>& values);
 
 /// Where keep_secrets kept the values, or why it could not.
 struct kept_secrets {

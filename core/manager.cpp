@@ -29,21 +29,21 @@ namespace asio = boost::asio;
 // The state store; in memory (nothing kept across restarts) when its file cannot be opened. The
 // tool cache files of versions before it move in on first start.
 std::unique_ptr<state_store> open_state_store(const logger& log) {
-  std::string error;
-  auto store = state_store::open(state_store_path(), error);
+  auto store = state_store::open(state_store_path());
   if (!store) {
-    log.warn("state store: {}; the tool cache, pins and audit log last only until exit", error);
-    store = state_store::open(":memory:", error);
+    log.warn("state store: {}; the tool cache, pins and audit log last only until exit",
+             store.error().message);
+    store = state_store::open(":memory:");
     if (!store) {
-      log.error("no state store: {}", error);
+      log.error("no state store: {}", store.error().message);
       return nullptr;
     }
   }
   std::vector<std::string> warnings;
-  if (auto moved = migrate_cache_files(cache_dir(), *store, &warnings))
+  if (auto moved = migrate_cache_files(cache_dir(), **store, &warnings))
     log.info("moved {} tool cache files into the state store", moved);
   for (const auto& w : warnings) log.warn("{}", w);
-  return store;
+  return std::move(*store);
 }
 
 }  // namespace

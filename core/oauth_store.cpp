@@ -50,9 +50,8 @@ result<std::optional<oauth_record>> load_oauth_record(const std::string& dir,
     return refused(path + ": readable or writable by others (mode " + mode +
                    "); its tokens may have leaked: log in again (the file is not used)");
   }
-  std::string error;
-  auto body = read_text_file(path, max_record_bytes, error);
-  if (!body) return refused(path + ": " + error);
+  auto body = read_text_file(path, max_record_bytes);
+  if (!body) return refused(path + ": " + body.error().message);
   boost::system::error_code ec;
   const auto doc = boost::json::parse(*body, ec);
   const auto* o = !ec ? doc.if_object() : nullptr;
@@ -92,7 +91,7 @@ result<std::optional<oauth_record>> load_oauth_record(const std::string& dir,
 }
 
 result<> store_oauth_record(const std::string& dir, const oauth_record& r) {
-  if (std::string err; !make_dirs(dir, 0700, &err)) return result<>::fail(std::move(err));
+  if (auto made = make_dirs(dir, 0700); !made) return made;
   json::object o{{"format", record_format},
                  {"server", r.server},
                  {"resource", r.resource},
@@ -121,8 +120,7 @@ result<> store_oauth_record(const std::string& dir, const oauth_record& r) {
   // A file someone loosened is replaced by a private one, not written in place with its mode.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) ::unlink(path.c_str());
-  if (auto err = write_file_atomically(path, json::serialize(o)); !err.empty())
-    return result<>::fail(std::move(err));
+  if (auto written = write_file_atomically(path, json::serialize(o)); !written) return written;
   if (::chmod(path.c_str(), 0600) != 0) return result<>::fail(path + ": " + std::strerror(errno));
   return {};
 }

@@ -18,12 +18,6 @@
 namespace mcpmux {
 namespace {
 
-// SQLite's own words for a failed statement ("" when it did not fail), as a result.
-result<> failed(std::string why) {
-  if (why.empty()) return {};
-  return result<>::fail(std::move(why));
-}
-
 // Statements are prepared once and finalized with the store.
 struct statement {
   sqlite3_stmt* s = nullptr;
@@ -166,29 +160,31 @@ struct state_store::impl {
   }
   /// Runs `step` for each of `rows` with `sql` prepared, in one transaction.
   template <class Row, class Bind>
-  std::string write(const char* sql, const std::vector<Row>& rows, Bind bind_row) {
+  result<> write(const char* sql, const std::vector<Row>& rows, Bind bind_row) {
     if (rows.empty()) return {};
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return sqlite3_errmsg(db);
-    std::string error = exec("BEGIN");
-    for (std::size_t i = 0; error.empty() && i < rows.size(); ++i) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK)
+      return failure(sqlite3_errmsg(db));
+    auto done = exec("BEGIN");
+    for (std::size_t i = 0; done && i < rows.size(); ++i) {
       bind_row(s, rows[i]);
-      if (sqlite3_step(s) != SQLITE_DONE) error = sqlite3_errmsg(db);
+      if (sqlite3_step(s) != SQLITE_DONE) done = failure(sqlite3_errmsg(db));
       sqlite3_reset(s);
     }
     sqlite3_finalize(s);
-    if (!error.empty()) {
-      exec("ROLLBACK");
-      return error;
+    if (!done) {
+      (void)exec("ROLLBACK");
+      return done;
     }
     return exec("COMMIT");
   }
-  std::string exec(const char* sql) {
+  /// Runs `sql`, or fails with SQLite's own words.
+  result<> exec(const char* sql) {
     char* error = nullptr;
     if (sqlite3_exec(db, sql, nullptr, nullptr, &error) == SQLITE_OK) return {};
-    std::string text = error ? error : sqlite3_errmsg(db);
+    rpc_error e = failure(error ? error : sqlite3_errmsg(db));
     sqlite3_free(error);
-    return text;
+    return e;
   }
 };
 
@@ -199,17 +195,14 @@ std::string state_store_path() {
 state_store::state_store(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 state_store::~state_store() = default;
 
-std::unique_ptr<state_store> state_store::open(const std::string& path, std::string& error) {
+result<std::unique_ptr<state_store>> state_store::open(const std::string& path) {
   const bool in_memory = path == ":memory:";
-  const auto slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), 0700, &error))
-    return nullptr;
+  if (const auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    if (auto made = make_dirs(path.substr(0, slash), 0700); !made) return std::move(made.error());
+  }
   // Created 0600 before SQLite opens it (its -wal and -shm files take the same mode).
   const int fd = in_memory ? -2 : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd == -1) {
-    error = fmt::format("{}: {}", path, std::strerror(errno));
-    return nullptr;
-  }
+  if (fd == -1) return failure(fmt::format("{}: {}", path, std::strerror(errno)));
   if (fd >= 0) {
     ::fchmod(fd, 0600);
     ::close(fd);
@@ -222,25 +215,18 @@ std::unique_ptr<state_store> state_store::open(const std::string& path, std::str
   auto i = std::make_unique<impl>();
   if (sqlite3_open_v2(path.c_str(), &i->db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
-    error = fmt::format("{}: {}", path, i->db ? sqlite3_errmsg(i->db) : "out of memory");
-    return nullptr;
-  }
+                      nullptr) != SQLITE_OK)
+    return failure(fmt::format("{}: {}", path, i->db ? sqlite3_errmsg(i->db) : "out of memory"));
   sqlite3_busy_timeout(i->db, 100);  // the loop waits no longer for another process
   // WAL: a kill leaves the last committed batch; NORMAL: a commit is not an fsync (an audit
   // batch lost to a power cut is acceptable, a slow loop is not).
   for (const char* sql : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", schema})
-    if (auto e = i->exec(sql); !e.empty()) {
-      error = fmt::format("{}: {}", path, e);
-      return nullptr;
-    }
+    if (auto e = i->exec(sql); !e) return failure(fmt::format("{}: {}", path, e.error().message));
   for (auto [stmt, rows] :
        {std::pair{&i->insert, std::size_t{1}}, std::pair{&i->insert_group, audit_group_rows}})
     if (sqlite3_prepare_v3(i->db, audit_insert_sql(rows).c_str(), -1, SQLITE_PREPARE_PERSISTENT,
-                           &stmt->s, nullptr) != SQLITE_OK) {
-      error = fmt::format("{}: {}", path, sqlite3_errmsg(i->db));
-      return nullptr;
-    }
+                           &stmt->s, nullptr) != SQLITE_OK)
+      return failure(fmt::format("{}: {}", path, sqlite3_errmsg(i->db)));
   return std::unique_ptr<state_store>(new state_store(std::move(i)));
 }
 
@@ -248,7 +234,7 @@ result<> state_store::append(std::span<const audit_entry> entries) {
   if (entries.empty()) return {};
   auto& d = *impl_;
   std::lock_guard lock(d.m);
-  if (auto e = d.exec("BEGIN"); !e.empty()) return failed(std::move(e));
+  if (auto begun = d.exec("BEGIN"); !begun) return begun;
   for (std::size_t at = 0; at < entries.size();) {
     const std::size_t rows = entries.size() - at >= audit_group_rows ? audit_group_rows : 1;
     sqlite3_stmt* s = rows == 1 ? d.insert.s : d.insert_group.s;
@@ -259,13 +245,13 @@ result<> state_store::append(std::span<const audit_entry> entries) {
     if (rc != SQLITE_DONE) {
       std::string why = sqlite3_errmsg(d.db);
       d.clear_insert_bindings();
-      d.exec("ROLLBACK");
-      return failed(std::move(why));
+      (void)d.exec("ROLLBACK");
+      return failure(std::move(why));
     }
     at += rows;
   }
   d.clear_insert_bindings();
-  return failed(d.exec("COMMIT"));
+  return d.exec("COMMIT");
 }
 
 std::vector<audit_entry> state_store::history(const audit_query& q) const {
@@ -327,7 +313,7 @@ std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms,
       "DELETE FROM audit WHERE id IN (SELECT id FROM audit"
       " WHERE id <= (SELECT max(id) FROM audit) - {1} ORDER BY id LIMIT {2});",
       now_ms - r.days * 86400000, r.max_rows, at_most);
-  impl_->exec(sql.c_str());
+  (void)impl_->exec(sql.c_str());  // what it removed is counted below; a failure removes none
   return sqlite3_total_changes64(impl_->db) - before;
 }
 
@@ -338,11 +324,11 @@ std::vector<cached_tools_row> state_store::cached_tools() const {
   // megabyte, and read page by page each page would be copied into a buffer of its own (new
   // memory the process faults in). Unmapped after, so that a file cut short by someone else
   // later is an error, not a SIGBUS.
-  impl_->exec("PRAGMA mmap_size = 268435456");
+  (void)impl_->exec("PRAGMA mmap_size = 268435456");  // (without it: read page by page)
   impl_->read("SELECT server, config_hash, doc FROM tool_cache", {}, [&](sqlite3_stmt* s) {
     out.push_back({column(s, 0), column(s, 1), column(s, 2)});
   });
-  impl_->exec("PRAGMA mmap_size = 0");
+  (void)impl_->exec("PRAGMA mmap_size = 0");
   return out;
 }
 
@@ -369,8 +355,8 @@ std::optional<catalogue_snapshot_row> state_store::catalogue_snapshot(std::strin
   if (!out) return out;
   // Read straight into the strings, through a mapping of the file (see cached_tools()): a
   // megabyte or more, which a query would first copy into a buffer of SQLite's own.
-  d.exec("PRAGMA mmap_size = 268435456");
-  bool ok = d.exec("BEGIN").empty();  // both columns from the same row
+  (void)d.exec("PRAGMA mmap_size = 268435456");
+  bool ok = d.exec("BEGIN").ok();  // both columns from the same row
   for (auto [column, into] : {std::pair{"tools", &out->tools}, {"routes", &out->routes}}) {
     sqlite3_blob* b = nullptr;
     ok = ok &&
@@ -379,8 +365,8 @@ std::optional<catalogue_snapshot_row> state_store::catalogue_snapshot(std::strin
          sqlite3_blob_read(b, into->data(), static_cast<int>(into->size()), 0) == SQLITE_OK;
     sqlite3_blob_close(b);
   }
-  d.exec("COMMIT");
-  d.exec("PRAGMA mmap_size = 0");
+  (void)d.exec("COMMIT");  // a read: nothing to lose
+  (void)d.exec("PRAGMA mmap_size = 0");
   if (!ok) out.reset();
   return out;
 }
@@ -425,13 +411,13 @@ std::optional<cached_tools_row> state_store::cached_tools(const std::string& ser
 
 result<> state_store::put_cached_tools(const std::vector<cached_tools_row>& rows) {
   std::lock_guard lock(impl_->m);
-  return failed(impl_->write(
+  return impl_->write(
       "INSERT OR REPLACE INTO tool_cache(server, config_hash, doc) VALUES (?1, ?2, ?3)", rows,
       [](sqlite3_stmt* s, const cached_tools_row& r) {
         bind(s, 1, r.server);
         bind(s, 2, r.config_hash);
         bind(s, 3, r.doc);
-      }));
+      });
 }
 
 result<> state_store::put_cached_tools(const cached_tools_row& row) {
@@ -450,14 +436,14 @@ std::vector<pin_row> state_store::pins(const std::string& server) const {
 
 result<> state_store::put_pins(const std::vector<pin_row>& pins) {
   std::lock_guard lock(impl_->m);
-  return failed(impl_->write(
+  return impl_->write(
       "INSERT OR REPLACE INTO pins(server, kind, name, definition) VALUES (?1, ?2, ?3, ?4)", pins,
       [](sqlite3_stmt* s, const pin_row& p) {
         bind(s, 1, p.server);
         bind(s, 2, p.kind);
         bind(s, 3, p.name);
         bind(s, 4, p.definition);
-      }));
+      });
 }
 
 bool state_store::trusted(const std::string& server, const std::string& config_hash) const {
@@ -475,13 +461,13 @@ result<> state_store::set_trusted(const std::string& server, const std::string& 
     std::string server, hash;
     std::int64_t since;
   };
-  return failed(impl_->write(
+  return impl_->write(
       "INSERT OR REPLACE INTO trusted_servers(server, config_hash, since_ms) VALUES (?1, ?2, ?3)",
       std::vector<row>{{server, config_hash, now_ms}}, [](sqlite3_stmt* s, const row& r) {
         bind(s, 1, r.server);
         bind(s, 2, r.hash);
         sqlite3_bind_int64(s, 3, r.since);
-      }));
+      });
 }
 
 }  // namespace mcpmux

@@ -76,9 +76,9 @@ struct pin_row {
 
 class state_store {
  public:
-  /// Opens (creating) the database at `path`: its directory 0700, the file 0600. Null with
-  /// `error` when it cannot. ":memory:" opens one that lasts as long as the object.
-  static std::unique_ptr<state_store> open(const std::string& path, std::string& error);
+  /// Opens (creating) the database at `path`: its directory 0700, the file 0600, or fails
+  /// saying why it cannot. ":memory:" opens one that lasts as long as the object.
+  static result<std::unique_ptr<state_store>> open(const std::string& path);
   ~state_store();
   state_store(const state_store&) = delete;
   state_store& operator=(const state_store&) = delete;

@@ -144,15 +144,15 @@ std::size_t migrate_cache_files(const std::string& dir, state_store& store,
     if (!name.starts_with("tools-") || !name.ends_with(".json")) continue;
     const auto path = f.path().string();
     moved.push_back(path);
-    std::string error;
-    auto text = read_text_file(path, max_cache_file, error);
+    auto text = read_text_file(path, max_cache_file);
     boost::system::error_code jec;
     auto v = text ? json::parse(*text, jec) : json::value();
     const auto* obj = v.if_object();
     const auto* server = obj ? obj->if_contains("server") : nullptr;
     const auto* hash = obj ? obj->if_contains("config_hash") : nullptr;
     if (!server || !server->is_string() || !hash || !hash->is_string()) {
-      warnings->push_back(path + ": " + (text ? "not a tool cache entry" : error) + "; removed");
+      warnings->push_back(path + ": " + (text ? "not a tool cache entry" : text.error().message) +
+                          "; removed");
       continue;
     }
     rows.push_back(

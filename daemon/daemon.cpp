@@ -324,8 +324,8 @@ int run_daemon(const daemon_options& opt) {
     info.http_token_file = d.http_token_file;
     if (!d.http_auth_none && info.http_token_file.empty()) {
       info.http_token_file = socket_path.substr(0, socket_path.rfind('/') + 1) + "http-token";
-      if (auto err = ensure_http_token(info.http_token_file); !err.empty()) {
-        log.error("{}: {}", info.http_token_file, err);
+      if (auto made = ensure_http_token(info.http_token_file); !made) {
+        log.error("{}: {}", info.http_token_file, made.error().message);
         return 1;
       }
     }
@@ -372,38 +372,35 @@ int run_daemon(const daemon_options& opt) {
   // loop, once `serving` is set.)
   std::uint64_t next_session = 1;
   client_outputs clients;
-  std::string error;
   manager* serving = nullptr;
   // The signals are ours before the socket listens: a client may start us and stop us at once,
   // and a SIGTERM then must not kill us before we can remove the socket and our record. (Asio
   // keeps a signal that comes before its wait for that wait.)
   asio::signal_set signals(io, SIGTERM, SIGINT);
   asio::signal_set hup(io, SIGHUP);
-  auto listener = listen_unix(
-      io, socket_path, inherited.value_or(-1),
-      [&](int fd) {
-        fd_transport_options fo;
-        fo.limits.max_message_bytes = max_message;
-        fo.limits.max_queue_bytes = max_queue;
-        fo.accept_handoff = true;  // mcpmux connect hands over the agent's stdio
-        fo.batch = batch;
-        auto who = identify_peer(fd);
-        auto t = make_fd_transport(io, fd, fd, fo);
-        if (serving->starts_pending()) clients.add(t);
-        session::start(*serving, std::move(t), next_session++, std::move(who));
-      },
-      &error);
-  if (!listener) {
-    log.error("{}", error);
+  auto listening = listen_unix(io, socket_path, inherited.value_or(-1), [&](int fd) {
+    fd_transport_options fo;
+    fo.limits.max_message_bytes = max_message;
+    fo.limits.max_queue_bytes = max_queue;
+    fo.accept_handoff = true;  // mcpmux connect hands over the agent's stdio
+    fo.batch = batch;
+    auto who = identify_peer(fd);
+    auto t = make_fd_transport(io, fd, fd, fo);
+    if (serving->starts_pending()) clients.add(t);
+    session::start(*serving, std::move(t), next_session++, std::move(who));
+  });
+  if (!listening) {
+    log.error("{}", listening.error().message);
     return 1;
   }
+  const auto listener = std::move(*listening);
   // A daemon nobody pointed at a socket by name says where it listens, in a place found from
   // the home directory alone: `mcpmux connect` started by an agent that passes a bare
   // environment (no $XDG_RUNTIME_DIR) finds this daemon instead of starting a second one.
   const bool recorded = where.is_default();
   if (recorded) {
-    if (auto err = write_daemon_record(socket_path); !err.empty())
-      log.warn("cannot record the socket in {}: {}", daemon_record_path(), err);
+    if (auto written = write_daemon_record(socket_path); !written)
+      log.warn("cannot record the socket in {}: {}", daemon_record_path(), written.error().message);
   }
   server_sandboxes sandboxes(io, own_files(info, watched), parent_dir(socket_path) + "/proxy");
   manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins, sandboxes, batch));
@@ -421,7 +418,7 @@ int run_daemon(const daemon_options& opt) {
   // page alone is started on a free loopback port at the first `mcpmux dashboard`.
   std::shared_ptr<http_endpoint> http;
   board_ptr = &board;
-  auto open_http = [&](http_endpoint_options ho, std::string* error) {
+  auto open_http = [&](http_endpoint_options ho) {
     ho.web = [&board](const web_request& r) { return board.handle(r); };
     auto status = [&] { return json::serialize(mgr.control("mcpmux/status", {}, 0).value()); };
     auto metrics = [&] {
@@ -437,7 +434,7 @@ int run_daemon(const daemon_options& opt) {
           who.token = token;
           session::start(mgr, std::move(t), next_session++, std::move(who));
         },
-        status, metrics, error);
+        status, metrics);
   };
   if (const auto& d = mgr.current_config().daemon; !d.http.empty()) {
     if (d.http_auth_none)
@@ -457,21 +454,22 @@ int run_daemon(const daemon_options& opt) {
         .tool_param_headers =
             [&mgr](std::string_view tool) { return mgr.tool_param_headers(tool); },
         .profile_known = [&mgr](std::string_view name) { return mgr.profile(name) != nullptr; }};
-    http = open_http(std::move(ho), &error);
-    if (!http) {
-      log.error("{}", error);
+    auto opened = open_http(std::move(ho));
+    if (!opened) {
+      log.error("{}", opened.error().message);
       listener->close();
       if (recorded) remove_daemon_record(socket_path);
       return 1;
     }
+    http = std::move(*opened);
     // The page's address: the configured host, the bound port.
     const auto host = d.http.substr(0, d.http.rfind(':'));
     board.set_base_url(fmt::format("http://{}:{}", host, http->port()));
   } else {
-    board.set_endpoint_starter([&]() -> std::string {
-      std::string why;
-      http = open_http({.address = "127.0.0.1:0", .serve_mcp = false}, &why);
-      if (!http) return why;
+    board.set_endpoint_starter([&]() -> result<> {
+      auto opened = open_http({.address = "127.0.0.1:0", .serve_mcp = false});
+      if (!opened) return std::move(opened.error());
+      http = std::move(*opened);
       board.set_base_url(fmt::format("http://127.0.0.1:{}", http->port()));
       log.info(
           "the dashboard's page is at http://127.0.0.1:{}/ (the page alone: /mcp stays off "

@@ -100,9 +100,8 @@ void drop_expired(Map& m, clock::time_point now, std::size_t keep) {
 std::optional<result<json::value>> dashboard::handle(std::string_view method, const json::object&) {
   if (method != "mcpmux/dashboard/login") return std::nullopt;
   if (base_url_.empty())  // no [daemon] http: the page alone, started now
-    if (auto error = start_ ? start_() : "no endpoint to start"; !error.empty())
-      return rpc_error{rpc_code::internal_error, "the dashboard's page did not start: " + error,
-                       nullptr};
+    if (auto started = start_ ? start_() : failure("no endpoint to start"); !started)
+      return failure("the dashboard's page did not start: " + started.error().message);
   auto code = random_hex(32);
   if (!code) return rpc_error{rpc_code::internal_error, "no random bytes for a login", nullptr};
   const auto now = clock::now();

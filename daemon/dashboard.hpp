@@ -37,8 +37,8 @@ class dashboard final : public control_extension {
   /// The endpoint's address once it is bound ("http://127.0.0.1:PORT").
   void set_base_url(std::string url) { base_url_ = std::move(url); }
   /// Without [daemon] http, the first login starts an endpoint for the page alone: `start`
-  /// binds it (and calls set_base_url), or returns why it could not.
-  void set_endpoint_starter(std::function<std::string()> start) { start_ = std::move(start); }
+  /// binds it (and calls set_base_url), or fails saying why it could not.
+  void set_endpoint_starter(std::function<result<>()> start) { start_ = std::move(start); }
   /// The daemon's state changed: open pages hear of it.
   void changed() { ++version_; }
   /// Answers a request of the endpoint's web side.
@@ -88,7 +88,7 @@ class dashboard final : public control_extension {
   std::map<std::string, history, std::less<>> history_;
   /// Each server's last hour, the minute so far last (from the status's counts now).
   json::object history_json(const json::object& status) const;
-  std::function<std::string()> start_;
+  std::function<result<>()> start_;
   /// A page following a server's log: what is not sent yet.
   struct log_follower {
     std::string pending;

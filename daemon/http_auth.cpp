@@ -21,8 +21,7 @@ bool usable(const std::string& path) {
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::getuid() ||
       (st.st_mode & 077) != 0)
     return false;
-  std::string error;
-  auto text = read_text_file(path, 1024, error);
+  auto text = read_text_file(path, 1024);
   if (!text) return false;
   while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) text->pop_back();
   return text->size() == token_bytes * 2 &&
@@ -31,15 +30,14 @@ bool usable(const std::string& path) {
 
 }  // namespace
 
-std::string ensure_http_token(const std::string& path) {
+result<> ensure_http_token(const std::string& path) {
   if (usable(path)) return {};
   const auto hex = random_hex(token_bytes);
-  if (!hex) return fmt::format("cannot make an HTTP token: {}", std::strerror(errno));
+  if (!hex) return failure(fmt::format("cannot make an HTTP token: {}", std::strerror(errno)));
   // A file that is not private (or not ours) is replaced, not trusted: remove it first so that
   // the new one is created 0600.
   ::unlink(path.c_str());
-  if (auto error = write_file_atomically(path, *hex + "\n"); !error.empty()) return error;
-  return {};
+  return write_file_atomically(path, *hex + "\n");
 }
 
 }  // namespace mcpmux

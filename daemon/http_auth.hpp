@@ -5,10 +5,12 @@
 
 #include <string>
 
+#include "protocol/result.hpp"
+
 namespace mcpmux {
 
 /// Makes sure `path` holds a usable token (a private regular file of the user's, 64 hex
-/// digits), writing a new one otherwise. Returns "" or why it cannot.
-std::string ensure_http_token(const std::string& path);
+/// digits), writing a new one otherwise; fails saying why it cannot.
+result<> ensure_http_token(const std::string& path);
 
 }  // namespace mcpmux

@@ -103,15 +103,13 @@ int run(const import_options& o) {
   }
 
   const std::string path = resolve_config_path(o.config.value_or(""));
-  std::string error;
-  bool missing = false;
-  std::string existing;
-  if (auto text = read_text_file(path, 4u << 20, error, &missing)) {
-    existing = std::move(*text);
-  } else if (!missing) {
-    cli::print_visible(stderr, "mcpmux import: {}: {}\n", path, error);
+  auto read = read_text_file_if_exists(path, 4u << 20);
+  if (!read) {
+    cli::print_visible(stderr, "mcpmux import: {}: {}\n", path, read.error().message);
     return 1;
   }
+  const bool missing = !*read;
+  const std::string existing = read->value_or("");
   merge_outcome m = merge_into_config(
       existing, path, servers, comment, process_env,
       o.keep_plaintext ? credentials::keep_plaintext : credentials::to_secret_store);
@@ -144,8 +142,8 @@ int run(const import_options& o) {
     cli::print_visible(stderr, "mcpmux import: moved to {} (named as ${{secret:NAME}} in {}): {}\n",
                        kept.where, path, join(names));
   }
-  if (std::string err = write_file_atomically(path, m.text); !err.empty()) {
-    cli::print_visible(stderr, "mcpmux import: {}\n", err);
+  if (auto written = write_file_atomically(path, m.text); !written) {
+    cli::print_visible(stderr, "mcpmux import: {}\n", written.error().message);
     return 1;
   }
   cli::print_visible(stderr, "mcpmux import: added {} server{} to {}{}: {}\n", m.added.size(),

@@ -355,10 +355,10 @@ class oauth_account final : public bearer_source,
 
   std::string read_secret() const {
     if (settings_.client_secret_file.empty()) return {};
-    std::string err;
-    auto text = read_text_file(settings_.client_secret_file, 64 * 1024, err);
+    auto text = read_text_file(settings_.client_secret_file, 64 * 1024);
     if (!text) {
-      log_.warn("cannot read client_secret_file {}: {}", settings_.client_secret_file, err);
+      log_.warn("cannot read client_secret_file {}: {}", settings_.client_secret_file,
+                text.error().message);
       return {};
     }
     return trim(*text);

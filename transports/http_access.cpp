@@ -15,26 +15,26 @@ namespace {
 constexpr std::size_t max_token_bytes = 4096;
 }
 
-std::string http_access::read_token_file(const std::string& path) {
+result<> http_access::read_token_file(const std::string& path) {
   // Refused, as the secrets file is: a token others can read lets them in.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (st.st_uid != ::getuid())
-      return "http_token_file \"" + path + "\" belongs to another user; it is not used";
+      return failure("http_token_file \"" + path + "\" belongs to another user; it is not used");
     if (st.st_mode & 077) {
       char mode[8];
       std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      return "http_token_file \"" + path + "\" is readable by others (mode " + mode +
-             "); it is not used until it is private: chmod 600 " + path;
+      return failure("http_token_file \"" + path + "\" is readable by others (mode " + mode +
+                     "); it is not used until it is private: chmod 600 " + path);
     }
   }
-  std::string error;
-  auto text = read_text_file(path, max_token_bytes, error);
-  if (!text) return "cannot read http_token_file \"" + path + "\": " + error;
+  auto text = read_text_file(path, max_token_bytes);
+  if (!text)
+    return failure("cannot read http_token_file \"" + path + "\": " + text.error().message);
   std::string token(trim(*text));
-  if (token.empty()) return "http_token_file \"" + path + "\" is empty";
+  if (token.empty()) return failure("http_token_file \"" + path + "\" is empty");
   if (token.find_first_of("\r\n") != std::string::npos || token.find('\0') != std::string::npos)
-    return "http_token_file \"" + path + "\" must hold one line";
+    return failure("http_token_file \"" + path + "\" must hold one line");
   add_token("default", std::move(token));
   return {};
 }

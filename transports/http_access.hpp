@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/result.hpp"
+
 namespace mcpmux {
 
 /// Why a request is refused.
@@ -24,9 +26,9 @@ class http_access {
   explicit http_access(bool check_host) : check_host_(check_host) {}
 
   /// Reads the token that requests must carry as `Authorization: Bearer …` (the file's trimmed
-  /// content: one line). "" on success, else why the file cannot serve (also when others may
-  /// read it or it is not ours, like the secrets file).
-  std::string read_token_file(const std::string& path);
+  /// content: one line); fails saying why the file cannot serve (also when others may read it
+  /// or it is not ours, like the secrets file).
+  result<> read_token_file(const std::string& path);
   /// The Host values accepted once bound to `port`: localhost, 127.0.0.1 and [::1] with the port
   /// (also without it on port 80), and `bound` with the port when it is another loopback IPv4
   /// address the endpoint listens on ("" = none).

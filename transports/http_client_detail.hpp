@@ -37,6 +37,7 @@
 #include "base/log.hpp"
 #include "protocol/error.hpp"
 #include "protocol/json_rpc.hpp"
+#include "protocol/result.hpp"
 #include "protocol/sse_parser.hpp"
 #include "transports/http_asio.hpp"
 #include "transports/http_reply_policy.hpp"
@@ -65,15 +66,15 @@ struct origin {
   std::string target;       // path and query
 };
 
-/// Parses an absolute http(s) URL; returns an error text on failure.
-std::string parse_origin(std::string_view text, origin& o);
+/// The origin of an absolute http(s) URL, or why it is not one.
+result<origin> parse_origin(std::string_view text);
 
 /// True when `host` is an IP address literal (no SNI is sent for those).
 bool is_ip_literal(const std::string& host);
 
 /// A TLS client context that verifies peers against the system's CAs and `ca_file` (if any);
-/// null and `error` when OpenSSL or the file cannot be loaded.
-std::unique_ptr<ssl::context> client_tls_context(const std::string& ca_file, std::string& error);
+/// fails when OpenSSL or the file cannot be loaded.
+result<std::unique_ptr<ssl::context>> client_tls_context(const std::string& ca_file);
 
 /// A request id as text: a string as it is, a number in JSON.
 inline std::string id_text(const json::value& id) {
@@ -172,7 +173,6 @@ class http_transport final : public transport, public std::enable_shared_from_th
   void on_stream_event(sse_event& ev, stream_ctx& ctx, stream_role role);
 
   // ---- connections (http_connection_pool.cpp) -----------------------------------------------
-  std::string make_tls_context();
   void expire(connection& c, bool timed);
   void abort_all();
   // Keeps a connection in live_ while a coroutine uses it, so that close() can abort it.
@@ -184,8 +184,10 @@ class http_transport final : public transport, public std::enable_shared_from_th
     live_guard(const live_guard&) = delete;
     live_guard& operator=(const live_guard&) = delete;
   };
-  awaitable<conn_ptr> open_connection(std::string& err, conn_ptr* slot = nullptr,
-                                      bool bypass_closing = false);
+  // A connection, or why none could be made; null when the transport stopped meanwhile (closing,
+  // failed, or no TLS context): whoever stopped it says why, so the caller reports nothing.
+  awaitable<result<conn_ptr>> open_connection(conn_ptr* slot = nullptr,
+                                              bool bypass_closing = false);
   void release(conn_ptr c, bool reusable);
   conn_ptr take_idle();
   request make_request(http::verb verb, const std::string& target, std::string body,

@@ -32,45 +32,37 @@ bool is_ip_literal(const std::string& host) {
   return !ec;
 }
 
-std::string parse_origin(std::string_view text, origin& o) {
+result<origin> parse_origin(std::string_view text) {
   auto r = urls::parse_uri(text);
-  if (!r) return "invalid URL \"" + std::string(text) + "\": " + r.error().message();
+  if (!r) return failure("invalid URL \"" + std::string(text) + "\": " + r.error().message());
   const auto& u = *r;
+  origin o;
   o.scheme = lower(u.scheme());
   if (o.scheme != "http" && o.scheme != "https")
-    return "unsupported URL scheme \"" + o.scheme + "\" (http or https expected)";
+    return failure("unsupported URL scheme \"" + o.scheme + "\" (http or https expected)");
   o.tls = o.scheme == "https";
   if (u.host_type() == urls::host_type::ipv6)
     o.host = u.host_ipv6_address().to_string();
   else
     o.host = lower(u.host());
-  if (o.host.empty()) return "URL \"" + std::string(text) + "\" has no host";
+  if (o.host.empty()) return failure("URL \"" + std::string(text) + "\" has no host");
   o.port = u.has_port() ? std::string(u.port()) : (o.tls ? "443" : "80");
   o.host_header = std::string(u.encoded_host_and_port());
   o.target = target_of(u);
-  return {};
+  return o;
 }
 
-std::unique_ptr<ssl::context> client_tls_context(const std::string& ca_file, std::string& error) {
-  if (!load_openssl(&error)) return nullptr;
+result<std::unique_ptr<ssl::context>> client_tls_context(const std::string& ca_file) {
+  if (auto loaded = load_openssl(); !loaded) return std::move(loaded.error());
   auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
   error_code ec;
   ctx->set_default_verify_paths(ec);  // none: only ca_file's CAs are trusted
   if (!ca_file.empty()) {
     ctx->load_verify_file(ca_file, ec);
-    if (ec) {
-      error = "cannot load ca_file \"" + ca_file + "\": " + ec.message();
-      return nullptr;
-    }
+    if (ec) return failure("cannot load ca_file \"" + ca_file + "\": " + ec.message());
   }
   ctx->set_verify_mode(ssl::verify_peer);
   return ctx;
-}
-
-std::string http_transport::make_tls_context() {
-  std::string err;
-  tls_ctx_ = client_tls_context(opt_.ca_file, err);
-  return err;
 }
 
 void http_transport::expire(connection& c, bool timed) {
@@ -87,10 +79,9 @@ void http_transport::abort_all() {
 }
 
 // Resolves, connects and (for https) handshakes; each step bounded by the timeout.
-awaitable<conn_ptr> http_transport::open_connection(std::string& err, conn_ptr* slot,
-                                                    bool bypass_closing) {
+awaitable<result<conn_ptr>> http_transport::open_connection(conn_ptr* slot, bool bypass_closing) {
   auto self = shared_from_this();
-  if (origin_.tls && !tls_ctx_) co_return nullptr;  // start() failed; fail_later reports why
+  if (origin_.tls && !tls_ctx_) co_return conn_ptr();  // start() failed; fail_later reports why
   auto c = std::make_shared<connection>();
   if (origin_.tls) {
     c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, *tls_ctx_);
@@ -113,30 +104,28 @@ awaitable<conn_ptr> http_transport::open_connection(std::string& err, conn_ptr* 
   auto [rec, results] = co_await resolver->async_resolve(origin_.host, origin_.port, use_tuple);
   timer->cancel();
   const std::string where = origin_.host + ":" + origin_.port;
-  if ((closing_ && !bypass_closing) || failed_) co_return nullptr;
+  if ((closing_ && !bypass_closing) || failed_) co_return conn_ptr();
   if (rec) {
-    err = "cannot resolve " + origin_.host + ": " +
-          (rec == asio::error::operation_aborted ? std::string("timed out") : rec.message());
-    co_return nullptr;
+    co_return failure(
+        "cannot resolve " + origin_.host + ": " +
+        (rec == asio::error::operation_aborted ? std::string("timed out") : rec.message()));
   }
   expire(*c, true);
   auto [cec, ep] = co_await c->lowest().async_connect(results, use_tuple);
   (void)ep;
-  if ((closing_ && !bypass_closing) || failed_) co_return nullptr;
+  if ((closing_ && !bypass_closing) || failed_) co_return conn_ptr();
   if (cec) {
-    err = "cannot connect to " + where + ": " +
-          (cec == beast::error::timeout ? std::string("timed out") : cec.message());
-    co_return nullptr;
+    co_return failure("cannot connect to " + where + ": " +
+                      (cec == beast::error::timeout ? std::string("timed out") : cec.message()));
   }
   c->lowest().socket().set_option(tcp::no_delay(true), cec);
   if (c->tls) {
     expire(*c, true);
     auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, use_tuple);
-    if ((closing_ && !bypass_closing) || failed_) co_return nullptr;
+    if ((closing_ && !bypass_closing) || failed_) co_return conn_ptr();
     if (hec) {
-      err = "TLS handshake with " + where +
-            " failed: " + (hec == beast::error::timeout ? std::string("timed out") : hec.message());
-      co_return nullptr;
+      co_return failure("TLS handshake with " + where + " failed: " +
+                        (hec == beast::error::timeout ? std::string("timed out") : hec.message()));
     }
   }
   co_return c;

@@ -49,26 +49,26 @@ endpoint_impl::endpoint_impl(asio::io_context& io, http_endpoint_options opt,
       sweep_(io),
       grace_(io) {}
 
-std::string endpoint_impl::open() {
+result<> endpoint_impl::open() {
   const auto& a = opt_.address;
   const auto split = split_host_port(a);
-  if (!split) return "daemon.http \"" + a + "\": expected HOST:PORT";
+  if (!split) return failure("daemon.http \"" + a + "\": expected HOST:PORT");
   const auto& host = split->host;
   const auto port = split->port;
   error_code ec;
   const auto addr = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
-  if (ec) return "daemon.http \"" + a + "\": host must be localhost or an IP address";
+  if (ec) return failure("daemon.http \"" + a + "\": host must be localhost or an IP address");
   if (!addr.is_loopback()) {
     if (!opt_.allow_remote)
-      return "daemon.http \"" + a +
-             "\" is not a loopback address; refusing to serve MCP to other machines (set "
-             "daemon.http_allow_remote = true to allow it, with http_token_file)";
+      return failure("daemon.http \"" + a +
+                     "\" is not a loopback address; refusing to serve MCP to other machines (set "
+                     "daemon.http_allow_remote = true to allow it, with http_token_file)");
     log_.warn("HTTP endpoint on the non-loopback address {}: REACHABLE FROM OTHER MACHINES", a);
     if (opt_.token_file.empty())
       log_.warn("HTTP endpoint on {} has NO TOKEN: anyone who can reach it can call every tool", a);
   }
   if (!opt_.token_file.empty()) {
-    if (auto err = access_.read_token_file(opt_.token_file); !err.empty()) return err;
+    if (auto read = access_.read_token_file(opt_.token_file); !read) return read;
     for (const auto& [name, token] : opt_.named_tokens) access_.add_token(name, token);
   }
   const tcp::endpoint ep(addr, static_cast<unsigned short>(port));
@@ -78,7 +78,7 @@ std::string endpoint_impl::open() {
   if (!ec && addr.is_v6()) acceptor_.set_option(asio::ip::v6_only(true), ec);
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "cannot listen on " + a + " (daemon.http): " + ec.message();
+  if (ec) return failure("cannot listen on " + a + " (daemon.http): " + ec.message());
   port_ = acceptor_.local_endpoint().port();
   const bool other_v4 = addr.is_loopback() && addr.is_v4() && addr.to_string() != "127.0.0.1";
   access_.allow_hosts(port_, other_v4 ? addr.to_string() : std::string());
@@ -387,18 +387,17 @@ awaitable<bool> endpoint_impl::dispatch(conn_ptr c, request& req) {
 
 }  // namespace http_server
 
-std::shared_ptr<http_endpoint> start_http_endpoint(
-    boost::asio::io_context& io, http_endpoint_options options, http_session_handler on_session,
-    http_text_source status_json, http_text_source metrics_text, std::string* error) {
+result<std::shared_ptr<http_endpoint>> start_http_endpoint(boost::asio::io_context& io,
+                                                           http_endpoint_options options,
+                                                           http_session_handler on_session,
+                                                           http_text_source status_json,
+                                                           http_text_source metrics_text) {
   auto ep =
       std::make_shared<http_server::endpoint_impl>(io, std::move(options), std::move(on_session),
                                                    std::move(status_json), std::move(metrics_text));
-  if (auto err = ep->open(); !err.empty()) {
-    if (error) *error = std::move(err);
-    return nullptr;
-  }
+  if (auto opened = ep->open(); !opened) return std::move(opened.error());
   ep->run();
-  return ep;
+  return std::shared_ptr<http_endpoint>(std::move(ep));
 }
 
 }  // namespace mcpmux

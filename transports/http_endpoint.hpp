@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/result.hpp"
 #include "transports/transport.hpp"
 
 namespace boost::asio {
@@ -118,11 +119,13 @@ using http_session_handler = std::function<void(std::shared_ptr<transport>,
 using http_text_source = std::function<std::string()>;
 
 /// Binds and starts serving. GET /status serves `status_json`; GET /metrics serves
-/// `metrics_text` (text exposition format 0.0.4), or answers 404 when it is empty. Returns null
-/// with `*error` set when the address is invalid, not loopback (without allow_remote), cannot be
-/// bound, or the token file is unusable.
-std::shared_ptr<http_endpoint> start_http_endpoint(
-    boost::asio::io_context& io, http_endpoint_options options, http_session_handler on_session,
-    http_text_source status_json, http_text_source metrics_text, std::string* error);
+/// `metrics_text` (text exposition format 0.0.4), or answers 404 when it is empty. Fails when
+/// the address is invalid, not loopback (without allow_remote), cannot be bound, or the token
+/// file is unusable.
+result<std::shared_ptr<http_endpoint>> start_http_endpoint(boost::asio::io_context& io,
+                                                           http_endpoint_options options,
+                                                           http_session_handler on_session,
+                                                           http_text_source status_json,
+                                                           http_text_source metrics_text);
 
 }  // namespace mcpmux

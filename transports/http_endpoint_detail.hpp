@@ -197,8 +197,8 @@ class endpoint_impl final : public http_endpoint,
   endpoint_impl(asio::io_context& io, http_endpoint_options opt, http_session_handler on_session,
                 http_text_source status, http_text_source metrics);
 
-  /// Validates the settings, reads the token and binds; "" on success.
-  std::string open();
+  /// Validates the settings, reads the token and binds, or fails saying what is wrong.
+  result<> open();
   void run();
   void close() override;
   bool draining() const override { return closed_ && !grace_over_ && !conns_.empty(); }

@@ -40,13 +40,21 @@ awaitable<error_code> exchange(Stream& stream, http::request<http::string_body>&
 
 awaitable<fetch_response> run(asio::io_context& io, fetch_request r) {
   fetch_response out;
-  http_client::origin o;
-  if (auto err = http_client::parse_origin(r.url, o); !err.empty()) {
-    out.error = err;
+  auto parsed = http_client::parse_origin(r.url);
+  if (!parsed) {
+    out.error = std::move(parsed.error().message);
     co_return out;
   }
+  const http_client::origin& o = *parsed;
   std::unique_ptr<ssl::context> tls;
-  if (o.tls && !(tls = http_client::client_tls_context(r.ca_file, out.error))) co_return out;
+  if (o.tls) {
+    auto made = http_client::client_tls_context(r.ca_file);
+    if (!made) {
+      out.error = std::move(made.error().message);
+      co_return out;
+    }
+    tls = std::move(*made);
+  }
   // One deadline for the whole exchange: the resolver and the stream both give up at it.
   const auto deadline = std::chrono::steady_clock::now() + r.timeout;
   tcp::resolver resolver(io);

@@ -18,10 +18,11 @@ awaitable<void> http_transport::run_legacy() {
     if (!apply_verdict({}, v)) co_return;
     token_ = std::move(v.token);
   }
-  std::string err;
-  conn_ptr c = co_await open_connection(err);
+  auto opened = co_await open_connection();
   if (closing_ || failed_) co_return;
-  if (!c) co_return fail(err);
+  if (!opened) co_return fail(std::move(opened.error().message));
+  conn_ptr c = std::move(*opened);
+  if (!c) co_return fail("");  // stopped meanwhile: whoever stopped it says why
   live_guard guard(this, c.get());
   auto req = make_request(http::verb::get, origin_.target, {}, "text/event-stream");
   response_parser p;
@@ -62,9 +63,9 @@ void http_transport::on_endpoint(const std::string& data) {
   urls::url dest;
   if (auto r = urls::resolve(*base, *ref, dest); !r)
     return fail("Legacy SSE: cannot resolve endpoint \"" + clip(ref_text, 200) + "\"");
-  origin o;
-  if (auto e = parse_origin(dest.buffer(), o); !e.empty())
-    return fail("Legacy SSE: endpoint: " + e);
+  auto parsed = parse_origin(dest.buffer());
+  if (!parsed) return fail("Legacy SSE: endpoint: " + parsed.error().message);
+  const origin& o = *parsed;
   if (o.scheme != origin_.scheme || o.host != origin_.host || o.port != origin_.port)
     return fail("Legacy SSE: endpoint \"" + clip(std::string(dest.buffer()), 200) +
                 "\" is not on the same origin as the configured URL; refused");

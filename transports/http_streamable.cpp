@@ -50,12 +50,10 @@ awaitable<void> http_transport::post_message(const std::string& text, const outg
     conn_ptr c = take_idle();
     const bool reused = c != nullptr;
     if (!c) {
-      std::string err;
-      c = co_await open_connection(err);
-      if (!c) {
-        if (!err.empty()) fail(err);
-        co_return;
-      }
+      auto opened = co_await open_connection();
+      if (!opened) co_return fail(std::move(opened.error().message));
+      if (!*opened) co_return;
+      c = std::move(*opened);
     }
     live_guard guard(this, c.get());
     if (cancelled(out)) co_return release(std::move(c), true);
@@ -290,13 +288,14 @@ awaitable<void> http_transport::resume(stream_ctx& ctx, stream_role role) {
     t.expires_after(delay);
     co_await t.async_wait(use_tuple);
     if (closing_ || failed_) co_return;
-    std::string err;
-    conn_ptr c =
-        co_await open_connection(err, role == stream_role::listener ? &listener_conn_ : nullptr);
-    if (!c) {
-      log_.debug("resuming the stream failed: {}", err);
+    auto opened =
+        co_await open_connection(role == stream_role::listener ? &listener_conn_ : nullptr);
+    if (!opened || !*opened) {
+      log_.debug("resuming the stream failed: {}",
+                 opened ? "the transport stopped" : opened.error().message);
       continue;
     }
+    conn_ptr c = std::move(*opened);
     live_guard guard(this, c.get());
     ctx.parser.reset();
     auto req = make_request(http::verb::get, origin_.target, {}, "text/event-stream",
@@ -351,13 +350,13 @@ void http_transport::on_initialized(std::string protocol_version,
 
 awaitable<void> http_transport::run_listener() {
   auto self = shared_from_this();
-  std::string err;
-  conn_ptr c = co_await open_connection(err, &listener_conn_);
+  auto opened = co_await open_connection(&listener_conn_);
   if (closing_ || failed_ || listener_abandoned_) co_return;
-  if (!c) {
-    log_.debug("GET listener disabled: {}", err);
+  if (!opened || !*opened) {
+    log_.debug("GET listener disabled: {}", opened ? "" : opened.error().message);
     co_return listener_ready();
   }
+  conn_ptr c = std::move(*opened);
   live_guard guard(this, c.get());
   auto req = make_request(http::verb::get, origin_.target, {}, "text/event-stream");
   response_parser p;
@@ -399,9 +398,8 @@ awaitable<void> http_transport::send_delete() {
   t.async_wait([slot](error_code ec) {
     if (!ec && *slot) (*slot)->abort();
   });
-  std::string err;
-  conn_ptr c = co_await open_connection(err, slot.get(), true);
-  if (c) {
+  auto opened = co_await open_connection(slot.get(), true);
+  if (conn_ptr c = opened ? *opened : nullptr) {
     auto req = make_request(http::verb::delete_, origin_.target, {},
                             "application/json, text/event-stream");
     response_parser p;

@@ -39,9 +39,13 @@ http_transport::http_transport(asio::io_context& io, http_transport_options opt)
 
 void http_transport::start(transport_events& events) {
   events_ = &events;
-  if (auto err = parse_origin(opt_.url, origin_); !err.empty()) return fail_later(err);
+  auto parsed = parse_origin(opt_.url);
+  if (!parsed) return fail_later(std::move(parsed.error().message));
+  origin_ = std::move(*parsed);
   if (origin_.tls) {
-    if (auto err = make_tls_context(); !err.empty()) return fail_later(err);
+    auto made = client_tls_context(opt_.ca_file);
+    if (!made) return fail_later(std::move(made.error().message));
+    tls_ctx_ = std::move(*made);
   }
   if (legacy()) {
     if (opt_.timeout.count() > 0) {

@@ -3,19 +3,18 @@
 #pragma once
 
 #include <array>
-#include <optional>
-#include <string>
 #include <string_view>
 
 #include "protocol/oauth_login.hpp"
+#include "protocol/result.hpp"
 
 namespace mcpmux {
 
-/// SHA-256 of `data`; nullopt and `*error` when OpenSSL cannot be loaded.
-std::optional<std::array<unsigned char, 32>> sha256(std::string_view data, std::string* error);
+/// SHA-256 of `data`; fails when OpenSSL cannot be loaded.
+result<std::array<unsigned char, 32>> sha256(std::string_view data);
 
 /// Fresh secrets for one login: a 256-bit random state, a PKCE verifier of 256 random bits and
-/// its S256 challenge. Nullopt and `*error` when OpenSSL cannot be loaded or has no entropy.
-std::optional<oauth::login_secrets> make_login_secrets(std::string* error);
+/// its S256 challenge. Fails when OpenSSL cannot be loaded or has no entropy.
+result<oauth::login_secrets> make_login_secrets();
 
 }  // namespace mcpmux

@@ -104,19 +104,23 @@ void run_login(boost::asio::io_context& io, oauth::login_config cfg, login_run_o
                std::function<void(const std::string& url)> open_url,
                std::function<void(login_outcome)> done) {
   auto r = std::make_shared<run>(io, std::move(options), std::move(open_url), std::move(done));
-  std::string error;
-  auto secrets = make_login_secrets(&error);
-  if (!secrets) return boost::asio::post(io, [r, error] { r->finish(error); });
+  // A failure is told on the loop's next turn, as every outcome is: never from inside run_login.
+  const auto fail = [&](const rpc_error& e) {
+    boost::asio::post(io, [r, error = e.message] { r->finish(error); });
+  };
+  auto secrets = make_login_secrets();
+  if (!secrets) return fail(secrets.error());
   if (!cfg.machine) {
     std::weak_ptr<run> weak = r;
-    r->listener = start_redirect_listener(
+    auto listener = start_redirect_listener(
         io, "/callback",
         [weak](std::string_view query) {
           auto self = weak.lock();
           return self ? self->on_redirect(query) : std::string("This login is over.");
         },
-        &error, static_cast<unsigned short>(r->opt.redirect_port));
-    if (!r->listener) return boost::asio::post(io, [r, error] { r->finish(error); });
+        static_cast<unsigned short>(r->opt.redirect_port));
+    if (!listener) return fail(listener.error());
+    r->listener = std::move(*listener);
     cfg.redirect_uri = r->listener->redirect_uri();
   }
   r->machine.emplace(std::move(cfg), std::move(*secrets));

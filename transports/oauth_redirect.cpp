@@ -45,13 +45,14 @@ class listener_impl final : public redirect_listener,
   listener_impl(asio::io_context& io, std::string path, redirect_handler on_redirect)
       : io_(io), acceptor_(io), path_(std::move(path)), on_redirect_(std::move(on_redirect)) {}
 
-  std::string open(unsigned short port) {
+  result<> open(unsigned short port) {
     error_code ec;
     const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
     acceptor_.open(ep.protocol(), ec);
     if (!ec) acceptor_.bind(ep, ec);
     if (!ec) acceptor_.listen(8, ec);
-    if (ec) return "cannot listen on 127.0.0.1 for the authorization redirect: " + ec.message();
+    if (ec)
+      return failure("cannot listen on 127.0.0.1 for the authorization redirect: " + ec.message());
     port_ = acceptor_.local_endpoint().port();
     uri_ = "http://127.0.0.1:" + std::to_string(port_) + path_;
     asio::co_spawn(io_, accept_loop(), asio::detached);
@@ -132,18 +133,14 @@ class listener_impl final : public redirect_listener,
 
 }  // namespace
 
-std::shared_ptr<redirect_listener> start_redirect_listener(boost::asio::io_context& io,
-                                                           std::string path,
-                                                           redirect_handler on_redirect,
-                                                           std::string* error,
-                                                           unsigned short port) {
+result<std::shared_ptr<redirect_listener>> start_redirect_listener(boost::asio::io_context& io,
+                                                                   std::string path,
+                                                                   redirect_handler on_redirect,
+                                                                   unsigned short port) {
   if (path.empty() || path.front() != '/') path.insert(0, 1, '/');
   auto l = std::make_shared<listener_impl>(io, std::move(path), std::move(on_redirect));
-  if (auto err = l->open(port); !err.empty()) {
-    if (error) *error = std::move(err);
-    return nullptr;
-  }
-  return l;
+  if (auto opened = l->open(port); !opened) return std::move(opened.error());
+  return std::shared_ptr<redirect_listener>(std::move(l));
 }
 
 }  // namespace mcpmux

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/result.hpp"
+
 namespace boost::asio {
 class io_context;
 }
@@ -29,11 +31,10 @@ class redirect_listener {
 using redirect_handler = std::function<std::string(std::string_view query)>;
 
 /// Listens on 127.0.0.1:`port` (0: the kernel picks; a fixed one for clients registered with
-/// it) for GET `path` (e.g. "/callback"); null and `*error` when it cannot.
-std::shared_ptr<redirect_listener> start_redirect_listener(boost::asio::io_context& io,
-                                                           std::string path,
-                                                           redirect_handler on_redirect,
-                                                           std::string* error,
-                                                           unsigned short port = 0);
+/// it) for GET `path` (e.g. "/callback"), or fails saying why it cannot.
+result<std::shared_ptr<redirect_listener>> start_redirect_listener(boost::asio::io_context& io,
+                                                                   std::string path,
+                                                                   redirect_handler on_redirect,
+                                                                   unsigned short port = 0);
 
 }  // namespace mcpmux

@@ -58,10 +58,10 @@ void* openssl_symbol(const char* name) {
 
 }  // namespace
 
-bool load_openssl(std::string* error) {
+result<> load_openssl() {
   const auto& lib = libssl();
-  if (!lib.handle && error) *error = lib.error;
-  return lib.handle != nullptr;
+  if (!lib.handle) return failure(lib.error);
+  return {};
 }
 
 }  // namespace mcpmux

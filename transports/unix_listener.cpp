@@ -45,27 +45,21 @@ class listener_impl final : public unix_listener,
   listener_impl(asio::io_context& io, std::function<void(int)> on_accept)
       : acceptor_(io), retry_(io), on_accept_(std::move(on_accept)) {}
 
-  bool open(const std::string& path, int inherited_fd, std::string* error) {
+  result<> open(const std::string& path, int inherited_fd) {
     boost::system::error_code ec;
     if (inherited_fd >= 0) {
       acceptor_.assign(stream(), inherited_fd, ec);
-      if (ec) {
-        *error = "cannot use the inherited socket: " + ec.message();
-        return false;
-      }
-      return true;
+      if (ec) return failure("cannot use the inherited socket: " + ec.message());
+      return {};
     }
-    if (path.size() >= sizeof(sockaddr_un::sun_path)) {
-      *error = "socket path is too long: " + path;
-      return false;
-    }
+    if (path.size() >= sizeof(sockaddr_un::sun_path))
+      return failure("socket path is too long: " + path);
     auto dir = std::filesystem::path(path).parent_path().string();
     // Ours and private, or made now; never a symlink followed, never another's mode changed.
-    if (!dir.empty() && !make_private_dir(dir, error)) return false;
-    if (live_socket(path)) {
-      *error = "another mcpmuxd is already serving " + path;
-      return false;
+    if (!dir.empty()) {
+      if (auto made = make_private_dir(dir); !made) return made;
     }
+    if (live_socket(path)) return failure("another mcpmuxd is already serving " + path);
     ::unlink(path.c_str());  // a stale socket from a daemon that died
     acceptor_.open(stream(), ec);
     if (!ec) {
@@ -75,12 +69,9 @@ class listener_impl final : public unix_listener,
     }
     if (!ec) ::chmod(path.c_str(), 0600);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      *error = "cannot listen on " + path + ": " + ec.message();
-      return false;
-    }
+    if (ec) return failure("cannot listen on " + path + ": " + ec.message());
     path_ = path;
-    return true;
+    return {};
   }
 
   void accept() {
@@ -130,13 +121,13 @@ class listener_impl final : public unix_listener,
 
 }  // namespace
 
-std::shared_ptr<unix_listener> listen_unix(asio::io_context& io, const std::string& path,
-                                           int inherited_fd, std::function<void(int)> on_accept,
-                                           std::string* error) {
+result<std::shared_ptr<unix_listener>> listen_unix(asio::io_context& io, const std::string& path,
+                                                   int inherited_fd,
+                                                   std::function<void(int)> on_accept) {
   auto l = std::make_shared<listener_impl>(io, std::move(on_accept));
-  if (!l->open(path, inherited_fd, error)) return nullptr;
+  if (auto opened = l->open(path, inherited_fd); !opened) return std::move(opened.error());
   l->accept();
-  return l;
+  return std::shared_ptr<unix_listener>(std::move(l));
 }
 
 }  // namespace mcpmux

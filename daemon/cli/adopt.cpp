@@ -69,9 +69,8 @@ outcome<agent_file> resolve(const std::string& target) {
 }
 
 outcome<std::string> read_file(const std::string& path) {
-  std::string err;
-  auto text = read_text_file(path, max_client_file, err);
-  if (!text) return fail(path + ": " + err);
+  auto text = read_text_file(path, max_client_file);
+  if (!text) return fail(path + ": " + text.error().message);
   return std::move(*text);
 }
 
@@ -111,7 +110,8 @@ outcome<void> replace_file(const std::string& path, std::string_view expected,
   if (*now != expected)
     return fail(path + " changed while mcpmux was working on it; nothing was written to it",
                 "Run the command again.");
-  if (auto err = write_file_atomically(path, text); !err.empty()) return fail(err);
+  if (auto written = write_file_atomically(path, text); !written)
+    return fail(written.error().message);
   return {};
 }
 
@@ -230,12 +230,9 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
   const auto* file = &opened->first;
   const auto* text = &opened->second;
   const std::string config_path = resolve_config_path(args.config.value_or(""));
-  std::string existing;
-  bool missing = false;
-  if (std::string err; auto t = read_text_file(config_path, 4u << 20, err, &missing))
-    existing = std::move(*t);
-  else if (!missing)
-    return fail(config_path + ": " + err);
+  auto read = read_text_file_if_exists(config_path, 4u << 20);
+  if (!read) return fail(config_path + ": " + read.error().message);
+  const std::string existing = read->value_or("");
 
   auto plan = plan_adoption(
       *text, *file, existing, config_path, self_path(), process_env,
@@ -290,10 +287,11 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
     print_visible(stdout, "moved to {}: {}\n", kept.where, fmt::join(moved, ", "));
   }
   if (plan.config_text != existing)
-    if (auto err = write_file_atomically(config_path, plan.config_text); !err.empty())
-      return fail(err);
+    if (auto written = write_file_atomically(config_path, plan.config_text); !written)
+      return fail(written.error().message);
   const std::string backup = file->path + ".mcpmux-backup-" + timestamp();
-  if (auto err = write_file_atomically(backup, *text); !err.empty()) return fail(err);
+  if (auto written = write_file_atomically(backup, *text); !written)
+    return fail(written.error().message);
   ::chmod(backup.c_str(), 0600);  // it may hold the client's secrets
   if (auto w = replace_file(file->path, *text, plan.client_text); !w) return w.error();
   const auto strings = [](const std::vector<std::string>& v) {
@@ -308,9 +306,9 @@ outcome<exit_status> run_adopt(const context& ctx, const command_args& args) {
   const boost::json::object record{
       {"file", file->path},    {"backup", backup},          {"servers", strings(plan.servers)},
       {"config", config_path}, {"lists", std::move(lists)}, {"profiles", strings(plan.profiles)}};
-  if (auto err = write_file_atomically(record_path(file->path), boost::json::serialize(record));
-      !err.empty())
-    print_visible(stderr, "mcpmux: warning: {}\n", err);
+  if (auto written = write_file_atomically(record_path(file->path), boost::json::serialize(record));
+      !written)
+    print_visible(stderr, "mcpmux: warning: {}\n", written.error().message);
   print_visible(stdout, "adopted: {} now runs mcpmux (backup: {})\n", file->path, backup);
   if (!moved.empty())
     print_visible(
@@ -327,15 +325,14 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
   const auto* file = &opened->first;
   const auto* text = &opened->second;
   // What adopt kept: the backup, and which of mcpmux's servers the client's became.
-  std::string err;
-  auto rec_text = read_text_file(record_path(file->path), 1u << 20, err);
+  auto rec_text = read_text_file(record_path(file->path), 1u << 20);
   boost::system::error_code ec;
   const auto rec = rec_text ? boost::json::parse(*rec_text, ec) : boost::json::value();
   const auto* ro = ec ? nullptr : rec.if_object();
   const auto backup = ro ? string_member(*ro, "backup") : std::string();
   std::optional<std::string> backup_text;
   if (!backup.empty())
-    if (auto b = read_text_file(backup, max_client_file, err)) backup_text = std::move(*b);
+    if (auto b = read_text_file(backup, max_client_file)) backup_text = std::move(*b);
   const auto strings = [&](const boost::json::object* o, std::string_view key) {
     std::vector<std::string> out;
     if (const auto* n = o ? o->if_contains(key) : nullptr; n && n->is_array())
@@ -375,9 +372,8 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
                 redact(line_diff(*text, restored)));  // the secrets the config resolved
   std::string config_after;
   if (args.remove && !names.empty()) {
-    std::string cerr;
-    auto ctext = read_text_file(config_path, 4u << 20, cerr);
-    if (!ctext) return fail(config_path + ": " + cerr);
+    auto ctext = read_text_file(config_path, 4u << 20);
+    if (!ctext) return fail(config_path + ": " + ctext.error().message);
     std::vector<std::string> tables;
     for (const auto& n : names) tables.push_back("servers." + n);
     for (const auto& p : profiles) tables.push_back("profiles." + p);
@@ -394,8 +390,8 @@ outcome<exit_status> run_unadopt(const context& ctx, const command_args& args) {
   // Restored from it, the backup has done its job; it held the tokens in plain text.
   if (backup_text && ::unlink(backup.c_str()) == 0) fmt::print("removed the backup {}\n", backup);
   if (!config_after.empty()) {
-    if (auto werr = write_file_atomically(config_path, config_after); !werr.empty())
-      return fail(werr);
+    if (auto written = write_file_atomically(config_path, config_after); !written)
+      return fail(written.error().message);
     reload_and_wait(ctx, {});
   }
   print_visible(stdout, "unadopted: {} has its own servers again{}\n", file->path,

@@ -55,9 +55,9 @@ std::optional<failure> check_socket_dir(const std::string& path) {
     f.sys_errno = ENOENT;
     return f;
   }
-  if (auto problem = private_dir_problem(dir); !problem.empty()) {
+  if (auto checked = check_private_dir(dir); !checked) {
     return failure{exit_status::no_daemon,
-                   fmt::format("refusing to use the socket {}: {}", path, problem),
+                   fmt::format("refusing to use the socket {}: {}", path, checked.error().message),
                    {}};
   }
   return std::nullopt;

@@ -53,8 +53,7 @@ bool is_executable_file(const std::string& path) {
 /// A variable of another process of this user (/proc/PID/environ); nullopt when unset or
 /// unreadable.
 std::optional<std::string> environ_of(pid_t pid, std::string_view name) {
-  std::string error;
-  auto text = read_text_file(fmt::format("/proc/{}/environ", pid), 1u << 20, error);
+  auto text = read_text_file(fmt::format("/proc/{}/environ", pid), 1u << 20);
   if (!text) return std::nullopt;
   const std::string prefix = std::string(name) + "=";
   std::size_t at = 0;
@@ -174,15 +173,15 @@ void check_socket_dirs(const context& ctx, findings& out) {
                      fmt::format("{} is not there yet (mcpmuxd makes it, mode 0700)", dir), ""});
       continue;
     }
-    const std::string problem = private_dir_problem(dir);
-    if (problem.empty()) {
+    const auto checked = check_private_dir(dir);
+    if (checked) {
       out.push_back({"socket directory", verdict::ok, dir + " is yours and private", ""});
       continue;
     }
     // Only the mode of a directory of one's own can be mended in place; anything else may be
     // another user's trap and is left alone.
     const bool own_dir = S_ISDIR(st.st_mode) && st.st_uid == ::getuid();
-    out.push_back({"socket directory", verdict::problem, problem,
+    out.push_back({"socket directory", verdict::problem, checked.error().message,
                    own_dir ? "chmod 700 " + sh_word(dir)
                            : "set daemon.socket (or $MCPMUX_SOCKET) to a path in a directory of "
                              "your own"});
@@ -245,10 +244,9 @@ std::vector<pid_t> daemons_of_this_user() {
     const std::string proc = fmt::format("/proc/{}", pid);
     struct stat st {};
     if (::stat(proc.c_str(), &st) != 0 || st.st_uid != ::getuid()) continue;
-    std::string error;
-    if (read_text_file(proc + "/comm", 64, error) != "mcpmuxd\n") continue;
+    if (auto comm = read_text_file(proc + "/comm", 64); !comm || *comm != "mcpmuxd\n") continue;
     // A zombie has exited: only its parent has not collected it yet.
-    auto stat_line = read_text_file(proc + "/stat", 4096, error);
+    auto stat_line = read_text_file(proc + "/stat", 4096);
     if (!stat_line) continue;
     if (auto paren = stat_line->rfind(')'); paren != std::string::npos &&
                                             paren + 2 < stat_line->size() &&
@@ -266,8 +264,7 @@ std::vector<pid_t> daemons_of_this_user() {
 /// The Unix socket paths a process listens on: its descriptors' socket inodes looked up among
 /// the listening sockets of /proc/net/unix ("" when none is found).
 std::string listening_paths(pid_t pid) {
-  std::string error;
-  const auto table = read_text_file("/proc/net/unix", 64u << 20, error);
+  const auto table = read_text_file("/proc/net/unix", 64u << 20);
   if (!table) return "";
   // Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening.
   std::map<std::string, std::string> by_inode;
@@ -479,8 +476,7 @@ void check_secrets(const config_result& loaded, findings& out) {
   }
   std::set<std::string> names;
   for (const auto& file : files) {
-    std::string error;
-    if (auto text = read_text_file(file, 16u << 20, error)) secret_names_in(*text, names);
+    if (auto text = read_text_file(file, 16u << 20)) secret_names_in(*text, names);
   }
   if (names.empty()) return;
   const std::string path = secrets_path();
@@ -585,8 +581,7 @@ std::vector<std::string> unit_dirs() {
 /// The program of the first ExecStart= of a unit file ("" when none): systemd's prefixes
 /// (-, @, :, +, !) are not part of it.
 std::string exec_start_program(const std::string& unit_file) {
-  std::string error;
-  auto text = read_text_file(unit_file, 1u << 20, error);
+  auto text = read_text_file(unit_file, 1u << 20);
   if (!text) return "";
   std::size_t at = 0;
   while (at < text->size()) {

@@ -74,10 +74,10 @@ outcome<server_config> server_from(const command_args& a) {
 
 // The config's text; "" (and `*missing`) when there is no file yet.
 outcome<std::string> read_config(const std::string& path, bool& missing) {
-  std::string err;
-  if (auto t = read_text_file(path, max_config_bytes, err, &missing)) return std::move(*t);
-  if (missing) return std::string();
-  return fail(path + ": " + err);
+  auto read = read_text_file_if_exists(path, max_config_bytes);
+  if (!read) return fail(path + ": " + read.error().message);
+  missing = !*read;
+  return read->value_or("");
 }
 
 failure invalid(const std::string& path, const std::vector<config_error>& errors) {
@@ -98,7 +98,8 @@ outcome<config> write_config(const std::string& path, std::string_view before,
   if (*now != before)
     return fail(path + " changed while mcpmux was working on it; nothing was written",
                 "Run the command again.");
-  if (auto err = write_file_atomically(path, text); !err.empty()) return fail(err);
+  if (auto written = write_file_atomically(path, text); !written)
+    return fail(written.error().message);
   return std::move(*checked.value);
 }
 

@@ -91,8 +91,8 @@ outcome<exit_status> run_secret(const context&, const command_args& args) {
     if (removed) fmt::print(stderr, "removed {} from the Secret Service\n", args.target);
   }
   if (file.error.empty() && file.values.erase(args.target) > 0) {
-    if (auto error = write_secrets(path, file.values); !error.empty())
-      return failure{exit_status::failure, error};
+    if (auto written = write_secrets(path, file.values); !written)
+      return failure{exit_status::failure, written.error().message};
     fmt::print(stderr, "removed {} from {}\n", args.target, path);
     removed = true;
   }

@@ -123,8 +123,8 @@ outcome<started_daemon> spawn_daemon(const context& ctx, const std::string& prog
 outcome<unique_fd> open_spawn_lock() {
   const std::string dir = parent_dir(daemon_record_path());
   const std::string path = dir + "/spawn.lock";
-  if (std::string error; !mcpmux::make_private_dir(dir, &error))
-    return failure{exit_status::no_daemon, "cannot start the daemon: " + error, {}};
+  if (auto made = mcpmux::make_private_dir(dir); !made)
+    return failure{exit_status::no_daemon, "cannot start the daemon: " + made.error().message, {}};
   unique_fd lock{::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)};
   struct stat st {};
   if (lock.get() < 0 || ::fstat(lock.get(), &st) != 0) {

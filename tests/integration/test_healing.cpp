@@ -473,10 +473,9 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
   // allows).
   const auto store_path = dir_.file("xdg/state/mcpmux/state.db");
   auto cached_entry = [&]() -> std::string {
-    std::string error;
-    auto store = state_store::open(store_path, error);
+    auto store = state_store::open(store_path);
     if (!store) return {};
-    for (auto& row : store->cached_tools())
+    for (auto& row : (*store)->cached_tools())
       if (row.server == "lazy") return row.doc;
     return {};
   };
@@ -562,9 +561,9 @@ TEST_F(healing, cached_tools_are_served_at_once_and_invalidated_by_config_change
   // A corrupt entry is ignored with a warning.
   {
     {
-      std::string error;
-      auto store = state_store::open(store_path, error);
-      ASSERT_TRUE(store) << error;
+      auto opened = state_store::open(store_path);
+      ASSERT_TRUE(opened) << opened.error().message;
+      auto& store = *opened;
       // The entry of the first run's configuration, its document torn.
       for (auto row : store->cached_tools())
         if (row.server == "lazy") {

@@ -97,8 +97,7 @@ class endpoint_test : public ::testing::Test {
  protected:
   void start(http_endpoint_options o) {
     o.address = "127.0.0.1:0";
-    std::string err;
-    ep_ = start_http_endpoint(
+    auto started = start_http_endpoint(
         io_, std::move(o),
         [this](std::shared_ptr<transport> t, std::string_view, std::string_view) {
           auto s = std::make_shared<core_session>();
@@ -106,8 +105,9 @@ class endpoint_test : public ::testing::Test {
           t->start(*s);
           cores_.push_back(std::move(s));
         },
-        [] { return std::string("{\"servers\":[]}"); }, {}, &err);
-    ASSERT_TRUE(ep_) << err;
+        [] { return std::string("{\"servers\":[]}"); }, {});
+    ASSERT_TRUE(started) << started.error().message;
+    ep_ = std::move(*started);
     port_ = ep_->port();
     thread_ = std::thread([this] { io_.run(); });
   }

@@ -10,18 +10,17 @@ namespace mcpmux {
 namespace {
 
 TEST(OauthCrypto, Sha256GivesTheRfc7636Challenge) {
-  std::string error;
   // RFC 7636 Appendix B: this verifier's S256 challenge.
-  const auto d = sha256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", &error);
-  ASSERT_TRUE(d) << error;
+  const auto d = sha256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
+  ASSERT_TRUE(d) << d.error().message;
   EXPECT_EQ(oauth::pkce_challenge_s256(*d), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
 }
 
 TEST(OauthCrypto, LoginSecretsAreFreshAndConsistent) {
-  std::string error;
-  const auto a = make_login_secrets(&error);
-  const auto b = make_login_secrets(&error);
-  ASSERT_TRUE(a && b) << error;
+  const auto a = make_login_secrets();
+  const auto b = make_login_secrets();
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(b) << b.error().message;
   EXPECT_EQ(a->state.size(), 43u);  // 256 bits, base64url
   EXPECT_EQ(a->code_verifier.size(), 43u);
   EXPECT_NE(a->state, b->state);
@@ -32,7 +31,7 @@ TEST(OauthCrypto, LoginSecretsAreFreshAndConsistent) {
            c == '~';
   };
   EXPECT_TRUE(std::all_of(a->code_verifier.begin(), a->code_verifier.end(), unreserved));
-  const auto d = sha256(a->code_verifier, &error);
+  const auto d = sha256(a->code_verifier);
   ASSERT_TRUE(d);
   EXPECT_EQ(a->code_challenge, oauth::pkce_challenge_s256(*d));
 }

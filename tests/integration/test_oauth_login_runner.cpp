@@ -67,8 +67,7 @@ struct fake_provider {
     }
     if (path == "/token") {
       token = form(ex.request().body);
-      std::string err;
-      const auto d = sha256(token["code_verifier"], &err);
+      const auto d = sha256(token["code_verifier"]);
       const bool pkce = d && oauth::pkce_challenge_s256(*d) == challenge;
       if (token["code"] != "the-code" || !pkce)
         return ex.respond(400, R"({"error":"invalid_grant"})");

@@ -37,15 +37,12 @@ struct browser {
 TEST(OauthRedirect, TheRedirectIsReportedAndAnsweredWithAPage) {
   boost::asio::io_context io;
   std::vector<std::string> queries;
-  std::string error;
-  auto l = start_redirect_listener(
-      io, "/callback",
-      [&](std::string_view q) {
-        queries.emplace_back(q);
-        return std::string("Logged in <to> server: you may close this window.");
-      },
-      &error);
-  ASSERT_TRUE(l) << error;
+  auto started = start_redirect_listener(io, "/callback", [&](std::string_view q) {
+    queries.emplace_back(q);
+    return std::string("Logged in <to> server: you may close this window.");
+  });
+  ASSERT_TRUE(started) << started.error().message;
+  const auto l = *started;
   EXPECT_THAT(l->redirect_uri(), ::testing::MatchesRegex("http://127\\.0\\.0\\.1:[0-9]+/callback"));
   browser b{io};
   auto r = b.get(l->redirect_uri() + "?code=abc&state=xyz");
@@ -73,15 +70,12 @@ TEST(OauthRedirect, TheRedirectIsReportedAndAnsweredWithAPage) {
 TEST(OauthRedirect, ARepeatedHostOrOriginIsRefused) {
   boost::asio::io_context io;
   std::atomic<int> redirects{0};
-  std::string error;
-  auto l = start_redirect_listener(
-      io, "/callback",
-      [&](std::string_view) {
-        ++redirects;
-        return std::string("ok");
-      },
-      &error);
-  ASSERT_TRUE(l) << error;
+  auto started = start_redirect_listener(io, "/callback", [&](std::string_view) {
+    ++redirects;
+    return std::string("ok");
+  });
+  ASSERT_TRUE(started) << started.error().message;
+  const auto l = *started;
   std::thread runner([&] { io.run(); });
   const auto& uri = l->redirect_uri();
   const auto port = static_cast<unsigned short>(

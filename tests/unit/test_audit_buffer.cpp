@@ -28,9 +28,9 @@ struct audit_buffer_test : ::testing::Test {
   std::unique_ptr<state_store> store;
   daemon_config d;
   void SetUp() override {
-    std::string error;
-    store = state_store::open(":memory:", error);
-    ASSERT_TRUE(store) << error;
+    auto opened = state_store::open(":memory:");
+    ASSERT_TRUE(opened) << opened.error().message;
+    store = std::move(*opened);
   }
 };
 

@@ -154,9 +154,9 @@ struct temp_store {
   temp_store() {
     std::string tmpl = (std::filesystem::temp_directory_path() / "mcpmux-snap-XXXXXX").string();
     dir = ::mkdtemp(tmpl.data());
-    std::string error;
-    store = state_store::open(dir + "/state.db", error);
-    EXPECT_TRUE(store) << error;
+    auto opened = state_store::open(dir + "/state.db");
+    EXPECT_TRUE(opened) << opened.error().message;
+    if (opened) store = std::move(*opened);
   }
   ~temp_store() {
     store.reset();

@@ -21,6 +21,7 @@
 #include "config/paths.hpp"
 #include "config/secrets.hpp"
 #include "tests/unit/env_guard.hpp"
+#include "tests/unit/error_text.hpp"
 
 namespace mcpmux {
 namespace {
@@ -885,7 +886,7 @@ TEST_F(ConfigPaths, ResolveSocketPathPrecedence) {
   env_guard sock("MCPMUX_SOCKET", nullptr);
   env_guard run("XDG_RUNTIME_DIR", nullptr);
   const std::string conventional = "/run/user/" + std::to_string(::getuid());
-  const bool has_run_user = private_dir_problem(conventional).empty();
+  const bool has_run_user = check_private_dir(conventional).ok();
   EXPECT_EQ(resolve_socket_path("", nullptr),
             has_run_user ? conventional + "/mcpmux/mcpmux.sock"
                          : "/tmp/mcpmux-" + std::to_string(::getuid()) + "/mcpmux.sock");
@@ -920,12 +921,11 @@ TEST_F(ConfigPaths, PrivateDirectories) {
   temp_dir t;
   const std::string mine = t.path() + "/mine";
   ASSERT_EQ(::mkdir(mine.c_str(), 0700), 0);
-  EXPECT_EQ(private_dir_problem(mine), "");
+  EXPECT_EQ(error_text(check_private_dir(mine)), "");
   ASSERT_EQ(::chmod(mine.c_str(), 0755), 0);
-  EXPECT_THAT(private_dir_problem(mine), HasSubstr("has mode 0755"));
-  std::string error;
-  EXPECT_FALSE(make_private_dir(mine, &error));  // refused, and its mode left as it was
-  EXPECT_THAT(error, HasSubstr("has mode 0755"));
+  EXPECT_THAT(error_text(check_private_dir(mine)), HasSubstr("has mode 0755"));
+  // refused, and its mode left as it was
+  EXPECT_THAT(error_text(make_private_dir(mine)), HasSubstr("has mode 0755"));
   struct stat st {};
   ASSERT_EQ(::stat(mine.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0755u);
@@ -933,22 +933,46 @@ TEST_F(ConfigPaths, PrivateDirectories) {
   const std::string link = t.path() + "/link";
   ASSERT_EQ(::chmod(mine.c_str(), 0700), 0);
   ASSERT_EQ(::symlink(mine.c_str(), link.c_str()), 0);
-  EXPECT_THAT(private_dir_problem(link), HasSubstr("symbolic link"));
-  EXPECT_FALSE(make_private_dir(link, &error));
-  EXPECT_THAT(private_dir_problem(t.path() + "/none"), HasSubstr("No such file"));
+  EXPECT_THAT(error_text(check_private_dir(link)), HasSubstr("symbolic link"));
+  EXPECT_THAT(error_text(make_private_dir(link)), HasSubstr("symbolic link"));
+  EXPECT_THAT(error_text(check_private_dir(t.path() + "/none")), HasSubstr("No such file"));
 
   const std::string made = t.path() + "/a/b/c";
   const mode_t umask = ::umask(0077);
-  EXPECT_TRUE(make_private_dir(made, &error)) << error;
+  EXPECT_EQ(error_text(make_private_dir(made)), "");
   ::umask(umask);
   ASSERT_EQ(::lstat(made.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0700u);
-  EXPECT_TRUE(make_private_dir(made, &error)) << error;  // and found again
+  EXPECT_EQ(error_text(make_private_dir(made)), "");  // and found again
 
   if (::getuid() == 0) {
     ASSERT_EQ(::chown(mine.c_str(), 65534, 65534), 0);
-    EXPECT_THAT(private_dir_problem(mine), HasSubstr("belongs to uid 65534"));
+    EXPECT_THAT(error_text(check_private_dir(mine)), HasSubstr("belongs to uid 65534"));
   }
+}
+
+// base/files: a failure comes back as a result whose words say what could not be done; a missing
+// file is a value for read_text_file_if_exists, a failure for read_text_file.
+TEST(Files, ReadsAndWritesFailSayingWhy) {
+  temp_dir t;
+  const std::string none = t.path() + "/none.toml";
+  EXPECT_EQ(error_text(read_text_file(none, 100)), "cannot open: No such file or directory");
+  auto absent = read_text_file_if_exists(none, 100);
+  ASSERT_TRUE(absent) << absent.error().message;
+  EXPECT_EQ(*absent, std::nullopt);
+  EXPECT_EQ(error_text(read_text_file(t.path(), 100)), "not a regular file");
+  EXPECT_EQ(error_text(read_text_file_if_exists(t.path(), 100)), "not a regular file");
+
+  ASSERT_EQ(error_text(write_file_atomically(none, "0123456789")), "");
+  EXPECT_EQ(read_text_file_if_exists(none, 100)->value_or(""), "0123456789");
+  EXPECT_EQ(error_text(read_text_file(none, 9)), "file is larger than 9 bytes");
+
+  // A directory cannot be made under a file: the failure names the directory.
+  EXPECT_EQ(error_text(make_dirs(none + "/sub", 0700)),
+            "cannot create directory " + none + "/sub: Not a directory");
+  EXPECT_EQ(error_text(write_file_atomically(none + "/sub/x", "y")),
+            "cannot create directory " + none + "/sub: Not a directory");
+  EXPECT_EQ(read_text_file(none, 100).value(), "0123456789");  // left as it was
 }
 
 TEST_F(ConfigPaths, DaemonRecord) {
@@ -957,7 +981,7 @@ TEST_F(ConfigPaths, DaemonRecord) {
   env_guard state("XDG_STATE_HOME", "/elsewhere");  // the record follows the home alone
   EXPECT_EQ(daemon_record_path(), t.path() + "/.local/state/mcpmux/daemon-socket");
   EXPECT_EQ(read_daemon_record(), std::nullopt);
-  ASSERT_EQ(write_daemon_record("/run/user/7/mcpmux/mcpmux.sock"), "");
+  ASSERT_EQ(error_text(write_daemon_record("/run/user/7/mcpmux/mcpmux.sock")), "");
   EXPECT_EQ(read_daemon_record(), std::optional<std::string>("/run/user/7/mcpmux/mcpmux.sock"));
   struct stat st {};
   ASSERT_EQ(::stat(daemon_record_path().c_str(), &st), 0);
@@ -1166,7 +1190,7 @@ TEST_F(ConfigParse, NamedHttpTokensAreLongDistinctAndRedacted) {
   temp_dir dir;
   const std::string file = dir.path() + "/secrets.json";
   env_guard where("MCPMUX_SECRETS_FILE", file.c_str());
-  ASSERT_EQ(write_secrets(file, {{"CI", "ci-token-0123456789abcdef0123456789"}}), "");
+  ASSERT_EQ(error_text(write_secrets(file, {{"CI", "ci-token-0123456789abcdef0123456789"}})), "");
   config c = ok(R"([daemon]
 http_tokens = { editor = "ed-token-0123456789abcdef0123456789", ci = "${secret:CI}" }
 )");
@@ -1190,7 +1214,8 @@ TEST_F(ConfigParse, SecretsComeFromThePrivateSecretsFile) {
   temp_dir dir;
   const std::string file = dir.path() + "/secrets.json";
   env_guard where("MCPMUX_SECRETS_FILE", file.c_str());
-  ASSERT_EQ(write_secrets(file, {{"API_KEY", "sk-live-0123456789"}, {"short", "abc"}}), "");
+  ASSERT_EQ(error_text(write_secrets(file, {{"API_KEY", "sk-live-0123456789"}, {"short", "abc"}})),
+            "");
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -2,6 +2,8 @@
 // against DNS rebinding, the bearer token), header values in, a refusal out.
 #include "transports/http_access.hpp"
 
+#include "tests/unit/error_text.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -60,7 +62,7 @@ TEST(HttpAccess, TheTokenFileGuardsEveryRequest) {
   std::ofstream(path) << "  s3cret \n";
   http_access a(true);
   a.allow_hosts(8931);
-  EXPECT_EQ(a.read_token_file(path), "");
+  EXPECT_EQ(error_text(a.read_token_file(path)), "");
   EXPECT_TRUE(a.token_required());
   EXPECT_FALSE(a.check("127.0.0.1:8931", std::nullopt, "Bearer s3cret"));
   for (std::string_view bad : {"", "Bearer wrong", "Basic s3cret", "Bearer s3cret2"}) {
@@ -73,9 +75,9 @@ TEST(HttpAccess, TheTokenFileGuardsEveryRequest) {
   EXPECT_EQ(a.token_name("Bearer s3cret"), "default");
   EXPECT_EQ(a.token_name("Bearer wrong"), "");
   std::ofstream(path) << "";
-  EXPECT_THAT(http_access(true).read_token_file(path), HasSubstr("empty"));
+  EXPECT_THAT(error_text(http_access(true).read_token_file(path)), HasSubstr("empty"));
   std::remove(path);
-  EXPECT_THAT(http_access(true).read_token_file(path), HasSubstr("cannot read"));
+  EXPECT_THAT(error_text(http_access(true).read_token_file(path)), HasSubstr("cannot read"));
 }
 
 TEST(HttpAccess, NamedTokensPassAndSayWhoCame) {

@@ -37,10 +37,9 @@ struct temp_db {
   std::string path() const { return dir + "/state/state.db"; }
   /// The store at path() (null, with the reason reported as a failure, when it cannot open).
   std::unique_ptr<state_store> open() const {
-    std::string error;
-    auto store = state_store::open(path(), error);
-    EXPECT_TRUE(store) << error;
-    return store;
+    auto store = state_store::open(path());
+    EXPECT_TRUE(store) << store.error().message;
+    return store ? std::move(*store) : nullptr;
   }
 };
 
@@ -251,18 +250,18 @@ TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
 }
 
 TEST(StateStore, InMemoryWhenAsked) {
-  std::string error;
-  auto store = state_store::open(":memory:", error);
-  ASSERT_TRUE(store) << error;
+  auto opened = state_store::open(":memory:");
+  ASSERT_TRUE(opened) << opened.error().message;
+  auto& store = *opened;
   ASSERT_TRUE(store->put_cached_tools({"s", "h", "{}"}).ok());
   EXPECT_EQ(store->cached_tools().size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(":memory:"));
 }
 
 TEST(StateStore, AnUnusablePathIsAnError) {
-  std::string error;
-  EXPECT_FALSE(state_store::open("/proc/mcpmux-no/state.db", error));
-  EXPECT_FALSE(error.empty());
+  auto store = state_store::open("/proc/mcpmux-no/state.db");
+  ASSERT_FALSE(store);
+  EXPECT_THAT(store.error().message, ::testing::HasSubstr("/proc/mcpmux-no"));
 }
 
 std::vector<audit_entry> batch_of(std::int64_t first, int n) {

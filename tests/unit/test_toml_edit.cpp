@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "config/import.hpp"
 #include "config/toml_edit.hpp"
+#include "tests/unit/error_text.hpp"
 
 namespace mcpmux {
 namespace {
@@ -151,14 +152,14 @@ TEST(TomlEdit, TheWriteReplacesTheFileWholeAndKeepsItsMode) {
   char dir[] = "/tmp/mcpmux-toml-edit-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/config.toml";
-  ASSERT_EQ(write_file_atomically(path, commented), "");
+  ASSERT_EQ(error_text(write_file_atomically(path, commented)), "");
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);  // a new file is private
   ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
   const auto before = st.st_ino;
   const auto r = remove_server_table(commented, "files");
-  ASSERT_EQ(write_file_atomically(path, r.text), "");
+  ASSERT_EQ(error_text(write_file_atomically(path, r.text)), "");
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
   EXPECT_NE(st.st_ino, before);  // a new file renamed over the old: never half written

@@ -62,9 +62,9 @@ class ToolCache : public ::testing::Test {
     std::string templ = (fs::temp_directory_path() / "mcpmux-tool-cache-XXXXXX").string();
     ASSERT_NE(::mkdtemp(templ.data()), nullptr);
     root_ = templ;
-    std::string error;
-    store_ = state_store::open(root_ + "/state/state.db", error);
-    ASSERT_TRUE(store_) << error;
+    auto opened = state_store::open(root_ + "/state/state.db");
+    ASSERT_TRUE(opened) << opened.error().message;
+    store_ = std::move(*opened);
   }
   void TearDown() override {
     store_.reset();
@@ -311,10 +311,10 @@ TEST_F(ToolCache, ToolsTrustHoldsBackAreNotCached) {
 
 TEST_F(ToolCache, TheEntriesLastAcrossReopening) {
   store(stdio_server(), sample_tools());
-  std::string error;
   store_.reset();
-  store_ = state_store::open(root_ + "/state/state.db", error);
-  ASSERT_TRUE(store_) << error;
+  auto opened = state_store::open(root_ + "/state/state.db");
+  ASSERT_TRUE(opened) << opened.error().message;
+  store_ = std::move(*opened);
   std::string warning;
   auto got = load_one(stdio_server(), &warning);
   ASSERT_TRUE(got);
