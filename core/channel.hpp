@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "protocol/result.hpp"
 #include "transports/transport.hpp"
 
 namespace mcpmux {
@@ -41,15 +42,15 @@ struct channel_traits {
   std::string endpoint;
 };
 
-/// A new connection, or why there is none.
+/// A new connection.
 struct opened_channel {
-  std::shared_ptr<transport> channel;  ///< null when it could not be opened
-  int pid = -1;                        ///< the child's pid (stdio servers)
-  std::string error;                   ///< why `channel` is null
+  std::shared_ptr<transport> channel;
+  int pid = -1;  ///< the child's pid (stdio servers)
   channel_traits traits;
 };
 
-/// Opens connections; injected by the daemon (tests may inject their own).
-using channel_factory = std::function<opened_channel(const channel_request&)>;
+/// Opens connections, or says why one cannot be opened; injected by the daemon (tests may
+/// inject their own).
+using channel_factory = std::function<result<opened_channel>(const channel_request&)>;
 
 }  // namespace mcpmux

@@ -242,23 +242,23 @@ std::shared_ptr<transport> upstream::open_channel() {
     }
   };
   auto opened = open_(req);
-  traits_ = std::move(opened.traits);
+  if (!opened) {
+    fail(opened.error().message);
+    return nullptr;
+  }
+  traits_ = std::move(opened->traits);
   if (!traits_.endpoint.empty()) {
     // The URL is not logged: its query may carry a secret.
     note("connecting to the " + traits_.endpoint + " endpoint");
     log_.info("connecting ({})", traits_.endpoint);
   }
-  if (!opened.channel) {
-    fail(opened.error);
-    return nullptr;
-  }
-  if (opened.pid > 0) {
-    pid_ = opened.pid;
+  if (opened->pid > 0) {
+    pid_ = opened->pid;
     note("started pid " + std::to_string(pid_));
     observer_.on_upstream_spawned(cfg_.name, pid_);
     log_.info("started pid {}: {}", pid_, cfg_.command);
   }
-  return opened.channel;
+  return opened->channel;
 }
 
 void upstream::connect() {

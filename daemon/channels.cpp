@@ -11,7 +11,7 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
                                      server_sandboxes& sandboxes,
                                      std::shared_ptr<write_batch> batch) {
   return [&io, &logins, &sandboxes,
-          batch = std::move(batch)](const channel_request& req) -> opened_channel {
+          batch = std::move(batch)](const channel_request& req) -> result<opened_channel> {
     const auto& cfg = req.server;
     if (cfg.type != server_type::stdio) {
       http_transport_options opt;
@@ -31,13 +31,13 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
       traits.legacy_only = cfg.type == server_type::sse;
       traits.param_headers = cfg.type == server_type::http;
       traits.endpoint = to_string(cfg.type);
-      return {make_http_transport(io, std::move(opt)), -1, {}, std::move(traits)};
+      return opened_channel{make_http_transport(io, std::move(opt)), -1, std::move(traits)};
     }
     channel_traits traits;
     traits.exit_on_probe_means_legacy = true;
     traits.lists_shared = true;
     auto start = sandboxes.prepare(cfg);
-    if (!start) return {nullptr, -1, std::move(start.error().message), std::move(traits)};
+    if (!start) return start.error();
     stdio_options opt;
     opt.command = std::move(start->command);
     opt.args = std::move(start->args);
@@ -48,7 +48,8 @@ channel_factory make_channel_factory(boost::asio::io_context& io, oauth_accounts
     opt.batch = batch;
     opt.describe_exit = std::move(start->describe_exit);
     auto spawned = spawn_stdio(io, opt);
-    return {std::move(spawned.channel), spawned.pid, std::move(spawned.error), std::move(traits)};
+    if (!spawned) return spawned.error();
+    return opened_channel{std::move(spawned->channel), spawned->pid, std::move(traits)};
   };
 }
 

@@ -152,11 +152,9 @@ result<server_start> server_sandboxes::prepare(const server_config& server) {
     return failure("cannot start \"" + server.command + "\": command not found in PATH");
   // The caches a server writes into are made before it starts: bubblewrap mounts what exists.
   for (const auto& m : st.policy.mounts)
-    if (m.source != m.path) {
-      std::string error;
-      if (!make_dirs(m.source, 0700, &error))
-        return failure("cannot make the sandbox's cache: " + error);
-    }
+    if (m.source != m.path)
+      if (auto made = make_dirs(m.source, 0700); !made)
+        return failure("cannot make the sandbox's cache: " + made.error().message);
   sandbox_launch launch;
   launch.bwrap = host_.bwrap;
   launch.helper = helper_;
@@ -204,10 +202,9 @@ result<void> server_sandboxes::attach_proxy(const server_config& server, sandbox
   const auto& policy = state(server.name).policy;
   if (policy.network.mode != network_setting::kind::hosts) return {};
   // A server with a list and no proxy would reach nothing at all: it is not started.
-  std::string error;
-  if (runtime_dir_.empty() || !make_private_dir(runtime_dir_, &error))
-    return failure("cannot make the network proxy's directory: " +
-                   (error.empty() ? std::string("no runtime directory") : error));
+  if (runtime_dir_.empty()) return failure("no runtime directory for the network proxy");
+  if (auto made = make_private_dir(runtime_dir_); !made)
+    return failure("cannot make the network proxy's directory: " + made.error().message);
   net_proxy_options po;
   po.socket_path = runtime_dir_ + "/" + std::to_string(++starts_) + ".sock";
   po.network = policy.network.hosts;

@@ -34,8 +34,8 @@ constexpr std::uint64_t cfs_period_us = 100000;   // the kernel's default period
 constexpr std::uint64_t cfs_min_quota_us = 1000;  // the smallest quota the kernel takes
 
 std::string read_or_empty(const std::string& path) {
-  std::string error;
-  return read_text_file(path, max_cgroup_file, error).value_or("");
+  auto text = read_text_file(path, max_cgroup_file);
+  return text ? std::move(*text) : std::string();
 }
 
 bool exists(const std::string& path) {

@@ -99,8 +99,9 @@ class command_bearer final : public bearer_source,
     so.term_grace = std::chrono::milliseconds(500);
     so.on_exit = [run](int status) { run->status = status; };
     auto spawned = spawn_stdio(io_, so);
-    if (!spawned.channel) co_return failed("cannot run token_command: " + spawned.error);
-    spawned.channel->start(*run);
+    if (!spawned) co_return failed("cannot run token_command: " + spawned.error().message);
+    const auto child = spawned->channel;
+    child->start(*run);
     asio::steady_timer t(io_);
     if (timeout_.count() > 0) {
       t.expires_after(timeout_);
@@ -112,7 +113,7 @@ class command_bearer final : public bearer_source,
     }
     co_await run->wake.async_wait(use_tuple);
     t.cancel();
-    spawned.channel->close();  // a command still running is stopped, its group with it
+    child->close();  // a command still running is stopped, its group with it
     if (run->timed_out)
       co_return failed("token_command timed out after " + std::to_string(timeout_.count()) + "ms");
     if (run->too_long)

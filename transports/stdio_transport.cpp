@@ -311,20 +311,15 @@ std::string program_path(const stdio_options& opt) {
   return find_program(opt.command, merged_environment(opt.env), opt.cwd).string();
 }
 
-stdio_spawn_result spawn_stdio(asio::io_context& io, const stdio_options& opt) {
-  stdio_spawn_result out;
+result<spawned_child> spawn_stdio(asio::io_context& io, const stdio_options& opt) {
   auto env = merged_environment(opt.env);
   auto program = find_program(opt.command, env, opt.cwd);
   if (program.empty()) {
-    out.ec = errc::spawn_failed;
-    out.error = "cannot start \"" + opt.command + "\": command not found in PATH";
-    return out;
+    return failure("cannot start \"" + opt.command + "\": command not found in PATH");
   }
   pipe_pair in, outp, err;
   if (!in.open() || !outp.open() || !err.open()) {
-    out.ec = errc::spawn_failed;
-    out.error = std::string("cannot create pipes: ") + std::strerror(errno);
-    return out;
+    return failure(std::string("cannot create pipes: ") + std::strerror(errno));
   }
   // posix_spawn (clone with CLONE_VM|CLONE_VFORK in glibc) copies no page tables, unlike fork:
   // starting a hundred servers costs the loop little, however big the daemon is. The child gets
@@ -362,9 +357,7 @@ stdio_spawn_result spawn_stdio(asio::io_context& io, const stdio_options& opt) {
   ::posix_spawn_file_actions_destroy(&actions);
   ::posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    out.ec = errc::spawn_failed;
-    out.error = "cannot start \"" + opt.command + "\": " + std::strerror(rc);
-    return out;
+    return failure("cannot start \"" + opt.command + "\": " + std::strerror(rc));
   }
   // Our own pidfd: readable when the child exits, so waiting costs no thread and no SIGCHLD.
   // Where pidfd_open does not exist (Linux before 5.3, seccomp filters that refuse it, valgrind
@@ -373,19 +366,16 @@ stdio_spawn_result spawn_stdio(asio::io_context& io, const stdio_options& opt) {
   if (pidfd < 0 && errno != ENOSYS && errno != EPERM) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
-    out.ec = errc::spawn_failed;
-    out.error = std::string("pidfd_open failed: ") + std::strerror(errno);
-    return out;
+    return failure(std::string("pidfd_open failed: ") + std::strerror(errno));
   }
   if (pidfd >= 0) ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
   // The child's ends were duplicated into it; close ours.
   ::close(in.take_r());
   ::close(outp.take_w());
   ::close(err.take_w());
-  out.channel = std::make_shared<stdio_transport>(io, pid, pidfd, in.take_w(), outp.take_r(),
-                                                  err.take_r(), opt);
-  out.pid = pid;
-  return out;
+  return spawned_child{std::make_shared<stdio_transport>(io, pid, pidfd, in.take_w(),
+                                                       outp.take_r(), err.take_r(), opt),
+                       pid};
 }
 
 }  // namespace mcpmux

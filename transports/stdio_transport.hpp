@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "protocol/result.hpp"
 #include "transports/transport.hpp"
 
 namespace boost::asio {
@@ -42,20 +43,19 @@ struct stdio_options {
   std::chrono::milliseconds term_grace{1500};
 };
 
-/// Outcome of a spawn: a started child, or why it could not start.
-struct stdio_spawn_result {
-  std::shared_ptr<transport> channel;  ///< null on failure
+/// A started child.
+struct spawned_child {
+  std::shared_ptr<transport> channel;
   int pid = -1;
-  std::error_code ec;
-  std::string error;  ///< for people, e.g. `cannot start "npx": No such file or directory`
 };
 
 /// The program `options` would run: `command` looked up in the PATH of the merged environment
 /// (relative to `cwd` when it has a slash); "" when there is none.
 std::string program_path(const stdio_options& options);
 
-/// Starts the child. Reading begins with transport->start().
-stdio_spawn_result spawn_stdio(boost::asio::io_context& io, const stdio_options& options);
+/// Starts the child, or says why it cannot (`cannot start "npx": command not found in PATH`).
+/// Reading begins with transport->start().
+result<spawned_child> spawn_stdio(boost::asio::io_context& io, const stdio_options& options);
 
 /// Children spawned and not yet reaped (the daemon waits for zero at shutdown).
 std::size_t live_children();

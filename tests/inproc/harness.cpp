@@ -76,12 +76,12 @@ json::object fake_server::echo_tool() {
       .as_object();
 }
 
-opened_channel fake_server::open() {
-  if (refuse) return {nullptr, -1, "refused by the test"};
+result<opened_channel> fake_server::open() {
+  if (refuse) return failure("refused by the test");
   ++connections_;
   channel_ = std::make_shared<fake_channel>(io_);
   channel_->on_sent = [this](const json::object& msg) { handle(msg); };
-  return {channel_, 1000 + connections_, {}};
+  return opened_channel{channel_, 1000 + connections_, {}};
 }
 
 void fake_server::handle(const json::object& msg) {

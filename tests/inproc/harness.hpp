@@ -65,7 +65,7 @@ class fake_server {
   fake_server(boost::asio::io_context& io, std::string name, bool modern);
 
   /// The channel factory's answer for this server: a new connection, or none when `refuse`.
-  opened_channel open();
+  result<opened_channel> open();
 
   // Scripting.
   std::vector<json::object> tools;

@@ -32,7 +32,7 @@ step() { echo "-- $* ($SECONDS s)"; }
 # every_file ROOT PREFIX UNITDIR: the files of an install under ROOT, the units naming PREFIX/bin.
 every_file() {
   local root=$1 prefix=$2 units=$3 f
-  for f in bin/mcpmux bin/mcpmuxd; do
+  for f in bin/mcpmux bin/mcpmuxd libexec/mcpmux/mcpmux-sandbox; do
     [[ -x $root$prefix/$f ]] || fail "$root$prefix/$f is missing or not executable"
   done
   for f in share/man/man1/mcpmux.1 share/man/man8/mcpmuxd.8 share/man/man5/mcpmux.toml.5; do
@@ -116,6 +116,11 @@ for _ in $(seq 50); do
 done
 grep -q '^fake__echo ' <<<"$tools" ||
   { cat "$tmp/daemon.log"; fail "mcpmux tools does not list fake__echo: $tools"; }
+# The installed daemon finds its helper in libexec and runs the server in its sandbox.
+env -i HOME="$user" PATH=/usr/bin:/bin /usr/bin/mcpmux --socket "$sock" status --json |
+  python3 -c 'import json,sys; s=[x for x in json.load(sys.stdin)["servers"] if x["name"]=="fake"][0]
+sys.exit(0 if s["sandbox"]["sandboxed"] else 1)' ||
+  { cat "$tmp/daemon.log"; fail "the installed daemon did not sandbox its server"; }
 grep -q "listening on $sock (socket activation)" "$tmp/daemon.log" ||
   { cat "$tmp/daemon.log"; fail "mcpmuxd did not take the socket systemd-socket-activate made"; }
 kill "$activator" && wait "$activator" 2>/dev/null || true

@@ -34,7 +34,7 @@ struct start_scheduler_test : ::testing::Test {
   channel_factory refuse() {
     return [this](const channel_request& r) {
       opened.push_back(r.server.name);
-      return opened_channel{nullptr, -1, "no channels in this test"};
+      return result<opened_channel>(failure("no channels in this test"));
     };
   }
   std::shared_ptr<upstream> add(const std::string& name) {
