@@ -83,11 +83,28 @@ std::string base_name(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// The path of a `file://` root as the config loader writes it (percent-encoded), "" for any other.
 std::string uri_path(const std::string& root) {
   constexpr std::string_view scheme = "file://";
-  if (!root.starts_with(scheme)) return {};
-  std::string p = root.substr(scheme.size());
-  return p.starts_with('/') ? p : std::string();
+  if (!root.starts_with(scheme) || root.size() <= scheme.size() || root[scheme.size()] != '/')
+    return {};
+  std::string p;
+  for (std::size_t i = scheme.size(); i < root.size(); ++i) {
+    const auto hex = [&](std::size_t at) {
+      const char c = root[at];
+      return c >= '0' && c <= '9'   ? c - '0'
+             : c >= 'a' && c <= 'f' ? c - 'a' + 10
+             : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                    : -1;
+    };
+    if (root[i] == '%' && i + 2 < root.size() && hex(i + 1) >= 0 && hex(i + 2) >= 0) {
+      p.push_back(static_cast<char>(hex(i + 1) * 16 + hex(i + 2)));
+      i += 2;
+    } else {
+      p.push_back(root[i]);
+    }
+  }
+  return p;
 }
 
 }  // namespace
