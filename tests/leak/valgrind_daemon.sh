@@ -54,6 +54,9 @@ mkdir -m 700 "$tmp/run" "$tmp/xdg-config" "$tmp/cache" "$tmp/state"
 export XDG_RUNTIME_DIR=$tmp/run XDG_CONFIG_HOME=$tmp/xdg-config XDG_CACHE_HOME=$tmp/cache
 export XDG_STATE_HOME=$tmp/state
 unset MCPMUX_CONFIG MCPMUX_SOCKET MCPMUX_TIMEOUT_MS
+# The fake servers keep their markers in $tmp, under /tmp, which a sandbox hides: they run
+# unsandboxed here, as in the integration tests (tests/sandbox/ proves the sandbox).
+export MCPMUX_SANDBOX=off
 
 daemon_pid=""
 bg_pids=()
