@@ -95,19 +95,34 @@ server_sandboxes::server_sandboxes(boost::asio::io_context& io,
       runtime_dir_(std::move(runtime_dir)),
       helper_(find_sandbox_helper()) {
   const char* path = ::getenv("PATH");
-  host_ = probe_sandbox_host(path ? path : "");
+  host_ = locate_sandbox_host(path ? path : "");
   if (host_.usable() && helper_.empty())
     host_.problem = "mcpmux-sandbox is not installed beside mcpmuxd (reinstall mcpmux)";
-  logger log("sandbox");
-  if (!host_.usable()) {
-    log.warn(
-        "servers cannot be sandboxed here: {}; sandbox = \"default\" starts them "
-        "unsandboxed, \"required\" does not start them",
-        host_.problem);
-    return;
+  if (host_.usable()) {
+    namespaces_ = std::async(std::launch::async, try_namespaces, host_.bwrap);
+    cgroups_ = probe_cgroups();
+    if (!cgroups_.usable()) logger("sandbox").warn("{}", cgroups_.problem);
   }
-  cgroups_ = probe_cgroups();
-  if (!cgroups_.usable()) log.warn("{}", cgroups_.problem);
+  report_host();
+}
+
+// Says once, at start or when the try of the namespaces comes back, that servers cannot be
+// sandboxed here.
+void server_sandboxes::report_host() const {
+  if (host_.usable()) return;
+  logger("sandbox").warn(
+      "servers cannot be sandboxed here: {}; sandbox = \"default\" starts them unsandboxed, "
+      "\"required\" does not start them",
+      host_.problem);
+}
+
+void server_sandboxes::take_probe() {
+  if (!namespaces_.valid() ||
+      namespaces_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  host_.problem = namespaces_.get();
+  host_.namespaces = host_.problem.empty();
+  report_host();
 }
 
 server_sandboxes::~server_sandboxes() = default;
@@ -133,6 +148,7 @@ sandbox_context server_sandboxes::context_for(const server_config& server) const
 }
 
 result<server_start> server_sandboxes::prepare(const server_config& server) {
+  take_probe();
   auto& st = state(server.name);
   const sandbox_context ctx = context_for(server);
   st.policy = make_policy(server, ctx);
@@ -226,6 +242,7 @@ result<void> server_sandboxes::attach_proxy(const server_config& server, sandbox
 std::optional<result<json::value>> server_sandboxes::handle(std::string_view method,
                                                             const json::object& params) {
   if (method != "mcpmux/sandbox") return std::nullopt;
+  take_probe();
   const auto* name = params.if_contains("server");
   if (!name || !name->is_string())
     return result<json::value>(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,14 +49,14 @@ class server_sandboxes final : public control_extension {
   void describe(const std::string& server, json::object& entry) const override;
   void on_log(const std::string& server, const std::string& line) override;
 
-  const sandbox_host& host() const { return host_; }
-
  private:
   struct server_state;
   sandbox_context context_for(const server_config& server) const;
   server_state& state(const std::string& server);
 
   struct start_resources;
+  void take_probe();
+  void report_host() const;
   result<void> attach_limits(const std::string& server, sandbox_launch& launch,
                              start_resources& keep);
   result<void> attach_proxy(const server_config& server, sandbox_launch& launch,
@@ -63,6 +64,9 @@ class server_sandboxes final : public control_extension {
 
   boost::asio::io_context& io_;
   sandbox_host host_;
+  /// The try of bubblewrap's namespaces, on a thread of its own so that the daemon's start does
+  /// not wait ~10 ms for it; taken in when it is done (a start before that assumes they work).
+  std::future<std::string> namespaces_;
   cgroup_host cgroups_;
   std::vector<std::string> private_paths_;
   std::string runtime_dir_;

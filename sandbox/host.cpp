@@ -100,25 +100,33 @@ int landlock_abi_version() {
   return v > 0 ? static_cast<int>(v) : 0;
 }
 
-sandbox_host probe_sandbox_host(const std::string& path_env) {
+sandbox_host locate_sandbox_host(const std::string& path_env) {
   sandbox_host host;
   host.landlock_abi = landlock_abi_version();
   host.bwrap = find_in_path(path_env, "bwrap");
-  if (host.bwrap.empty()) {
+  if (host.bwrap.empty())
     host.problem = "bubblewrap (bwrap) is not installed: apt install bubblewrap";
-    return host;
-  }
+  else
+    host.namespaces = true;
+  return host;
+}
+
+std::string try_namespaces(const std::string& bwrap) {
   std::string err;
   const int status = run_quietly(
-      {host.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true"},
+      {bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true"},
       std::chrono::seconds(5), err);
-  host.namespaces = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!host.namespaces) {
-    err = first_line(err);
-    host.problem = "bubblewrap cannot create namespaces here" +
-                   (err.empty() ? std::string() : ": " + err) +
-                   " (user namespaces disabled? see docs/security.md)";
-  }
+  if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  err = first_line(err);
+  return "bubblewrap cannot create namespaces here" + (err.empty() ? std::string() : ": " + err) +
+         " (user namespaces disabled? see docs/security.md)";
+}
+
+sandbox_host probe_sandbox_host(const std::string& path_env) {
+  sandbox_host host = locate_sandbox_host(path_env);
+  if (!host.usable()) return host;
+  host.problem = try_namespaces(host.bwrap);
+  host.namespaces = host.problem.empty();
   return host;
 }
 

@@ -20,6 +20,13 @@ struct sandbox_host {
 /// (`bwrap --unshare-all --ro-bind / / true`, bounded to a few seconds).
 sandbox_host probe_sandbox_host(const std::string& path_env);
 
+/// The first half of the probe, without running anything: bubblewrap's path (or the problem
+/// that it is missing) and Landlock's ABI; `namespaces` is assumed.
+sandbox_host locate_sandbox_host(const std::string& path_env);
+
+/// The second half: tries `bwrap` once (~10 ms); why it cannot make namespaces, or "".
+std::string try_namespaces(const std::string& bwrap);
+
 /// The Landlock ABI version the kernel offers; 0 when it has none.
 int landlock_abi_version();
 

@@ -199,7 +199,9 @@ TEST_F(sandbox_test, the_policy_is_printed) {
   EXPECT_TRUE(contains(out.out, "memory 1 GiB")) << out.out;
   EXPECT_TRUE(contains(out.out, "network: all")) << out.out;
   // Landlock, where the kernel has it, limits writes a second time.
-  if (landlock_abi_version() > 0) EXPECT_TRUE(contains(out.out, "landlock: ABI")) << out.out;
+  if (landlock_abi_version() > 0) {
+    EXPECT_TRUE(contains(out.out, "landlock: ABI")) << out.out;
+  }
   auto missing = run_cli(daemon_->socket(), {"sandbox", "nosuch"});
   EXPECT_NE(missing.exit_code, 0);
 }
