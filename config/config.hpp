@@ -3,8 +3,8 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>

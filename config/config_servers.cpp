@@ -174,8 +174,8 @@ server_config validator::parse_server(const std::string& name, const std::string
   for (auto&& [k, v] : t) {
     const std::string_view kn = k.str();
     const std::string key = join_key(base, kn);
-    const bool stdio_only = kn == "command" || kn == "args" || kn == "env" || kn == "cwd" ||
-                            is_sandbox_key(kn);
+    const bool stdio_only =
+        kn == "command" || kn == "args" || kn == "env" || kn == "cwd" || is_sandbox_key(kn);
     const bool remote_only =
         kn == "url" || kn == "headers" || kn == "ca_file" || kn == "token_command" || kn == "oauth";
     if (type_known && stdio_only && !stdio) {

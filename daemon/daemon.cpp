@@ -244,15 +244,12 @@ void print_errors(const config_result& r) {
 // (state store, OAuth logins, the daemon record), the caches, the socket and its directory, the
 // HTTP token.
 static std::vector<std::string> own_files(const daemon_info& info, const std::string& config_file) {
-  std::vector<std::string> out{config_file,
-                               xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux",
-                               secrets_path(),
-                               state_dir(),
-                               oauth_dir(),
-                               state_store_path(),
-                               daemon_record_path(),
-                               cache_dir(),
-                               info.socket_path};
+  std::vector<std::string> out{
+      config_file,          xdg_dir("XDG_CONFIG_HOME", ".config") + "/mcpmux",
+      secrets_path(),       state_dir(),
+      oauth_dir(),          state_store_path(),
+      daemon_record_path(), cache_dir(),
+      info.socket_path};
   // The socket's directory when it is mcpmux's own (the default $XDG_RUNTIME_DIR/mcpmux), not
   // a directory the user put a socket in.
   if (const auto dir = parent_dir(info.socket_path); dir.ends_with("/mcpmux")) out.push_back(dir);

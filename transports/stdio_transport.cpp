@@ -267,7 +267,7 @@ class stdio_transport final : public transport,
   void report_closed() {
     auto* ev = std::exchange(events_, nullptr);
     if (!ev) return;
-    std::string reason = !exited_ ? stdout_reason_ + " (process still running)"
+    std::string reason = !exited_             ? stdout_reason_ + " (process still running)"
                          : opt_.describe_exit ? opt_.describe_exit(status_)
                                               : describe_wait_status(status_);
     ev->on_closed(errc::transport_closed, std::move(reason));
@@ -373,8 +373,8 @@ result<spawned_child> spawn_stdio(asio::io_context& io, const stdio_options& opt
   ::close(in.take_r());
   ::close(outp.take_w());
   ::close(err.take_w());
-  return spawned_child{std::make_shared<stdio_transport>(io, pid, pidfd, in.take_w(),
-                                                       outp.take_r(), err.take_r(), opt),
+  return spawned_child{std::make_shared<stdio_transport>(io, pid, pidfd, in.take_w(), outp.take_r(),
+                                                         err.take_r(), opt),
                        pid};
 }
 

@@ -91,8 +91,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cfg.source = "<fuzz>";
   cfg.daemon.max_message_bytes = max_message;
   // No servers, so no connection is ever opened.
-  auto mgr = std::make_unique<manager>(io, std::move(cfg), daemon_info{},
-                                       [](const channel_request&) { return result<opened_channel>(failure("no channels here")); });
+  auto mgr = std::make_unique<manager>(
+      io, std::move(cfg), daemon_info{},
+      [](const channel_request&) { return result<opened_channel>(failure("no channels here")); });
   mgr->start();
   auto t = std::make_shared<fake_transport>();
   auto s = session::start(*mgr, t, 1);

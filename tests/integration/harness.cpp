@@ -76,9 +76,12 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 // Environment variables of the daemon and CLI that a developer's shell must not leak into tests.
 const std::map<std::string, std::optional<std::string>>& clean_env() {
   static const std::map<std::string, std::optional<std::string>> env{
-      {"MCPMUX_TIMEOUT_MS", std::nullopt}, {"MCPMUX_SOCKET", std::nullopt},
-      {"MCPMUX_CONFIG", std::nullopt},     {"JOURNAL_STREAM", std::nullopt},
-      {"LISTEN_FDS", std::nullopt},        {"LISTEN_PID", std::nullopt},
+      {"MCPMUX_TIMEOUT_MS", std::nullopt},
+      {"MCPMUX_SOCKET", std::nullopt},
+      {"MCPMUX_CONFIG", std::nullopt},
+      {"JOURNAL_STREAM", std::nullopt},
+      {"LISTEN_FDS", std::nullopt},
+      {"LISTEN_PID", std::nullopt},
       {"NOTIFY_SOCKET", std::nullopt},
       // The fake server writes its logs and markers into the test's /tmp directory, which a
       // sandbox hides: these tests run servers unsandboxed unless a config names a sandbox

@@ -41,7 +41,10 @@ struct catalogue_service_test : ::testing::Test {
     for (auto& t : tools) cached.tools->push_back(tool(std::move(t)));
     upstreams.emplace(name, std::make_shared<upstream>(
                                 io, s, cfg.daemon, observer,
-                                [](const channel_request&) { return result<opened_channel>(failure("no channels here")); }, &cached));
+                                [](const channel_request&) {
+                                  return result<opened_channel>(failure("no channels here"));
+                                },
+                                &cached));
   }
   void profile(std::string name, std::vector<std::string> servers) {
     profile_config p;
