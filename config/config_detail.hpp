@@ -108,6 +108,8 @@ class validator {
 
   // config_sandbox.cpp: the sandbox keys of a stdio server
   std::optional<sandbox_mode> sandbox(const toml::node& n, const std::string& key);
+  std::optional<std::uint64_t> count_limit(const toml::node& n, const std::string& key,
+                                           std::int64_t least, std::int64_t most);
   /// Reads `kn` into `s` when it is one of the sandbox keys; false when it is not one.
   bool sandbox_key(std::string_view kn, const toml::node& v, const std::string& key,
                    sandbox_settings& s);

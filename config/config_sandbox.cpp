@@ -57,6 +57,18 @@ bool plausible_host(std::string_view h) {
 
 }  // namespace
 
+// A count limit: 0 (no limit), or between `least` and `most`.
+std::optional<std::uint64_t> validator::count_limit(const toml::node& n, const std::string& key,
+                                                    std::int64_t least, std::int64_t most) {
+  auto i = get_integer(n, key, 0, most);
+  if (!i) return std::nullopt;
+  if (*i != 0 && *i < least) {
+    fail(n, key, fmt::format("must be 0 (no limit) or at least {} (got {})", least, *i));
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(*i);
+}
+
 std::optional<sandbox_mode> validator::sandbox(const toml::node& n, const std::string& key) {
   constexpr sandbox_mode modes[] = {sandbox_mode::standard, sandbox_mode::strict, sandbox_mode::off,
                                     sandbox_mode::required};
@@ -122,19 +134,9 @@ bool validator::sandbox_key(std::string_view kn, const toml::node& v, const std:
     else
       s.cpu_max = cpus;
   } else if (kn == "tasks_max") {
-    if (auto i = get_integer(v, key, 0, 4194304)) {
-      if (*i != 0 && *i < 8)
-        fail(v, key, fmt::format("must be 0 (no limit) or at least 8 (got {})", *i));
-      else
-        s.tasks_max = static_cast<std::uint64_t>(*i);
-    }
+    if (auto n = count_limit(v, key, 8, 4194304)) s.tasks_max = n;
   } else if (kn == "files_max") {
-    if (auto i = get_integer(v, key, 0, 1048576)) {
-      if (*i != 0 && *i < 16)
-        fail(v, key, fmt::format("must be 0 (no limit) or at least 16 (got {})", *i));
-      else
-        s.files_max = static_cast<std::uint64_t>(*i);
-    }
+    if (auto n = count_limit(v, key, 16, 1048576)) s.files_max = n;
   } else {
     return false;
   }

@@ -94,8 +94,9 @@ server_sandboxes::server_sandboxes(boost::asio::io_context& io,
       private_paths_(std::move(private_paths)),
       runtime_dir_(std::move(runtime_dir)),
       helper_(find_sandbox_helper()) {
-  const char* path = ::getenv("PATH");
-  host_ = locate_sandbox_host(path ? path : "");
+  stdio_options bwrap;  // looked up as a server's command is, in the daemon's PATH
+  bwrap.command = "bwrap";
+  host_ = locate_sandbox_host(program_path(bwrap));
   if (host_.usable() && helper_.empty())
     host_.problem = "mcpmux-sandbox is not installed beside mcpmuxd (reinstall mcpmux)";
   if (host_.usable()) {

@@ -19,22 +19,6 @@
 namespace mcpmux {
 namespace {
 
-std::string find_in_path(const std::string& path_env, const std::string& name) {
-  const std::string path = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (!dir.empty() && dir[0] == '/') {
-      std::string candidate = dir + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    start = end + 1;
-  }
-  return {};
-}
-
 // Runs argv with no stdio (all /dev/null) and returns its wait status, or -1 when it could not
 // start or did not end within `limit` (then it is killed).
 int run_quietly(const std::vector<std::string>& args, std::chrono::milliseconds limit,
@@ -100,10 +84,10 @@ int landlock_abi_version() {
   return v > 0 ? static_cast<int>(v) : 0;
 }
 
-sandbox_host locate_sandbox_host(const std::string& path_env) {
+sandbox_host locate_sandbox_host(const std::string& bwrap) {
   sandbox_host host;
   host.landlock_abi = landlock_abi_version();
-  host.bwrap = find_in_path(path_env, "bwrap");
+  host.bwrap = bwrap;
   if (host.bwrap.empty())
     host.problem = "bubblewrap (bwrap) is not installed: apt install bubblewrap";
   else
@@ -122,8 +106,8 @@ std::string try_namespaces(const std::string& bwrap) {
          " (user namespaces disabled? see docs/security.md)";
 }
 
-sandbox_host probe_sandbox_host(const std::string& path_env) {
-  sandbox_host host = locate_sandbox_host(path_env);
+sandbox_host probe_sandbox_host(const std::string& bwrap) {
+  sandbox_host host = locate_sandbox_host(bwrap);
   if (!host.usable()) return host;
   host.problem = try_namespaces(host.bwrap);
   host.namespaces = host.problem.empty();

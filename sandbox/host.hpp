@@ -16,13 +16,13 @@ struct sandbox_host {
   bool usable() const { return problem.empty(); }
 };
 
-/// Looks for bubblewrap in `path_env` (a PATH value; empty: the default PATH) and tries it once
-/// (`bwrap --unshare-all --ro-bind / / true`, bounded to a few seconds).
-sandbox_host probe_sandbox_host(const std::string& path_env);
+/// The host with bubblewrap at `bwrap` (found in PATH by the caller; "" when it is not
+/// installed), tried once (`bwrap --unshare-all --ro-bind / / true`, bounded to a few seconds).
+sandbox_host probe_sandbox_host(const std::string& bwrap);
 
-/// The first half of the probe, without running anything: bubblewrap's path (or the problem
-/// that it is missing) and Landlock's ABI; `namespaces` is assumed.
-sandbox_host locate_sandbox_host(const std::string& path_env);
+/// The first half of the probe, without running anything: the problem that bubblewrap is
+/// missing, and Landlock's ABI; `namespaces` is assumed.
+sandbox_host locate_sandbox_host(const std::string& bwrap);
 
 /// The second half: tries `bwrap` once (~10 ms); why it cannot make namespaces, or "".
 std::string try_namespaces(const std::string& bwrap);

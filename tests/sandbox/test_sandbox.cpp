@@ -13,6 +13,7 @@
 
 #include "../integration/harness.hpp"
 #include "sandbox/host.hpp"
+#include "transports/stdio_transport.hpp"
 
 namespace mcpmux::test {
 namespace {
@@ -28,7 +29,9 @@ const std::string& hostile_server() {
 class sandbox_test : public daemon_test {
  protected:
   void SetUp() override {
-    const auto host = probe_sandbox_host(std::getenv("PATH") ? std::getenv("PATH") : "");
+    stdio_options bwrap;
+    bwrap.command = "bwrap";
+    const auto host = probe_sandbox_host(program_path(bwrap));
     if (!host.usable()) GTEST_SKIP() << host.problem;
     ASSERT_FALSE(hostile_server().empty()) << "HOSTILE_SERVER is not set";
     home_ = dir_.file("home");
@@ -43,7 +46,7 @@ class sandbox_test : public daemon_test {
 
   // Starts the daemon with the user's files in a home of the test's own, the way a user has
   // them: config, secrets, state and OAuth logins under the home directory.
-  void start_with(const std::string& servers) {
+  void start_with(const std::string& servers, bool wait_ready = true) {
     daemon_options opt;
     opt.config = home_ + "/.config/mcpmux/config.toml";
     opt.env = {{"HOME", home_},
@@ -54,7 +57,7 @@ class sandbox_test : public daemon_test {
     std::filesystem::create_directories(home_ + "/.config/mcpmux");
     dir_.write("home/.config/mcpmux/config.toml", servers);
     // daemon_test::start writes config.toml in the temp dir; the daemon reads opt.config.
-    start(servers, opt);
+    start(servers, opt, wait_ready);
   }
 
   std::string hostile_table(const std::string& name, const std::string& extra) const {
@@ -222,15 +225,7 @@ TEST_F(sandbox_test, a_server_started_with_npx_comes_up_sandboxed_and_after_a_ki
       toml_quote(dir_.file("work")) +
       "\nenv = { MEMORY_FILE_PATH = " + toml_quote(dir_.file("work/memory.jsonl")) +
       " }\ntimeout_ms = 120000\n";
-  daemon_options opt;
-  opt.config = home_ + "/.config/mcpmux/config.toml";
-  opt.env = {{"HOME", home_},
-             {"XDG_CONFIG_HOME", home_ + "/.config"},
-             {"XDG_STATE_HOME", home_ + "/.local/state"},
-             {"XDG_CACHE_HOME", home_ + "/.cache"},
-             {"MCPMUX_SANDBOX", "default"}};
-  dir_.write("home/.config/mcpmux/config.toml", table);
-  start(table, opt, false);
+  start_with(table, false);
   auto ctl = connect();
   bool ok = false;
   auto v = wait_server(
