@@ -270,6 +270,21 @@ bool is_unquoted_value(char c) {
          std::string_view("\"'`,;&()[]{}<>").find(c) == std::string_view::npos;
 }
 
+// A name from code or config rather than a value: each part between '_', '-', '.', '/', '$' is
+// letters then digits ("context7_API_KEY", "ProgressTokenSchema$1.optional"). A generated value
+// with digits has them scattered ("k3J9x…", "5e1f0a9c…").
+bool identifier_like(std::string_view v) {
+  std::size_t i = 0;
+  while (i < v.size()) {
+    while (i < v.size() && (is_upper(v[i]) || is_lower(v[i]))) ++i;
+    while (i < v.size() && is_digit(v[i])) ++i;
+    if (i == v.size()) return true;
+    if (std::string_view("_-./$").find(v[i]) == std::string_view::npos) return false;
+    ++i;
+  }
+  return true;
+}
+
 // A value that looks generated rather than written: long, dense, letters and digits mixed, and
 // not a reference to something else (a variable, a path, a URL, a template).
 bool looks_generated(std::string_view v) {
@@ -278,7 +293,7 @@ bool looks_generated(std::string_view v) {
   if (v.find("://") != std::string_view::npos) return false;
   if (std::any_of(v.begin(), v.end(), [](char c) { return c == ' ' || c == '\t'; })) return false;
   if (!has(v, is_digit) || !has(v, [](char c) { return is_upper(c) || is_lower(c); })) return false;
-  return entropy(v) >= min_assigned_entropy;
+  return !identifier_like(v) && entropy(v) >= min_assigned_entropy;
 }
 
 // `name=value`, `name: value`, `"name": "value"` (at the '=' or ':'), where the name says secret
@@ -309,6 +324,7 @@ std::optional<match> assignment_at(std::string_view s, std::size_t at, pem_end_f
     if (e >= s.size() || s[e] != quote) return std::nullopt;
   } else {
     while (e < s.size() && is_unquoted_value(s[e]) && e - v <= max_assigned_value) ++e;
+    if (e < s.size() && s[e] == '(') return std::nullopt;  // a call: `token: make_token(…)`
   }
   // A value of a known shape is named by its shape: GITHUB_TOKEN=ghp_… is a github-token.
   if (auto m = token_at(s, v, ends); m && m->end <= e) return m;

@@ -199,6 +199,11 @@ TEST(ResultRedaction, OrdinaryTextAndCodeUnchanged) {
            "auth_token: \"{{ vault_lookup('prod/github/deploy_token') }}\"\n",
            "for (const auto& s : secrets) add_secret(s); // secret = resolve(name);\n",
            "url = https://example.com/callback?state=abc&token=short\n",
+           "progressToken: ProgressTokenSchema$1.optional(),\nprogress_token: "
+           "ProgressTokenSchema$1\n"
+           "\npassword: zod_1.default.string(),\n",
+           "token: messages_1.Messages.UnexpectedToken;\nAPI_KEY = "
+           "\"${secret:context7_API_KEY}\"\n",
            "skip sk- and rk_live_ and ghp_ and xoxb- and AIza and glpat- prefixes alone",
            "ключ: значение; 日本語のテキスト; emoji 🙂 "
            "token=🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂",
