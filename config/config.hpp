@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/result_redaction.hpp"
+
 namespace mcpmux {
 
 /// How mcpmuxd reaches an upstream server.
@@ -116,6 +118,9 @@ struct server_settings {
   /// approves it; "auto" (default): its first definitions are trusted and pinned.
   bool trust_ask = false;
   sandbox_settings sandbox;  ///< stdio: the sandbox keys
+  /// `redact_results`: what is replaced in the server's results and notifications before a
+  /// client sees them (protocol/result_redaction.hpp): "patterns" (default), "known" or "off".
+  mcp::redaction_mode redact_results = mcp::redaction_mode::patterns;
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
@@ -198,12 +203,16 @@ struct profile_config {
   /// `list_found_tools`: in search mode, the tools a client's searches found join its tools
   /// list (with list_changed), for clients that call only listed tools.
   bool list_found_tools = false;
+  /// `redact_results`: the same choice as a server's, for this profile's clients; unset = each
+  /// server's own.
+  std::optional<mcp::redaction_mode> redact_results;
   int line = 0;  ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
            resources == o.resources && exposure == o.exposure &&
            tool_budget_tokens == o.tool_budget_tokens && match == o.match &&
-           descriptions == o.descriptions && list_found_tools == o.list_found_tools;
+           descriptions == o.descriptions && list_found_tools == o.list_found_tools &&
+           redact_results == o.redact_results;
   }
 };
 

@@ -71,6 +71,9 @@ class validator {
   /// "did you mean" hint).
   std::optional<std::size_t> get_choice(const toml::node& n, const std::string& key,
                                         std::initializer_list<std::string_view> choices);
+  /// `redact_results`: "patterns", "known" or "off".
+  std::optional<mcp::redaction_mode> get_redaction_mode(const toml::node& n,
+                                                        const std::string& key);
   std::optional<std::string> expand(std::string_view raw, const toml::node& n,
                                     const std::string& key);
   std::optional<std::string> expanded_string(const toml::node& n, const std::string& key);

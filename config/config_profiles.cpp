@@ -65,6 +65,8 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
     } else if (kn == "tool_budget_tokens") {
       if (auto i = get_integer(v, key, 1, 100000000))
         p.tool_budget_tokens = static_cast<std::size_t>(*i);
+    } else if (kn == "redact_results") {
+      p.redact_results = get_redaction_mode(v, key);
     } else if (kn == "list_found_tools") {
       if (auto b = get_bool(v, key)) p.list_found_tools = *b;
     } else if (kn == "descriptions") {

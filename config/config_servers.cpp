@@ -260,6 +260,8 @@ server_config validator::parse_server(const std::string& name, const std::string
       constexpr change_policy policies[] = {change_policy::quarantine, change_policy::warn,
                                             change_policy::accept};
       if (auto i = get_choice(v, key, {"quarantine", "warn", "accept"})) s.on_change = policies[*i];
+    } else if (kn == "redact_results") {
+      if (auto m = get_redaction_mode(v, key)) s.redact_results = *m;
     } else if (kn == "trust") {
       if (auto i = get_choice(v, key, {"auto", "ask"})) s.trust_ask = *i == 1;
     } else if (sandbox_key(kn, v, key, s.sandbox)) {

@@ -114,6 +114,14 @@ std::optional<std::string> validator::get_string(const toml::node& n, const std:
   return std::nullopt;
 }
 
+std::optional<mcp::redaction_mode> validator::get_redaction_mode(const toml::node& n,
+                                                                 const std::string& key) {
+  constexpr mcp::redaction_mode modes[] = {mcp::redaction_mode::patterns,
+                                           mcp::redaction_mode::known, mcp::redaction_mode::off};
+  if (auto i = get_choice(n, key, {"patterns", "known", "off"})) return modes[*i];
+  return std::nullopt;
+}
+
 std::optional<std::size_t> validator::get_choice(const toml::node& n, const std::string& key,
                                                  std::initializer_list<std::string_view> choices) {
   auto s = get_string(n, key);

@@ -132,6 +132,9 @@ page_size = 1000
 #               `mcpmux trust NAME` approves it), "warn" (shown, with a warning) or "accept"
 #   trust       "auto" (default): a server's first definitions are trusted and pinned;
 #               "ask": a new server is held back whole until `mcpmux trust NAME --all`
+#   redact_results  what is replaced by "[redacted: KIND]" in results before clients see
+#               them: "patterns" (default: the secrets mcpmux holds and credential shapes),
+#               "known" (those secrets only) or "off"
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments
@@ -204,6 +207,7 @@ page_size = 1000
 #   match               globs of the client's program name, path or command line
 #   descriptions        a tool's description replaced, by exposed name
 #   list_found_tools    search: the tools a client's searches found join its tools list
+#   redact_results      as a server's, for this profile's clients (default: each server's)
 #
 # [profiles.claude]
 # servers = ["github", "files"]

@@ -603,6 +603,33 @@ TEST_F(ConfigParse, RetryIsSafeAlwaysOrNeverAndRetryCallsStillWorks) {
   EXPECT_THAT(both.message, HasSubstr("not both"));
 }
 
+TEST_F(ConfigParse, RedactResultsIsPatternsKnownOrOffPerServerAndProfile) {
+  using mcp::redaction_mode;
+  const auto mode_of = [](std::string_view line) {
+    return ok("[servers.a]\ncommand = \"x\"\n" + std::string(line) + "\n")
+        .servers.at(0)
+        .redact_results;
+  };
+  EXPECT_EQ(mode_of(""), redaction_mode::patterns);
+  EXPECT_EQ(mode_of("redact_results = \"known\""), redaction_mode::known);
+  EXPECT_EQ(mode_of("redact_results = \"off\""), redaction_mode::off);
+  EXPECT_EQ(mode_of("redact_results = \"patterns\""), redaction_mode::patterns);
+  const auto bad = one_error("[servers.a]\ncommand = \"x\"\nredact_results = \"pattern\"\n");
+  EXPECT_EQ(bad.key, "servers.a.redact_results");
+  EXPECT_THAT(bad.message, HasSubstr("\"patterns\", \"known\" or \"off\""));
+  EXPECT_THAT(bad.message, HasSubstr("did you mean \"patterns\""));
+
+  const auto profiles = ok("[profiles.strict]\nredact_results = \"patterns\"\n"
+                           "[profiles.trusted]\nredact_results = \"off\"\n[profiles.z]\n")
+                            .profiles;
+  ASSERT_EQ(profiles.size(), 3u);
+  EXPECT_EQ(profiles[0].redact_results, redaction_mode::patterns);
+  EXPECT_EQ(profiles[1].redact_results, redaction_mode::off);
+  EXPECT_EQ(profiles[2].redact_results, std::nullopt);  // each server's own
+  const auto bad_profile = one_error("[profiles.p]\nredact_results = true\n");
+  EXPECT_EQ(bad_profile.key, "profiles.p.redact_results");
+}
+
 TEST_F(ConfigParse, HttpLimitsAreKeysWithGenerousDefaults) {
   const auto d = ok("").daemon;
   EXPECT_EQ(d.http_max_requests_per_session, 64u);
