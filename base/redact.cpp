@@ -14,6 +14,8 @@ std::vector<std::string>& secrets() {
   return s;
 }
 
+std::uint64_t generation = 0;
+
 }  // namespace
 
 void add_secret(std::string_view value) {
@@ -21,6 +23,7 @@ void add_secret(std::string_view value) {
   auto& s = secrets();
   if (std::find(s.begin(), s.end(), value) != s.end()) return;
   s.emplace_back(value);
+  ++generation;
   std::stable_sort(s.begin(), s.end(),
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
@@ -45,6 +48,14 @@ std::string redact(std::string_view text) {
 
 std::size_t secret_count() {
   return secrets().size();
+}
+
+const std::vector<std::string>& secret_values() {
+  return secrets();
+}
+
+std::uint64_t secret_generation() {
+  return generation;
 }
 
 }  // namespace mcpmux

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpmux {
 
@@ -21,5 +23,9 @@ std::string redact(std::string_view text);
 bool redact_in_place(std::string& text);
 /// How many values are registered (for tests).
 std::size_t secret_count();
+/// Every registered value, longest first (to build a result's detector: what mcpmux holds).
+const std::vector<std::string>& secret_values();
+/// Moves on with every value registered: a detector built at an older generation is stale.
+std::uint64_t secret_generation();
 
 }  // namespace mcpmux

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/mrtr.hpp"
+#include "core/redaction.hpp"
 #include "core/upstream.hpp"
 #include "protocol/error.hpp"
 #include "protocol/modern.hpp"
@@ -51,6 +52,7 @@ call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
       era_(r.era),
       capabilities_(std::move(r.capabilities)),
       after_(std::move(r.after)),
+      redact_(std::move(r.redact)),
       audit_(std::move(r.audit)),
       progress_token_(progress_token_of(params_)),
       started_(steady_clock::now()),
@@ -109,8 +111,21 @@ void call::cancel(std::string_view why) {
   end_audit("cancelled", 0);
 }
 
+void call::redact_reply(message& reply) {
+  if (reply.kind == message_kind::error_response) {
+    if (auto* error = reply.body.if_contains("error"))
+      redacted_ += mcp::redact_error(*error, *redact_);
+    return;
+  }
+  if (!reply.raw.empty() && (!mcp::may_hold_secret(reply.raw, *redact_) || !reply.parse_raw()))
+    return;
+  if (auto* result = reply.body.if_contains("result"))
+    redacted_ += mcp::redact_result(*result, *redact_);
+}
+
 std::string call::reply_text(rpc_outcome& out) {
   auto& reply = *out.reply;
+  if (redact_) redact_reply(reply);
   if (reply.kind == message_kind::response && after_ && reply.raw.empty())
     if (auto* result = reply.body["result"].if_object()) after_(*result);
   if (era_ != mcp::era::modern) return relay_reply(client_id_, reply);
@@ -139,6 +154,7 @@ void call::end_audit(std::string_view outcome, std::size_t response_bytes) {
       std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started_).count();
   e.outcome = outcome;
   e.response_bytes = static_cast<std::int64_t>(response_bytes);
+  if (!redacted_.empty()) e.redacted = describe(redacted_);
   if (auto caller = caller_.lock()) caller->call_audited(std::move(e));
   audit_.reset();
 }
@@ -181,6 +197,11 @@ void call::on_progress(const json::object& params) {
   if (!caller) return;
   json::object p = params;
   p["progressToken"] = *progress_token_;
+  if (redact_) {
+    json::value v(std::move(p));
+    redacted_ += mcp::redact_notification("notifications/progress", v, *redact_);
+    p = std::move(v.as_object());
+  }
   caller->on_progress(p);
 }
 

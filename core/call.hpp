@@ -27,6 +27,7 @@
 #include "core/state_store.hpp"
 #include "protocol/json_rpc.hpp"
 #include "protocol/pending_table.hpp"
+#include "protocol/result_redaction.hpp"
 #include "protocol/versions.hpp"
 
 namespace mcpmux {
@@ -75,6 +76,11 @@ class call final : public call_owner,
  public:
   /// What a caller asks.
   struct request {
+    request() = default;
+    /// Moves `p` in whole: a move-constructed DOM keeps its parse's memory (an assignment
+    /// between different storages would copy it).
+    explicit request(json::value&& p) : params(std::move(p)) {}
+
     json::value client_id;  ///< the caller's id for it
     std::string key;        ///< the caller's key for it (its table's: the id serialized)
     std::string method;
@@ -85,6 +91,9 @@ class call final : public call_owner,
     /// Adjusts a successful result before it is relayed (an alias's URI, a task's scoped id,
     /// cache hints); without one the answer is relayed as text, unparsed.
     std::function<void(json::object&)> after;
+    /// Replaces the secrets in its result and progress messages (`redact_results`; none: off).
+    /// An answer is parsed only when its text may hold one (may_hold_secret).
+    std::shared_ptr<const mcp::secret_detector> redact;
     std::optional<audit_entry> audit;  ///< its audit row, begun (none: not audited)
   };
 
@@ -101,6 +110,8 @@ class call final : public call_owner,
   std::string_view tool() const;
   mcp::era era() const { return era_; }
   bool finished() const { return finished_; }
+  /// What was replaced in its answer and progress messages, by kind.
+  const mcp::redaction_counts& redacted() const { return redacted_; }
   /// The server to bind a retry to: `method` and `name` must be the request's own.
   bool same_request(std::string_view method, std::string_view name) const {
     return method == method_ && name == exposed_;
@@ -139,6 +150,9 @@ class call final : public call_owner,
   void ask_caller();
   /// The answer's text for the caller: the id its own, a modern result marked complete.
   std::string reply_text(rpc_outcome& out);
+  /// Redacts a success's result (parsed first when its text may hold a secret) or an error's
+  /// message and data.
+  void redact_reply(message& reply);
   void drop_questions();
   void end_audit(std::string_view outcome, std::size_t response_bytes);
 
@@ -153,6 +167,8 @@ class call final : public call_owner,
   mcp::era era_ = mcp::era::legacy;
   json::object capabilities_;
   std::function<void(json::object&)> after_;
+  std::shared_ptr<const mcp::secret_detector> redact_;
+  mcp::redaction_counts redacted_;
   std::optional<audit_entry> audit_;
   std::optional<json::value> progress_token_;  ///< the caller's own (the server gets the wire id)
   steady_clock::time_point started_;

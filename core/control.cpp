@@ -49,6 +49,15 @@ json::object histogram_json(const latency_histogram& h) {
           {"count", h.count()}};
 }
 
+// {"total": N, "by_kind": {"github-token": 1, …}}: what was replaced, never the values.
+json::object redaction_json(const mcp::redaction_counts& counts) {
+  json::object by_kind;
+  for (std::size_t k = 0; k < mcp::secret_kind_count; ++k)
+    if (counts.by_kind[k])
+      by_kind[mcp::kind_name(static_cast<mcp::secret_kind>(k))] = counts.by_kind[k];
+  return {{"total", counts.total()}, {"by_kind", std::move(by_kind)}};
+}
+
 rpc_error bad_params(std::string msg) {
   return {rpc_code::invalid_params, std::move(msg), nullptr};
 }
@@ -106,6 +115,8 @@ json::object control_plane::status(bool histograms) const {
             : json::value(nullptr);
     s["tools_from_cache"] = up->tools_from_cache();
     s["quarantined"] = s_.catalogue.quarantined(name).size();
+    s["redact_results"] = mcp::to_string(up->config().redact_results);
+    s["redacted"] = redaction_json(up->stats().redacted);
     s["on_change"] = to_string(up->config().on_change);
     s["trust"] = up->config().trust_ask ? "ask" : "auto";
     auto tail = up->stderr_tail(5);
@@ -344,7 +355,8 @@ result<json::value> control_plane::history(const json::object& params) {
                                    {"outcome", e.outcome},
                                    {"request_bytes", e.request_bytes},
                                    {"response_bytes", e.response_bytes},
-                                   {"detail", e.detail}});
+                                   {"detail", e.detail},
+                                   {"redacted", e.redacted}});
   return json::value(
       json::object{{"enabled", s_.audit.auditing()}, {"entries", std::move(entries)}});
 }

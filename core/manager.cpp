@@ -146,7 +146,40 @@ void manager::on_upstream_changed(const std::string&) {
   schedule_rebuild();
 }
 
+std::shared_ptr<const mcp::secret_detector> manager::result_detector(const upstream& up,
+                                                                     std::string_view profile) {
+  std::optional<mcp::redaction_mode> chosen;
+  if (const auto* v = profile.empty() ? nullptr : catalogue_.profiles().find(profile))
+    chosen = v->settings.redact_results;
+  return detectors_.get(effective_redaction(up.config().redact_results, chosen));
+}
+
+// A server's log messages go to every client that asked for them, whatever its profile: they are
+// redacted with the strictest of the server's mode and the modes profiles set.
+std::shared_ptr<const mcp::secret_detector> manager::message_detector(const upstream& up) {
+  auto mode = up.config().redact_results;
+  for (const auto& [name, v] : catalogue_.profiles().views())
+    if (v->settings.redact_results) mode = std::max(mode, *v->settings.redact_results);
+  return detectors_.get(mode);
+}
+
 void manager::on_upstream_notification(const std::string& server, const message& msg) {
+  if (msg.method() == "notifications/message")
+    if (auto up = find_upstream(server))
+      if (auto d = message_detector(*up)) {
+        auto copy = msg;
+        if (auto* params = copy.body.if_contains("params")) {
+          const auto counts = mcp::redact_notification(copy.method(), *params, *d);
+          if (!counts.empty()) {
+            up->count_redacted(counts);
+            return deliver(server, copy);
+          }
+        }
+      }
+  deliver(server, msg);
+}
+
+void manager::deliver(const std::string& server, const message& msg) {
   if (!sessions_.deliver(server, msg, catalogue_.exposed()))
     log_.debug("notification {} from {} not forwarded", msg.method(), server);
 }

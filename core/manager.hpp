@@ -22,6 +22,7 @@
 #include "core/control.hpp"
 #include "core/daemon_info.hpp"
 #include "core/mrtr.hpp"
+#include "core/redaction.hpp"
 #include "core/session_registry.hpp"
 #include "core/start_scheduler.hpp"
 #include "core/state_store.hpp"
@@ -107,6 +108,10 @@ class manager : public upstream_observer, private registry_servers, private cont
     return catalogue_.profile_for(who);
   }
   const profile_set& profiles() const { return catalogue_.profiles(); }
+  /// What a call of `profile`'s client to `up` is redacted with (`redact_results`: the
+  /// profile's when it sets one, else the server's); null when off.
+  std::shared_ptr<const mcp::secret_detector> result_detector(const upstream& up,
+                                                              std::string_view profile);
   /// What clients are offered at initialize: the union of what the upstreams offer.
   json::object downstream_capabilities() const { return catalogue_.downstream_capabilities(); }
   /// A session's listen stream wants the status notifications of servers' tasks ((server, its
@@ -203,6 +208,9 @@ class manager : public upstream_observer, private registry_servers, private cont
   void on_upstream_ready(const std::string& server, upstream& up) override;
 
  private:
+  std::shared_ptr<const mcp::secret_detector> message_detector(const upstream& up);
+  /// A server's notification to the sessions it concerns.
+  void deliver(const std::string& server, const message& msg);
   void schedule_rebuild();
   void rebuild();
   /// A new upstream for `s`, serving its cached tools (from the state store) until it lists.
@@ -227,6 +235,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   start_scheduler starts_{io_, upstreams_};
   session_registry sessions_{*this};
   mrtr_registry mrtr_;
+  redaction_detectors detectors_;
   audit_buffer audit_{io_, store_.get(), cfg_.daemon};
   control_plane control_{{info_, upstreams_, catalogue_, sessions_, audit_, *this}};
   bool rebuild_posted_ = false;

@@ -437,8 +437,7 @@ void session::serve_list(const json::value& id, collection c, const json::object
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
                       std::function<void(json::object&)> after, std::string_view exposed,
                       const mcp::request_meta* meta) {
-  // The params move into the call whole (move-constructed: a DOM keeps its parse's memory).
-  call::request r{.params = std::move(msg.body["params"])};
+  call::request r(std::move(msg.body["params"]));
   auto& params = r.params.as_object();
   if (meta) {
     if ((params.contains("requestState") || params.contains("inputResponses")) &&
@@ -457,6 +456,7 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
   r.method = msg.method();
   r.exposed = exposed;
   r.after = std::move(after);
+  r.redact = manager_.result_detector(*up, profile_);
   r.audit = audit_begin(r.method, exposed, up->name(), params);
   servers_used_.insert(up->name());
   auto c = std::make_shared<call>(std::move(r), std::weak_ptr<call_caller>(shared_from_this()),

@@ -30,7 +30,7 @@ constexpr const char* schema =
     " time_ms INTEGER NOT NULL, kind TEXT NOT NULL, client TEXT NOT NULL, profile TEXT NOT NULL,"
     " server TEXT NOT NULL, name TEXT NOT NULL, duration_us INTEGER NOT NULL,"
     " outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL,"
-    " detail TEXT NOT NULL);"
+    " detail TEXT NOT NULL, redacted TEXT NOT NULL DEFAULT '');"
     // No query needs an index beside the rowid (history scans by id; the trim by age looks at
     // the oldest rows by id), and each row paid for one: stores made before 2026-12-04 lose the
     // one by server, before 2026-12-05 the one by time (~1,000 instructions a row).
@@ -77,16 +77,16 @@ std::string column(sqlite3_stmt* s, int i) {
 // audit_group_rows (the statement's own cost, run and reset, paid once a group), the rest by one.
 // OR FAIL: a statement of several rows that may abort keeps a journal to undo its own rows
 // (~400 instructions a row); a failure here rolls the whole transaction back anyway.
-constexpr int audit_columns = 11;
+constexpr int audit_columns = 12;
 constexpr std::size_t audit_group_rows = 16;
 
 std::string audit_insert_sql(std::size_t rows) {
   std::string sql =
       "INSERT OR FAIL INTO audit(time_ms, kind, client, profile, server, name, duration_us, "
       "outcome,"
-      " request_bytes, response_bytes, detail) VALUES ";
+      " request_bytes, response_bytes, detail, redacted) VALUES ";
   for (std::size_t r = 0; r < rows; ++r)
-    sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?)";
+    sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?)";
   return sql;
 }
 
@@ -105,6 +105,7 @@ void bind_entry(sqlite3_stmt* s, int first, const audit_entry& a) {
   sqlite3_bind_int64(s, first + 8, a.request_bytes);
   sqlite3_bind_int64(s, first + 9, a.response_bytes);
   bind(s, first + 10, a.detail, in_place);
+  bind(s, first + 11, a.redacted, in_place);
 }
 
 }  // namespace
@@ -222,6 +223,14 @@ result<std::unique_ptr<state_store>> state_store::open(const std::string& path) 
   // batch lost to a power cut is acceptable, a slow loop is not).
   for (const char* sql : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", schema})
     if (auto e = i->exec(sql); !e) return failure(fmt::format("{}: {}", path, e.error().message));
+  // Stores made before 2026-12-05 have no `redacted` column: added, empty for their rows.
+  if (sqlite3_stmt* probe = nullptr;
+      sqlite3_prepare_v2(i->db, "SELECT redacted FROM audit", -1, &probe, nullptr) != SQLITE_OK) {
+    if (auto e = i->exec("ALTER TABLE audit ADD COLUMN redacted TEXT NOT NULL DEFAULT ''"); !e)
+      return failure(fmt::format("{}: {}", path, e.error().message));
+  } else {
+    sqlite3_finalize(probe);
+  }
   for (auto [stmt, rows] :
        {std::pair{&i->insert, std::size_t{1}}, std::pair{&i->insert_group, audit_group_rows}})
     if (sqlite3_prepare_v3(i->db, audit_insert_sql(rows).c_str(), -1, SQLITE_PREPARE_PERSISTENT,
@@ -260,7 +269,7 @@ std::vector<audit_entry> state_store::history(const audit_query& q) const {
   sqlite3_stmt* s = nullptr;
   const char* sql =
       "SELECT time_ms, kind, client, profile, server, name, duration_us, outcome, request_bytes,"
-      " response_bytes, detail FROM audit"
+      " response_bytes, detail, redacted FROM audit"
       " WHERE (?1 = '' OR server = ?1) AND (?2 = '' OR name = ?2) AND time_ms >= ?3"
       " ORDER BY id DESC LIMIT ?4";
   if (sqlite3_prepare_v2(impl_->db, sql, -1, &s, nullptr) != SQLITE_OK) return out;
@@ -281,6 +290,7 @@ std::vector<audit_entry> state_store::history(const audit_query& q) const {
     a.request_bytes = sqlite3_column_int64(s, 8);
     a.response_bytes = sqlite3_column_int64(s, 9);
     a.detail = column(s, 10);
+    a.redacted = column(s, 11);
     out.push_back(std::move(a));
   }
   sqlite3_finalize(s);

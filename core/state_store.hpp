@@ -33,8 +33,9 @@ struct audit_entry {
   std::string outcome;              ///< ok, tool_error, error, timeout, cancelled; spawn: started
   std::int64_t request_bytes = 0;   ///< the client's message
   std::int64_t response_bytes = 0;  ///< the answer relayed
-  std::string detail;  ///< spawn: the command line; a call: its arguments (audit_arguments);
-                       ///< secrets redacted
+  std::string detail;    ///< spawn: the command line; a call: its arguments (audit_arguments);
+                         ///< secrets redacted
+  std::string redacted;  ///< what was replaced in its answer ("github-token 1"), never the values
 };
 
 /// What `mcpmux history` asks for.

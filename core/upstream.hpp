@@ -76,6 +76,8 @@ struct upstream_stats {
   /// tools/call latency per tool name; at most max_tools names (later ones are not counted).
   std::map<std::string, latency_histogram, std::less<>> by_tool;
   static constexpr std::size_t max_tools = 1024;
+  /// What was replaced in its answers and messages before clients saw them (redact_results).
+  mcp::redaction_counts redacted;
   /// `tool`: the tool of a tools/call, else empty.
   void record(std::chrono::microseconds d, bool error, std::string_view tool = {});
   std::optional<std::uint32_t> percentile(double p) const;
@@ -173,6 +175,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::optional<int> pid() const { return pid_ > 0 ? std::optional<int>(pid_) : std::nullopt; }
   std::optional<steady_clock::time_point> ready_since() const { return ready_since_; }
   const upstream_stats& stats() const { return stats_; }
+  /// What was replaced in one of its messages before clients saw it.
+  void count_redacted(const mcp::redaction_counts& counts) { stats_.redacted += counts; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
   /// Takes a call: sends it now, queues it while the server is connecting (bounded by the

@@ -41,6 +41,7 @@ void upstream::record(const call& c, bool failed) {
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c.started_);
   stats_.record(elapsed, failed, c.tool());
+  stats_.redacted += c.redacted();
 }
 
 void upstream::send_call(std::shared_ptr<call> c) {
@@ -145,12 +146,8 @@ bool upstream::fulfil_input(const std::shared_ptr<call>& c, rpc_outcome& out) {
     return false;
   auto& reply = *out.reply;
   if (!reply.raw.empty()) {
-    if (reply.raw.find("\"input_required\"") == std::string::npos) return false;
-    boost::system::error_code ec;
-    auto v = json::parse(reply.raw, ec);
-    if (ec || !v.is_object()) return false;
-    reply.body = std::move(v.as_object());
-    reply.raw.clear();
+    if (reply.raw.find("\"input_required\"") == std::string::npos || !reply.parse_raw())
+      return false;
   }
   const auto* result = reply.body.if_contains("result");
   const auto* ro = result ? result->if_object() : nullptr;

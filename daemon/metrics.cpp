@@ -107,6 +107,17 @@ std::string metrics_from_status(std::string_view status_json) {
       sample(m.name, value, fmt::format("server=\"{}\"", name));
     }
   }
+  family("mcpmux_redacted_total", "counter",
+         "Secrets replaced in a server's results and messages before clients saw them, by kind.");
+  for (const auto& s : *servers) {
+    const auto name = name_of(s);
+    const auto* r = s.get_object().if_contains("redacted");
+    const auto* by_kind = r && r->is_object() ? r->get_object().if_contains("by_kind") : nullptr;
+    if (name.empty() || !by_kind || !by_kind->is_object()) continue;
+    for (const auto& [kind, n] : by_kind->get_object())
+      sample("mcpmux_redacted_total", number(&n),
+             fmt::format("server=\"{}\",kind=\"{}\"", name, label(kind)));
+  }
   // A status histogram {"le_us", "counts" (per bucket, +Inf last), "sum_us", "count"} as
   // cumulative Prometheus buckets, _sum and _count.
   const auto histogram = [&](std::string_view name, const json::value* h, std::string labels) {

@@ -11,6 +11,7 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
@@ -103,6 +104,16 @@ std::string_view message::method() const {
 const json::object& message::params() const {
   auto* p = body.if_contains("params");
   return p && p->is_object() ? p->get_object() : empty_object;
+}
+
+bool message::parse_raw() {
+  if (raw.empty()) return true;
+  boost::system::error_code ec;
+  auto v = json::parse(raw, ec);
+  if (ec || !v.is_object()) return false;
+  body = std::move(v.as_object());
+  raw.clear();
+  return true;
 }
 
 bool valid_id(const json::value& v) {

@@ -32,6 +32,9 @@ struct message {
   std::string_view method() const;  ///< "" for responses
   /// `params` as an object; an empty object when absent.
   const json::object& params() const;
+  /// A raw response parsed into `body` (a stage that must change its result); true when the
+  /// body holds it. The raw text was validated when it arrived, so only memory can fail.
+  bool parse_raw();
 };
 
 /// How a request wants its answer: parsed into message::body, or, when it is a success

@@ -1,8 +1,11 @@
 #include "protocol/result_redaction.hpp"
 
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "protocol/result.hpp"
@@ -384,10 +387,26 @@ std::uint64_t redaction_counts::total() const {
 secret_detector::secret_detector(redaction_mode mode, const std::vector<std::string>& known_secrets)
     : mode_(mode), known_pairs_(65536 / 64) {
   if (mode_ == redaction_mode::off) return;
-  for (const auto& k : known_secrets)
+  const auto add = [&](std::string k) {
     if (k.size() >= min_known_secret_bytes &&
         std::find(known_.begin(), known_.end(), k) == known_.end())
-      known_.push_back(k);
+      known_.push_back(std::move(k));
+  };
+  for (const auto& k : known_secrets) {
+    add(k);
+    // Also as a JSON text writes it (quotes, backslashes, controls escaped; some encoders also
+    // escape '/'), so that may_hold_secret finds it in an answer before any parse.
+    auto escaped = json::serialize(json::string(k));
+    add(escaped.substr(1, escaped.size() - 2));
+    if (k.find('/') != std::string::npos) {
+      std::string slashed;
+      for (char c : escaped.substr(1, escaped.size() - 2)) {
+        if (c == '/') slashed.push_back('\\');
+        slashed.push_back(c);
+      }
+      add(std::move(slashed));
+    }
+  }
   // Longest first: a value that contains another is replaced whole.
   std::stable_sort(known_.begin(), known_.end(),
                    [](const auto& a, const auto& b) { return a.size() > b.size(); });
@@ -506,6 +525,40 @@ void redact_blocks(json::value* blocks, const secret_detector& d, redaction_coun
 
 }  // namespace
 
+namespace {
+
+// A printable ASCII character written as \u00XX. Encoders escape a few of them to be safe in HTML
+// (Go: < > &; some also ' and /), never letters or digits, which only a server hiding a value
+// would write so.
+bool escapes_word_character(std::string_view text) {
+  for (auto at = text.find("\\u00"); at != std::string_view::npos;
+       at = text.find("\\u00", at + 1)) {
+    if (at + 6 > text.size()) return false;
+    const char hi = text[at + 4], lo = static_cast<char>(std::tolower(text[at + 5]));
+    if (hi < '2' || hi > '7') continue;
+    const std::string_view code = text.substr(at + 4, 2);
+    if (code == "22" || code == "26" || code == "27" || code == "2f" || code == "2F" ||
+        code == "3c" || code == "3C" || code == "3e" || code == "3E" || code == "5c" ||
+        code == "5C")
+      continue;
+    if (std::isxdigit(static_cast<unsigned char>(lo))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool may_hold_secret(std::string_view json_text, const secret_detector& detector) {
+  if (detector.mode() == redaction_mode::off) return false;
+  std::string scratch;
+  if (!detector.redact(json_text, scratch).empty()) return true;
+  // A PEM block's lines are joined by "\n" escapes in JSON text, which the shape needs.
+  if (detector.mode() == redaction_mode::patterns &&
+      json_text.find("PRIVATE KEY-----") != std::string_view::npos)
+    return true;
+  return escapes_word_character(json_text);
+}
+
 redaction_counts redact_result(json::value& result, const secret_detector& detector) {
   redaction_counts counts;
   auto* r = result.if_object();
@@ -521,6 +574,15 @@ redaction_counts redact_result(json::value& result, const secret_detector& detec
       if (m.is_object()) redact_blocks(m.as_object().if_contains("content"), detector, counts);
     redact_string(r->if_contains("description"), detector, counts);
   }
+  return counts;
+}
+
+redaction_counts redact_error(json::value& error, const secret_detector& detector) {
+  redaction_counts counts;
+  auto* e = error.if_object();
+  if (detector.mode() == redaction_mode::off || !e) return counts;
+  redact_string(e->if_contains("message"), detector, counts);
+  if (auto* data = e->if_contains("data")) redact_deep(*data, detector, counts);
   return counts;
 }
 

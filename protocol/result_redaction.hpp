@@ -97,11 +97,23 @@ class secret_detector {
   std::vector<std::uint64_t> known_pairs_;
 };
 
+/// Whether an MCP answer's JSON text, as a server sent it, may hold something `detector` replaces
+/// in its strings: the detector run over the text itself (known values are also looked for in
+/// their JSON-escaped form), and the shapes JSON's escapes hide (a private key's lines, letters
+/// written as \u00XX). False means redact_result would change nothing: the answer may be relayed
+/// without a parse. A server that hides a value on purpose (encoded, split) is not caught here or
+/// anywhere: redaction keeps accidents out of a model's context, not a hostile server's words.
+bool may_hold_secret(std::string_view json_text, const secret_detector& detector);
+
 /// Redacts every string of an MCP result that a client would see: tool results (content[].text,
 /// embedded resource text, resource_link descriptions, structuredContent strings at any depth),
 /// resources/read contents[].text, prompts/get messages and their description. Blobs are left
 /// alone. The result is changed in place; nothing is done when the mode is off.
 redaction_counts redact_result(boost::json::value& result, const secret_detector& detector);
+
+/// The same for a JSON-RPC error object a server answered: its message and every string of its
+/// data.
+redaction_counts redact_error(boost::json::value& error, const secret_detector& detector);
 
 /// The same for a server's notification: notifications/message `data` (strings at any depth)
 /// and notifications/progress `message`. Other methods are left alone.

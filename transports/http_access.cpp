@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/files.hpp"
+#include "base/redact.hpp"
 #include "transports/http_text.hpp"
 
 namespace mcpmux {
@@ -74,6 +75,7 @@ bool http_access::own_origin(std::string_view origin) const {
 }
 
 void http_access::add_token(std::string name, std::string token) {
+  add_secret(token);  // never in a log line, nor in a server's result (redact_results)
   tokens_.emplace_back(std::move(name), std::move(token));
 }
 

@@ -72,6 +72,7 @@ outcome<exit_status> run_history(const context& ctx, const command_args& args) {
       {"OUTCOME", 10},
       {"MS", 8, align::right},
       {"BYTES", 9, align::right},
+      {"REDACTED", 16},
       {"CLIENT", 0},
   };
   std::vector<std::vector<cell>> rows;
@@ -88,6 +89,7 @@ outcome<exit_status> run_history(const context& ctx, const command_args& args) {
         {text_or_dash(e, "outcome", true), {}},
         {spawn || !us ? "-" : fmt::format("{:.1f}", static_cast<double>(*us) / 1000), {}},
         {spawn || !bytes ? "-" : std::to_string(*bytes), {}},
+        {text_or_dash(e, "redacted", true), {}},
         {spawn ? text_or_dash(e, "detail", true) : text_or_dash(e, "client", true), {}},
     });
   }

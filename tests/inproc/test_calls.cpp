@@ -165,6 +165,42 @@ TEST(InprocCalls, ProgressCarriesTheClientsTokenAndExtendsTheDeadline) {
   EXPECT_EQ(c.got("notifications/progress").size(), 3u);
 }
 
+// A progress message and the answer are redacted by the call (redact_results, default
+// "patterns"); a server set to "off" is relayed as it wrote.
+TEST(InprocCalls, ProgressMessagesAndAnswersAreRedacted) {
+  constexpr std::string_view key = "AKIAIOSFODNN7EXAMPLE";
+  for (const bool off : {false, true}) {
+    mux m(one_server() + (off ? "redact_results = \"off\"\n" : ""));
+    std::vector<json::object> held;
+    hold_calls(m.server("a"), held);
+    fake_client c(m, false);
+    auto params = call_params("a__echo");
+    params["_meta"] = {{"progressToken", "p"}};
+    const auto id = c.request("tools/call", params);
+    m.run();
+    ASSERT_EQ(held.size(), 1u);
+    const auto token = held[0].at("params").at("_meta").at("progressToken");
+    m.server("a").notify(
+        "notifications/progress",
+        {{"progressToken", token}, {"progress", 1}, {"message", "using key " + std::string(key)}});
+    m.server("a").answer(held[0], {{"content", json::array{{{"type", "text"}, {"text", key}}}}});
+    m.run();
+    auto progress = c.got("notifications/progress");
+    ASSERT_EQ(progress.size(), 1u);
+    auto answer = c.answer(id);
+    ASSERT_TRUE(answer);
+    if (off) {
+      EXPECT_EQ(progress[0].at("params").at("message").as_string(),
+                "using key " + std::string(key));
+      EXPECT_EQ(result_text(*answer), key);
+    } else {
+      EXPECT_EQ(progress[0].at("params").at("message"), "using key [redacted: aws-access-key]");
+      EXPECT_EQ(result_text(*answer), "[redacted: aws-access-key]");
+      EXPECT_EQ(m.mgr().find_upstream("a")->stats().redacted.total(), 2u);
+    }
+  }
+}
+
 // The client cancels: the server hears it for its own id, the client gets no answer.
 TEST(InprocCalls, ClientCancelReachesTheServer) {
   held_call h;

@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include "base/redact.hpp"
+#include "core/redaction.hpp"
 #include "protocol/result.hpp"
 #include "protocol/result_redaction.hpp"
 
@@ -353,6 +355,16 @@ TEST(ResultRedaction, Notifications) {
   EXPECT_TRUE(mcp::redact_notification("notifications/resources/updated", other, d).empty());
 }
 
+TEST(ResultRedaction, ErrorMessageAndData) {
+  const secret_detector d(redaction_mode::patterns, {"s3cr3t-v4lue"});
+  auto error = parse(cat({R"({"code": -32000, "message": "bad token s3cr3t-v4lue",
+    "data": {"sent": ")",
+                          aws_id, R"(", "n": 3}})"}));
+  EXPECT_EQ(mcp::redact_error(error, d).total(), 2u);
+  EXPECT_EQ(error, parse(R"({"code": -32000, "message": "bad token [redacted: known-secret]",
+    "data": {"sent": "[redacted: aws-access-key]", "n": 3}})"));
+}
+
 TEST(ResultRedaction, LinearOnHostileInput) {
   // Many starts that fail late: each would rescan the rest if a scanner were not bounded.
   std::string hostile;
@@ -361,6 +373,56 @@ TEST(ResultRedaction, LinearOnHostileInput) {
   const auto r = run(patterns(), hostile);
   EXPECT_EQ(r.text.size(), hostile.size());
   EXPECT_TRUE(r.counts.empty());
+}
+
+// The check on an answer's text before any parse: it must say yes whenever redact_result would
+// change the parsed answer, whatever JSON's escapes did to the value.
+TEST(ResultRedaction, MayHoldSecretSeesThroughJsonEscapes) {
+  const secret_detector known(redaction_mode::known, {"quote\"d/secret\\value"});
+  const auto answer = [](std::string_view text) {
+    return json::serialize(json::object{{"content", json::array{json::object{{"text", text}}}}});
+  };
+  const auto check = [&](const secret_detector& d, std::string_view text) {
+    const auto raw = answer(text);
+    auto parsed = parse(raw);
+    const bool changes = !mcp::redact_result(parsed, d).empty();
+    return std::pair{mcp::may_hold_secret(raw, d), changes};
+  };
+  // A known value with a quote, a slash and a backslash, written escaped in the JSON text.
+  EXPECT_EQ(check(known, "x quote\"d/secret\\value y"), std::pair(true, true));
+  const std::string slashed = R"({"content":[{"text":"quote\"d\/secret\\value"}]})";
+  EXPECT_TRUE(mcp::may_hold_secret(slashed, known));
+  // A private key's lines are joined by \n escapes in the text.
+  EXPECT_EQ(check(patterns(), pem_block()), std::pair(true, true));
+  // Letters written as \u00XX: only a server hiding a value does that; the answer is parsed.
+  EXPECT_TRUE(mcp::may_hold_secret(R"({"text":"\u0067hp_4ezcLL34oOHjLI8ZcbeYuO0d1biJ6sHv9T7W"})",
+                                   patterns()));
+  // What encoders escape for HTML's sake does not.
+  EXPECT_FALSE(mcp::may_hold_secret(R"({"text":"a \u003cb\u003e \u0026 c"})", patterns()));
+  // Ordinary answers are relayed unparsed.
+  EXPECT_EQ(check(patterns(), "Found 3 issues in src/main.cpp: line 4"), std::pair(false, false));
+  EXPECT_EQ(check(known, "nothing here"), std::pair(false, false));
+  const secret_detector off(redaction_mode::off, {"quote\"d/secret\\value"});
+  EXPECT_FALSE(mcp::may_hold_secret(answer("quote\"d/secret\\value"), off));
+}
+
+// A call takes the detector of its mode when it starts; one learned later (a token refreshed, a
+// login) is in the next call's.
+TEST(RedactionDetectors, BuiltAgainWhenMcpmuxLearnsASecret) {
+  redaction_detectors detectors;
+  EXPECT_EQ(detectors.get(redaction_mode::off), nullptr);
+  const auto before = detectors.get(redaction_mode::known);
+  ASSERT_NE(before, nullptr);
+  EXPECT_EQ(detectors.get(redaction_mode::known), before);  // shared while nothing changed
+  add_secret("learned-later-Qx81-value");
+  const auto after = detectors.get(redaction_mode::known);
+  EXPECT_NE(after, before);
+  std::string text = "token learned-later-Qx81-value and AKIAIOSFODNN7EXAMPLE";
+  auto counts = after->redact(text);
+  EXPECT_EQ(text, "token [redacted: known-secret] and AKIAIOSFODNN7EXAMPLE");
+  text = "token learned-later-Qx81-value and AKIAIOSFODNN7EXAMPLE";
+  counts += detectors.get(redaction_mode::patterns)->redact(text);
+  EXPECT_EQ(describe(counts), "known-secret 2, aws-access-key 1");
 }
 
 }  // namespace

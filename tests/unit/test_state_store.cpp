@@ -81,10 +81,10 @@ TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   EXPECT_TRUE(store->append({}).ok());
   EXPECT_EQ(store->audit_rows(), 3);
   EXPECT_THAT(names(store->history({})), ElementsAre("gh__a", "fs__b", "gh__c"));  // oldest first
-  EXPECT_THAT(names(store->history({.server = "gh"})), ElementsAre("gh__a", "gh__c"));
-  EXPECT_THAT(names(store->history({.name = "fs__b"})), ElementsAre("fs__b"));
-  EXPECT_THAT(names(store->history({.since_ms = 2000})), ElementsAre("fs__b", "gh__c"));
-  EXPECT_THAT(names(store->history({.limit = 2})), ElementsAre("fs__b", "gh__c"));  // the newest
+  EXPECT_THAT(names(store->history({"gh", "", 0, 100})), ElementsAre("gh__a", "gh__c"));
+  EXPECT_THAT(names(store->history({"", "fs__b", 0, 100})), ElementsAre("fs__b"));
+  EXPECT_THAT(names(store->history({"", "", 2000, 100})), ElementsAre("fs__b", "gh__c"));
+  EXPECT_THAT(names(store->history({"", "", 0, 2})), ElementsAre("fs__b", "gh__c"));  // the newest
   const auto all = store->history({});
   EXPECT_EQ(all[2].outcome, "tool_error");
   EXPECT_EQ(all[2].client, "socket pid 1 /usr/bin/node");
@@ -122,7 +122,7 @@ TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
   ASSERT_TRUE(store->append(batch).ok());
   ASSERT_TRUE(store->append(std::span(batch).first(20)).ok());  // a group and four alone, again
   EXPECT_EQ(store->audit_rows(), 57);
-  const auto got = store->history({.limit = 100});
+  const auto got = store->history({"", "", 0, 100});
   ASSERT_EQ(got.size(), 57u);
   for (std::size_t k = 0; k < got.size(); ++k) {
     const auto& want = batch[k < 37 ? k : k - 37];
@@ -154,11 +154,11 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   // In steps: at most 7 too old, then at most 7 beyond the count.
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 7), 7 + 7);
   EXPECT_EQ(store->audit_rows(), 2010 - 14);
-  EXPECT_EQ(store->history({.limit = 2000}).front().time_ms, now - 1000 + 4);  // oldest first
+  EXPECT_EQ(store->history({"", "", 0, 2000}).front().time_ms, now - 1000 + 4);  // oldest first
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 496);            // ids 15 to 510
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 0);
   EXPECT_EQ(store->audit_rows(), 1500);
-  EXPECT_EQ(store->history({.limit = 1}).front().time_ms, now + 999);  // the newest stay
+  EXPECT_EQ(store->history({"", "", 0, 1}).front().time_ms, now + 999);  // the newest stay
 }
 
 // A call that began long ago ends after younger ones (its row comes later): the trim by age
@@ -218,7 +218,7 @@ TEST(StateStore, AStoreWithTheOldIndexesLosesThemAndKeepsItsRows) {
   EXPECT_THAT(indexes(), ElementsAre());
   sqlite3_close(db);
   EXPECT_EQ(store->audit_rows(), 2);
-  EXPECT_THAT(names(store->history({.server = "b"})), ElementsAre("y"));
+  EXPECT_THAT(names(store->history({"b", "", 0, 100})), ElementsAre("y"));
 }
 
 TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
@@ -239,8 +239,11 @@ TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   ASSERT_TRUE(store);
   const auto pins = store->pins("fs");
   ASSERT_EQ(pins.size(), 2u);
-  for (const auto& p : pins)
-    if (p.kind == "tools") EXPECT_EQ(p.definition, "{\"description\":\"b\"}");
+  for (const auto& p : pins) {
+    if (p.kind == "tools") {
+      EXPECT_EQ(p.definition, "{\"description\":\"b\"}");
+    }
+  }
   EXPECT_TRUE(store->trusted("fs", "h1"));
   EXPECT_FALSE(store->trusted("fs", "h2"));  // another configuration of it is not
   EXPECT_FALSE(store->trusted("web", "h1"));
@@ -287,7 +290,7 @@ TEST(AuditWriter, WritesBatchesInOrderWhileTheCallerUsesTheStore) {
   w.drain();
   EXPECT_EQ(store->audit_rows(), 4010);
   EXPECT_EQ(store->pins("s").size(), 8u);
-  const auto newest = store->history({.limit = 1});
+  const auto newest = store->history({"", "", 0, 1});
   ASSERT_EQ(newest.size(), 1u);
   EXPECT_EQ(newest.front().time_ms, 8009);
   EXPECT_EQ(w.take_error(), "");
