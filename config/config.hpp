@@ -179,6 +179,9 @@ struct daemon_config {
   std::size_t http_max_sessions = 128;     ///< `http_max_sessions`: live MCP sessions; beyond: 503
   std::size_t http_max_connections = 256;  ///< `http_max_connections`: open TCP connections
   sandbox_mode sandbox = sandbox_mode::standard;  ///< `sandbox`: every stdio server's default
+  /// `confirm`: the tools a person confirms before they run (config/filters.hpp,
+  /// `confirm_entry_problem`), for sessions whose profile sets none.
+  std::vector<std::string> confirm;
 };
 
 /// How a profile offers its tools: every tool listed (`all`), a search tool and a call tool in
@@ -206,13 +209,16 @@ struct profile_config {
   /// `redact_results`: the same choice as a server's, for this profile's clients; unset = each
   /// server's own.
   std::optional<mcp::redaction_mode> redact_results;
+  /// `confirm`: the tools a person confirms before they run, for this profile's clients; unset
+  /// = `[daemon] confirm`.
+  std::optional<std::vector<std::string>> confirm;
   int line = 0;  ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
            resources == o.resources && exposure == o.exposure &&
            tool_budget_tokens == o.tool_budget_tokens && match == o.match &&
            descriptions == o.descriptions && list_found_tools == o.list_found_tools &&
-           redact_results == o.redact_results;
+           redact_results == o.redact_results && confirm == o.confirm;
   }
 };
 

@@ -123,6 +123,8 @@ class validator {
                                const toml::table& t);
   /// A list of filter patterns (config/filters.hpp): none may be empty or a bare "!".
   std::vector<std::string> patterns(const toml::node& n, const std::string& key);
+  /// A `confirm` list ([daemon] or a profile): `destructive` and globs over exposed tool names.
+  std::vector<std::string> confirm_list(const toml::node& n, const std::string& key);
 
   std::string file_;
   env_lookup lookup_;

@@ -22,6 +22,17 @@ std::vector<std::string> validator::patterns(const toml::node& n, const std::str
   return out;
 }
 
+std::vector<std::string> validator::confirm_list(const toml::node& n, const std::string& key) {
+  std::vector<std::string> out;
+  each_string(n, key, [&](std::string s, const toml::node& e, const std::string& sub) {
+    if (auto problem = confirm_entry_problem(s))
+      fail(e, sub, std::move(*problem));
+    else
+      out.push_back(std::move(s));
+  });
+  return out;
+}
+
 void validator::parse_profiles(const toml::node& node, std::vector<profile_config>& out) {
   const auto* t = node.as_table();
   if (!t) return type_error(node, "profiles", "a table of profile tables");
@@ -67,6 +78,8 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
         p.tool_budget_tokens = static_cast<std::size_t>(*i);
     } else if (kn == "redact_results") {
       p.redact_results = get_redaction_mode(v, key);
+    } else if (kn == "confirm") {
+      p.confirm = confirm_list(v, key);
     } else if (kn == "list_found_tools") {
       if (auto b = get_bool(v, key)) p.list_found_tools = *b;
     } else if (kn == "descriptions") {

@@ -98,6 +98,10 @@ page_size = 1000
 # The sandbox of every stdio server that names none: "default", "strict", "off", "required"
 # (see sandbox below; $MCPMUX_SANDBOX overrides it).
 # sandbox = "default"
+# Tools a person confirms before they run (an elicitation asked of the calling client), for
+# clients whose profile sets none: "destructive" (readOnlyHint not true and destructiveHint not
+# false) and globs over exposed tool names.
+# confirm = ["destructive"]
 
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
@@ -208,6 +212,7 @@ page_size = 1000
 #   descriptions        a tool's description replaced, by exposed name
 #   list_found_tools    search: the tools a client's searches found join its tools list
 #   redact_results      as a server's, for this profile's clients (default: each server's)
+#   confirm             as [daemon] confirm, for this profile's clients ([] asks nothing)
 #
 # [profiles.claude]
 # servers = ["github", "files"]

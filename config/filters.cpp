@@ -1,5 +1,10 @@
 #include "config/filters.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
 namespace mcpmux {
 
 bool glob_match(std::string_view p, std::string_view t) {
@@ -31,6 +36,33 @@ bool shown_by(const std::vector<std::string>& rules, std::string_view name) {
     if (glob_match(hide ? std::string_view(r).substr(1) : std::string_view(r), name)) shown = !hide;
   }
   return shown;
+}
+
+std::optional<std::string> confirm_entry_problem(std::string_view entry) {
+  if (entry == confirm_destructive) return std::nullopt;
+  const auto bad = std::find_if(entry.begin(), entry.end(), [](char c) {
+    return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '*' ||
+             c == '?');
+  });
+  if (entry.empty()) return "an entry must not be empty";
+  if (entry.front() == '@' || entry.front() == '!')
+    return fmt::format(
+        "\"{}\" is not an entry of confirm: it takes \"{}\" or globs over exposed "
+        "tool names (negations and @selectors are not taken here)",
+        entry, confirm_destructive);
+  if (bad != entry.end())
+    return fmt::format(
+        "\"{}\" is not a glob over exposed tool names: '{}' cannot be in a name "
+        "(names are A-Z a-z 0-9 _ -; * and ? match)",
+        entry, *bad);
+  // A word that is nearly "destructive" is a typo, not a tool's name.
+  std::string lower;
+  for (char c : entry) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.size() >= 7 && lower.size() <= confirm_destructive.size() + 2 &&
+      confirm_destructive.substr(0, 7) == std::string_view(lower).substr(0, 7))
+    return fmt::format("\"{}\" is not an entry of confirm; did you mean \"{}\"?", entry,
+                       confirm_destructive);
+  return std::nullopt;
 }
 
 }  // namespace mcpmux

@@ -4,6 +4,7 @@
 // matches is hidden. An empty list shows everything (the default).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,5 +16,13 @@ bool glob_match(std::string_view pattern, std::string_view text);
 
 /// Whether `rules` show `name` (see above).
 bool shown_by(const std::vector<std::string>& rules, std::string_view name);
+
+/// The word of a `confirm` list that stands for the spec's destructive tools (readOnlyHint not
+/// true and destructiveHint not false: a tool without annotations counts).
+inline constexpr std::string_view confirm_destructive = "destructive";
+
+/// What is wrong with an entry of a `confirm` list (the word `destructive`, or a glob over
+/// exposed tool names: `A-Z a-z 0-9 _ -` and `* ?`); nullopt when it is good.
+std::optional<std::string> confirm_entry_problem(std::string_view entry);
 
 }  // namespace mcpmux

@@ -93,7 +93,8 @@ void call::finish(rpc_outcome out) {
   if (done_) {
     std::exchange(done_, {})(std::move(out));
   } else {
-    const auto outcome = outcome_of(out);  // (before the reply's text is taken)
+    // (before the reply's text is taken)
+    const auto outcome = refused_.empty() ? outcome_of(out) : refused_;
     auto text = reply_text(out);
     const auto bytes = text.size();
     if (caller) caller->call_replied(*this, std::move(text));
@@ -107,6 +108,7 @@ void call::cancel(std::string_view why) {
   finished_ = true;
   drop_questions();
   held_.reset();
+  if (auto undo = std::exchange(on_cancel_, {})) undo(*this);
   if (auto up = up_.lock()) up->cancel(*this, why);
   end_audit("cancelled", 0);
 }
@@ -121,6 +123,16 @@ void call::redact_reply(message& reply) {
     return;
   if (auto* result = reply.body.if_contains("result"))
     redacted_ += mcp::redact_result(*result, *redact_);
+}
+
+void call::refuse(std::string text, std::string_view outcome) {
+  message msg{message_kind::response, {}};
+  json::object result{
+      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}},
+      {"isError", true}};
+  msg.body["result"] = std::move(result);
+  refused_ = outcome;
+  finish({{}, std::move(msg)});
 }
 
 std::string call::reply_text(rpc_outcome& out) {
@@ -252,8 +264,11 @@ void call::ask_caller() {
   result["requestState"] = mrtr_->park(shared_from_this(), mrtr_registry::clock::now());
   auto text = make_result(std::exchange(client_id_, nullptr), result);
   const auto bytes = text.size();
+  const bool at_server = !up_.expired();
   caller->call_replied(*this, std::move(text));
-  end_audit("input_required", bytes);
+  // A question from mcpmux itself (a confirmation, before the call reached a server) keeps the
+  // row open: its outcome is what the answer leads to (declined, or the server's answer).
+  if (at_server) end_audit("input_required", bytes);
 }
 
 std::string_view outcome_of(const rpc_outcome& out) {

@@ -108,6 +108,8 @@ class call final : public call_owner,
   const json::value& params() const { return params_; }
   /// The tool of a tools/call (the server's name for it); empty for other methods.
   std::string_view tool() const;
+  /// The name or URI the caller used.
+  const std::string& exposed() const { return exposed_; }
   mcp::era era() const { return era_; }
   bool finished() const { return finished_; }
   /// What was replaced in its answer and progress messages, by kind.
@@ -124,6 +126,15 @@ class call final : public call_owner,
   /// The caller gave up (cancelled, left) or the call expired while parked: the server is told
   /// if it has the request, nobody is answered.
   void cancel(std::string_view why);
+  /// A stage before forwarding refused the call (a person declined it, or could not be asked):
+  /// the caller gets a tool error result with `text`, the audit row says `outcome`.
+  void refuse(std::string text, std::string_view outcome);
+  /// What a stage before forwarding must undo when the caller cancels while it waits (the
+  /// question it asked); empty: nothing. Called once, from cancel().
+  void on_cancel(std::function<void(call&)> undo) { on_cancel_ = std::move(undo); }
+  /// The server's time starts now (a stage before forwarding waited for a person: that wait
+  /// had a deadline of its own).
+  void restart_clock() { started_ = steady_clock::now(); }
   /// A modern caller's retry takes the parked call: it answers `client_id` now.
   void attach(std::weak_ptr<call_caller> caller, json::value client_id, std::string key);
   /// The retry's answers (`responses`, may be null) to the server's questions: keys no question
@@ -170,6 +181,8 @@ class call final : public call_owner,
   std::shared_ptr<const mcp::secret_detector> redact_;
   mcp::redaction_counts redacted_;
   std::optional<audit_entry> audit_;
+  std::string_view refused_ = {};  ///< the audit's outcome of a call a stage refused
+  std::function<void(call&)> on_cancel_;
   std::optional<json::value> progress_token_;  ///< the caller's own (the server gets the wire id)
   steady_clock::time_point started_;
   bool finished_ = false;

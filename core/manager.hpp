@@ -137,6 +137,8 @@ class manager : public upstream_observer, private registry_servers, private cont
   cache_hint list_cache_hint() const;
   /// Modern clients' calls waiting for their retry with the input a server asked for.
   mrtr_registry& mrtr() { return mrtr_; }
+  /// The loop, for the timers of what a session waits for itself (a confirmation's deadline).
+  boost::asio::io_context& io() { return io_; }
 
   /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
   /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server

@@ -111,6 +111,11 @@ class session : public transport_events,
   void forward(message& msg, const std::shared_ptr<upstream>& up,
                std::function<void(json::object&)> after = {}, std::string_view exposed = {},
                const mcp::request_meta* meta = nullptr);
+  /// The confirmation stage (session_confirm.cpp): a tools/call that `confirm` names is asked
+  /// about first and runs, or is refused, when the answer comes. False when `c` needs none.
+  bool confirm_first(const std::shared_ptr<call>& c, const std::shared_ptr<upstream>& up);
+  /// Tools this client allowed for the rest of the session (exposed names).
+  std::set<std::string> allowed_;
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);

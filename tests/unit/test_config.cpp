@@ -630,6 +630,36 @@ TEST_F(ConfigParse, RedactResultsIsPatternsKnownOrOffPerServerAndProfile) {
   EXPECT_EQ(bad_profile.key, "profiles.p.redact_results");
 }
 
+TEST_F(ConfigParse, ConfirmTakesDestructiveAndGlobsOverExposedNames) {
+  EXPECT_TRUE(ok("").daemon.confirm.empty());
+  EXPECT_EQ(ok("[daemon]\nconfirm = [\"destructive\"]\n").daemon.confirm,
+            std::vector<std::string>{"destructive"});
+  const auto profiles = ok("[profiles.work]\nconfirm = [\"destructive\", \"github__delete_*\", "
+                           "\"db__drop_?\"]\n[profiles.free]\nconfirm = []\n[profiles.z]\n")
+                            .profiles;
+  ASSERT_EQ(profiles.size(), 3u);
+  EXPECT_EQ(profiles[0].confirm, std::vector<std::string>{});  // free: asks nothing
+  EXPECT_EQ(profiles[1].confirm,
+            (std::vector<std::string>{"destructive", "github__delete_*", "db__drop_?"}));
+  EXPECT_EQ(profiles[2].confirm, std::nullopt);  // z: [daemon] confirm
+
+  // Each bad entry is an error naming the file, its line and the entry's key.
+  const auto selector = one_error("[profiles.p]\n\nconfirm = [\"@read-only\"]\n");
+  EXPECT_EQ(selector.key, "profiles.p.confirm[0]");
+  EXPECT_EQ(selector.line, 3);
+  EXPECT_EQ(selector.file, "test.toml");
+  EXPECT_THAT(selector.message,
+              HasSubstr("takes \"destructive\" or globs over exposed tool names"));
+  const auto typo = one_error("[daemon]\nconfirm = [\"x\", \"Destructiv\"]\n");
+  EXPECT_EQ(typo.key, "daemon.confirm[1]");
+  EXPECT_THAT(typo.message, HasSubstr("did you mean \"destructive\""));
+  const auto not_a_name = one_error("[profiles.p]\nconfirm = [\"github/delete\"]\n");
+  EXPECT_THAT(not_a_name.message, HasSubstr("not a glob over exposed tool names: '/'"));
+  EXPECT_THAT(one_error("[profiles.p]\nconfirm = [\"!x\"]\n").message, HasSubstr("negations"));
+  EXPECT_EQ(one_error("[profiles.p]\nconfirm = [\"\"]\n").key, "profiles.p.confirm[0]");
+  EXPECT_EQ(one_error("[profiles.p]\nconfirm = \"destructive\"\n").key, "profiles.p.confirm");
+}
+
 TEST_F(ConfigParse, HttpLimitsAreKeysWithGenerousDefaults) {
   const auto d = ok("").daemon;
   EXPECT_EQ(d.http_max_requests_per_session, 64u);
