@@ -53,7 +53,7 @@ constexpr std::array<std::string_view, 25> daemon_keys = {"timeout_ms",
                                                           "http_max_sessions",
                                                           "http_max_connections",
                                                           "sandbox"};
-constexpr std::array<std::string_view, 35> server_keys = {"type",
+constexpr std::array<std::string_view, 37> server_keys = {"type",
                                                           "command",
                                                           "args",
                                                           "env",
@@ -87,14 +87,23 @@ constexpr std::array<std::string_view, 35> server_keys = {"type",
                                                           "cpu_max",
                                                           "tasks_max",
                                                           "files_max",
-                                                          "redact_results"};
+                                                          "redact_results",
+                                                          "max_calls_per_minute",
+                                                          "max_concurrent_calls"};
 constexpr std::array<std::string_view, 6> oauth_keys = {
     "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
-constexpr std::array<std::string_view, 10> profile_keys = {
-    "servers",       "tools",        "prompts",
-    "resources",     "exposure",     "tool_budget_tokens",
-    "match",         "descriptions", "list_found_tools",
-    "redact_results"};
+constexpr std::array<std::string_view, 12> profile_keys = {"servers",
+                                                           "tools",
+                                                           "prompts",
+                                                           "resources",
+                                                           "exposure",
+                                                           "tool_budget_tokens",
+                                                           "match",
+                                                           "descriptions",
+                                                           "list_found_tools",
+                                                           "redact_results",
+                                                           "max_calls_per_minute",
+                                                           "max_concurrent_calls"};
 
 // A key that opens a table of known keys, as the validator reads it: `path` names the opened
 // table in a key path ("servers.*": one table per server), `also_value` when the key may be a
