@@ -52,6 +52,9 @@ TEST_F(call_limits, a_burst_over_the_rate_waits_then_fails_with_a_tool_error_nam
   EXPECT_TRUE(contains(first_text(*third), "2 calls a minute")) << first_text(*third);
   client ctl = connect();
   EXPECT_EQ(limited(ctl, "a", "max_calls_per_minute"), 1);
+  // The status table says so where nothing worse is to be said.
+  const auto table = run_cli(daemon_->socket(), {"status"});
+  EXPECT_TRUE(contains(table.out, "calls held back: max_calls_pe")) << table.out;  // (cut to width)
 }
 
 TEST_F(call_limits, a_call_over_the_concurrency_limit_starts_when_the_slow_one_ends) {
