@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 26> daemon_keys = {"timeout_ms",
                                                           "http_max_connections",
                                                           "sandbox",
                                                           "confirm"};
-constexpr std::array<std::string_view, 35> server_keys = {"type",
+constexpr std::array<std::string_view, 37> server_keys = {"type",
                                                           "command",
                                                           "args",
                                                           "env",
@@ -88,14 +88,24 @@ constexpr std::array<std::string_view, 35> server_keys = {"type",
                                                           "cpu_max",
                                                           "tasks_max",
                                                           "files_max",
-                                                          "redact_results"};
+                                                          "redact_results",
+                                                          "max_calls_per_minute",
+                                                          "max_concurrent_calls"};
 constexpr std::array<std::string_view, 6> oauth_keys = {
     "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
-constexpr std::array<std::string_view, 11> profile_keys = {
-    "servers",        "tools",        "prompts",
-    "resources",      "exposure",     "tool_budget_tokens",
-    "match",          "descriptions", "list_found_tools",
-    "redact_results", "confirm"};
+constexpr std::array<std::string_view, 13> profile_keys = {"servers",
+                                                           "tools",
+                                                           "prompts",
+                                                           "resources",
+                                                           "exposure",
+                                                           "tool_budget_tokens",
+                                                           "match",
+                                                           "descriptions",
+                                                           "list_found_tools",
+                                                           "redact_results",
+                                                           "confirm",
+                                                           "max_calls_per_minute",
+                                                           "max_concurrent_calls"};
 
 // A key that opens a table of known keys, as the validator reads it: `path` names the opened
 // table in a key path ("servers.*": one table per server), `also_value` when the key may be a

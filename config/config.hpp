@@ -121,6 +121,10 @@ struct server_settings {
   /// `redact_results`: what is replaced in the server's results and notifications before a
   /// client sees them (protocol/result_redaction.hpp): "patterns" (default), "known" or "off".
   mcp::redaction_mode redact_results = mcp::redaction_mode::patterns;
+  /// `max_calls_per_minute`: calls to this server started in any 60 s (all clients); 0 = no limit.
+  std::uint32_t max_calls_per_minute = 0;
+  /// `max_concurrent_calls`: calls to this server in flight at once (all clients); 0 = no limit.
+  std::uint32_t max_concurrent_calls = 0;
 
   /// The prefix tools are exposed under.
   std::string effective_prefix() const { return prefix ? *prefix : name; }
@@ -212,13 +216,18 @@ struct profile_config {
   /// `confirm`: the tools a person confirms before they run, for this profile's clients; unset
   /// = `[daemon] confirm`.
   std::optional<std::vector<std::string>> confirm;
+  /// `max_calls_per_minute`, `max_concurrent_calls`: as a server's, counting the calls of every
+  /// session in this profile together; 0 = no limit.
+  std::uint32_t max_calls_per_minute = 0, max_concurrent_calls = 0;
   int line = 0;  ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
            resources == o.resources && exposure == o.exposure &&
            tool_budget_tokens == o.tool_budget_tokens && match == o.match &&
            descriptions == o.descriptions && list_found_tools == o.list_found_tools &&
-           redact_results == o.redact_results && confirm == o.confirm;
+           redact_results == o.redact_results && confirm == o.confirm &&
+           max_calls_per_minute == o.max_calls_per_minute &&
+           max_concurrent_calls == o.max_concurrent_calls;
   }
 };
 

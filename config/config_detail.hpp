@@ -121,8 +121,13 @@ class validator {
   void parse_profiles(const toml::node& node, std::vector<profile_config>& out);
   profile_config parse_profile(const std::string& name, const std::string& base,
                                const toml::table& t);
-  /// A list of filter patterns (config/filters.hpp): none may be empty or a bare "!".
-  std::vector<std::string> patterns(const toml::node& n, const std::string& key);
+  /// What a list of filter patterns selects: tools may also be selected by their annotations.
+  enum class filter_of { names, tools };
+  /// A list of filter patterns (config/filters.hpp); an unknown `@word` is an error.
+  std::vector<std::string> patterns(const toml::node& n, const std::string& key,
+                                    filter_of what = filter_of::names);
+  /// `max_calls_per_minute`, `max_concurrent_calls`: a whole number, 0 (no limit) or more.
+  std::optional<std::uint32_t> call_limit(const toml::node& n, const std::string& key);
   /// A `confirm` list ([daemon] or a profile): `destructive` and globs over exposed tool names.
   std::vector<std::string> confirm_list(const toml::node& n, const std::string& key);
 

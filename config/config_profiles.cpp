@@ -10,12 +10,34 @@
 #include <utility>
 
 namespace mcpmux::config_validation {
+namespace {
 
-std::vector<std::string> validator::patterns(const toml::node& n, const std::string& key) {
+std::string unknown_annotation(const std::string& word) {
+  std::string known;
+  for (auto w : annotation_words) known += (known.empty() ? "" : ", ") + std::string(w);
+  const auto near = closest(word, annotation_words);
+  return fmt::format("unknown tool annotation \"{}\" (known: {}){}", word, known,
+                     near ? fmt::format("; did you mean \"{}\"?", *near) : "");
+}
+
+}  // namespace
+
+std::vector<std::string> validator::patterns(const toml::node& n, const std::string& key,
+                                             filter_of what) {
   std::vector<std::string> out;
-  each_string(n, key, [&](std::string s, const toml::node& e, const std::string& sub) {
-    if (s.empty() || s == "!")
+  each_string(n, key, [&](std::string&& s, const toml::node& e, const std::string& sub) {
+    const std::string_view rule =
+        !s.empty() && s.front() == '!' ? std::string_view(s).substr(1) : std::string_view(s);
+    if (rule.empty())
       fail(e, sub, "a pattern must not be empty (\"*\" shows all, \"!x*\" hides x…)");
+    else if (rule.front() != '@')
+      out.push_back(std::move(s));
+    else if (what != filter_of::tools)
+      fail(e, sub,
+           fmt::format("\"{}\": an @annotation selects tools, so it belongs in a tools list only",
+                       rule));
+    else if (!annotation_filter(rule.substr(1)))
+      fail(e, sub, unknown_annotation(std::string(rule)));
     else
       out.push_back(std::move(s));
   });
@@ -31,6 +53,12 @@ std::vector<std::string> validator::confirm_list(const toml::node& n, const std:
       out.push_back(std::move(s));
   });
   return out;
+}
+
+std::optional<std::uint32_t> validator::call_limit(const toml::node& n, const std::string& key) {
+  // A million a minute is far beyond any server; the cap only keeps the window's memory bounded.
+  if (auto i = get_integer(n, key, 0, 1000000)) return static_cast<std::uint32_t>(*i);
+  return std::nullopt;
 }
 
 void validator::parse_profiles(const toml::node& node, std::vector<profile_config>& out) {
@@ -61,7 +89,7 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
     if (kn == "servers") {
       p.servers = patterns(v, key);
     } else if (kn == "tools") {
-      p.tools = patterns(v, key);
+      p.tools = patterns(v, key, filter_of::tools);
     } else if (kn == "prompts") {
       p.prompts = patterns(v, key);
     } else if (kn == "resources") {
@@ -80,6 +108,10 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
       p.redact_results = get_redaction_mode(v, key);
     } else if (kn == "confirm") {
       p.confirm = confirm_list(v, key);
+    } else if (kn == "max_calls_per_minute") {
+      if (auto i = call_limit(v, key)) p.max_calls_per_minute = *i;
+    } else if (kn == "max_concurrent_calls") {
+      if (auto i = call_limit(v, key)) p.max_concurrent_calls = *i;
     } else if (kn == "list_found_tools") {
       if (auto b = get_bool(v, key)) p.list_found_tools = *b;
     } else if (kn == "descriptions") {

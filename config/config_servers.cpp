@@ -262,12 +262,16 @@ server_config validator::parse_server(const std::string& name, const std::string
       if (auto i = get_choice(v, key, {"quarantine", "warn", "accept"})) s.on_change = policies[*i];
     } else if (kn == "redact_results") {
       if (auto m = get_redaction_mode(v, key)) s.redact_results = *m;
+    } else if (kn == "max_calls_per_minute") {
+      if (auto i = call_limit(v, key)) s.max_calls_per_minute = *i;
+    } else if (kn == "max_concurrent_calls") {
+      if (auto i = call_limit(v, key)) s.max_concurrent_calls = *i;
     } else if (kn == "trust") {
       if (auto i = get_choice(v, key, {"auto", "ask"})) s.trust_ask = *i == 1;
     } else if (sandbox_key(kn, v, key, s.sandbox)) {
       // read by config_sandbox.cpp
     } else if (kn == "tools" || kn == "prompts" || kn == "resources") {
-      auto rules = patterns(v, key);
+      auto rules = patterns(v, key, kn == "tools" ? filter_of::tools : filter_of::names);
       (kn == "tools"     ? s.tools_shown
        : kn == "prompts" ? s.prompts_shown
                          : s.resources_shown) = std::move(rules);

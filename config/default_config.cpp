@@ -139,6 +139,11 @@ page_size = 1000
 #   redact_results  what is replaced by "[redacted: KIND]" in results before clients see
 #               them: "patterns" (default: the secrets mcpmux holds and credential shapes),
 #               "known" (those secrets only) or "off"
+#   max_calls_per_minute  calls to it started in any minute, all clients (0 = no limit)
+#   max_concurrent_calls  calls to it in flight at once (0 = no limit); a call over a limit
+#               waits its turn up to its timeout, then fails with a tool error
+#   tools = ["@read-only", "!@destructive"] also selects tools by their annotations
+#               (@read-only, @destructive, @idempotent, @open-world)
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments
@@ -213,6 +218,8 @@ page_size = 1000
 #   list_found_tools    search: the tools a client's searches found join its tools list
 #   redact_results      as a server's, for this profile's clients (default: each server's)
 #   confirm             as [daemon] confirm, for this profile's clients ([] asks nothing)
+#   max_calls_per_minute, max_concurrent_calls  as a server's, for all this profile's
+#               clients together (default: no limit)
 #
 # [profiles.claude]
 # servers = ["github", "files"]

@@ -28,12 +28,33 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-bool shown_by(const std::vector<std::string>& rules, std::string_view name) {
+std::optional<bool tool_hints::*> annotation_filter(std::string_view word) {
+  if (word == "read-only") return &tool_hints::read_only;
+  if (word == "destructive") return &tool_hints::destructive;
+  if (word == "idempotent") return &tool_hints::idempotent;
+  if (word == "open-world") return &tool_hints::open_world;
+  return std::nullopt;
+}
+
+namespace {
+
+// One rule (without its `!`) against a name or, for `@word`, a tool's hints.
+bool rule_matches(std::string_view rule, std::string_view name, const tool_hints* hints) {
+  if (rule.empty() || rule.front() != '@') return glob_match(rule, name);
+  const auto hint = annotation_filter(rule.substr(1));
+  return hints && hint && hints->**hint;
+}
+
+}  // namespace
+
+bool shown_by(const std::vector<std::string>& rules, std::string_view name,
+              const tool_hints* hints) {
   if (rules.empty()) return true;
   bool shown = false;
   for (const auto& r : rules) {
     const bool hide = !r.empty() && r.front() == '!';
-    if (glob_match(hide ? std::string_view(r).substr(1) : std::string_view(r), name)) shown = !hide;
+    if (rule_matches(hide ? std::string_view(r).substr(1) : std::string_view(r), name, hints))
+      shown = !hide;
   }
   return shown;
 }

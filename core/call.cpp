@@ -40,7 +40,33 @@ std::optional<json::value> progress_token_of(const json::value& params) {
   return *tok;
 }
 
+// Whose fault a failure is: an error the request brought on itself says nothing of the server.
+call_end end_of(const rpc_outcome& out) {
+  if (!out.ec && out.reply->kind != message_kind::error_response) return call_end::answered;
+  const auto* e = out.reply ? out.reply->body.if_contains("error") : nullptr;
+  const auto* code = e && e->is_object() ? e->get_object().if_contains("code") : nullptr;
+  if (code && code->is_int64()) switch (code->get_int64()) {
+      case rpc_code::invalid_params:
+      case rpc_code::method_not_found:
+      case rpc_code::invalid_request:
+        return call_end::caller_error;
+    }
+  return call_end::server_error;
+}
+
 }  // namespace
+
+rpc_outcome refusal(std::string_view method, std::string text) {
+  json::object body{{"jsonrpc", "2.0"}, {"id", nullptr}};
+  if (method != "tools/call") {
+    body["error"] = json::object{{"code", rpc_code::internal_error}, {"message", std::move(text)}};
+    return {{}, message{message_kind::error_response, std::move(body)}};
+  }
+  body["result"] = json::object{
+      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}},
+      {"isError", true}};
+  return {{}, message{message_kind::response, std::move(body)}};
+}
 
 call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
     : caller_(std::move(caller)),
@@ -88,7 +114,7 @@ void call::finish(rpc_outcome out) {
   }
   auto caller = caller_.lock();
   finished_ = true;
-  const bool failed = out.ec || out.reply->kind == message_kind::error_response;
+  const auto end = end_of(out);
   // The answer first: the stats and the audit need not delay it.
   if (done_) {
     std::exchange(done_, {})(std::move(out));
@@ -100,7 +126,8 @@ void call::finish(rpc_outcome out) {
     if (caller) caller->call_replied(*this, std::move(text));
     end_audit(outcome, bytes);
   }
-  if (auto up = up_.lock()) up->record(*this, failed);
+  if (auto up = up_.lock()) up->record(*this, end);
+  holds_.clear();
 }
 
 void call::cancel(std::string_view why) {
@@ -111,6 +138,7 @@ void call::cancel(std::string_view why) {
   if (auto undo = std::exchange(on_cancel_, {})) undo(*this);
   if (auto up = up_.lock()) up->cancel(*this, why);
   end_audit("cancelled", 0);
+  holds_.clear();
 }
 
 void call::redact_reply(message& reply) {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/state_store.hpp"
 #include "protocol/json_rpc.hpp"
@@ -142,6 +143,10 @@ class call final : public call_owner,
   /// again). Then the call goes on.
   void resume(const json::object* responses);
 
+  /// Keeps `h` until the call ends (finish or cancel), then lets it go: a limit's place in
+  /// flight (core/call_gate.hpp) is given back on every end this way.
+  void hold(std::shared_ptr<void> h) { holds_.push_back(std::move(h)); }
+
   // call_owner: the server's requests while it serves this call.
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
@@ -196,8 +201,20 @@ class call final : public call_owner,
   mrtr_registry* mrtr_ = nullptr;
   std::map<std::int64_t, question> questions_;  ///< by our key number ("q<N>")
   std::int64_t next_key_ = 1;
-  std::optional<rpc_outcome> held_;  ///< the final answer, come while parked
+  std::optional<rpc_outcome> held_;           ///< the final answer, come while parked
+  std::vector<std::shared_ptr<void>> holds_;  ///< given back at the end (hold())
 };
+
+/// How a call ended, for the server's stats and its calls' error back-off.
+enum class call_end {
+  answered,      ///< a result (a tool's own isError included)
+  caller_error,  ///< an error the request brought on itself (invalid params, unknown method)
+  server_error,  ///< an error, a timeout, the connection lost
+};
+
+/// A call mcpmux will not send (a limit, the error back-off), as its answer: for tools/call a
+/// tool error the model reads (isError), for other methods a JSON-RPC error.
+rpc_outcome refusal(std::string_view method, std::string text);
 
 /// The outcome word of an answer, for the audit log: ok, tool_error, error, timeout, cancelled.
 std::string_view outcome_of(const rpc_outcome& out);

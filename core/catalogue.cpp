@@ -99,18 +99,36 @@ std::array<bool, collection_count> catalogue::rebuild(const std::vector<catalogu
 
 namespace {
 
-// Whether a profile's view shows an item of `server` exposed as `exposed`.
+// What a tool's annotations say, for the `@read-only`… filters (the spec's defaults for a hint
+// left out, or not a boolean).
+tool_hints hints_of(const json::object& tool) {
+  const auto* a = tool.if_contains("annotations");
+  const auto* ann = a ? a->if_object() : nullptr;
+  const auto hint = [&](std::string_view key) -> std::optional<bool> {
+    const auto* v = ann ? ann->if_contains(key) : nullptr;
+    return v && v->is_bool() ? std::optional<bool>(v->get_bool()) : std::nullopt;
+  };
+  tool_hints h;
+  h.read_only = hint("readOnlyHint") == true;
+  h.destructive = !h.read_only && hint("destructiveHint") != false;
+  h.idempotent = hint("idempotentHint") == true;
+  h.open_world = hint("openWorldHint") != false;
+  return h;
+}
+
+// Whether a profile's view shows an item of `server` exposed as `exposed` (`hints`: a tool's).
 bool view_shows(const catalogue_view* view, collection c, std::string_view server,
-                std::string_view exposed) {
+                std::string_view exposed, const tool_hints* hints = nullptr) {
   if (!view) return true;
   if (view->servers && !shown_by(*view->servers, server)) return false;
   const auto* rules = view->shown[static_cast<std::size_t>(c)];
-  return !rules || shown_by(*rules, exposed);
+  return !rules || shown_by(*rules, exposed, hints);
 }
 
 // Whether a source shows one of its items: not hidden by its filters, not held back by trust.
-bool source_shows(const catalogue_source& s, std::size_t ci, std::string_view original) {
-  if (s.shown[ci] && !shown_by(*s.shown[ci], original)) return false;
+bool source_shows(const catalogue_source& s, std::size_t ci, std::string_view original,
+                  const tool_hints* hints = nullptr) {
+  if (s.shown[ci] && !shown_by(*s.shown[ci], original, hints)) return false;
   return !s.held[ci] || s.held[ci]->empty() || !s.held[ci]->count(std::string(original));
 }
 
@@ -134,11 +152,17 @@ bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>&
   for (const auto& s : sources) count += s.lists[ci]->size();
   inputs.reserve(count);
   defs.reserve(count);
+  // Tools are also filtered by their annotations (`@read-only`), on the server and the profile.
+  std::vector<tool_hints> hints;
+  const bool tools = c == collection::tools;
+  if (tools) hints.reserve(count);
   for (const auto& s : sources) {
     for (const auto& t : *s.lists[ci]) {
-      if (!source_shows(s, ci, t.at("name").get_string())) continue;
+      const auto h = tools ? hints_of(t) : tool_hints{};
+      if (!source_shows(s, ci, t.at("name").get_string(), tools ? &h : nullptr)) continue;
       inputs.push_back({s.server, s.prefix, std::string(t.at("name").get_string())});
       defs.push_back(&t);
+      if (tools) hints.push_back(h);
     }
   }
   std::vector<naming_collision> collisions;
@@ -156,7 +180,7 @@ bool catalogue::rebuild_named(collection c, const std::vector<catalogue_source>&
   routes.reserve(named.size());
   for (auto& n : named) {
     auto& in = inputs[n.index];
-    if (!view_shows(view, c, in.server, n.exposed)) continue;
+    if (!view_shows(view, c, in.server, n.exposed, tools ? &hints[n.index] : nullptr)) continue;
     items.add(*defs[n.index], "name", n.exposed, description_for(view, c, n.exposed));
     routes.emplace_back(std::move(n.exposed), route{std::move(in.server), std::move(in.original)});
   }

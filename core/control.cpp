@@ -102,6 +102,10 @@ json::object control_plane::status(bool histograms) const {
     s["tools"] = up->tools().size();
     s["calls"] = up->stats().calls;
     s["errors"] = up->stats().errors;
+    // Calls its limits held back (waited, or refused by the error back-off), by limit.
+    json::object limited;
+    for (const auto& [limit, n] : up->stats().limited) limited[limit] = n;
+    s["limited"] = std::move(limited);
     s["latency_p50_us"] = nullable(up->stats().percentile(0.50));
     s["latency_p99_us"] = nullable(up->stats().percentile(0.99));
     s["last_error"] =

@@ -214,6 +214,32 @@ std::shared_ptr<upstream> manager::upstream_for(std::string_view server, std::ui
   });
 }
 
+// The fast path first: most configs set no limit, and then a call goes straight to its server.
+void manager::start_call(std::shared_ptr<call> c, const std::shared_ptr<upstream>& up,
+                         const std::string& profile) {
+  call_gate::route r;
+  const auto& s = up->config();
+  r.server_limits = {s.max_calls_per_minute, s.max_concurrent_calls};
+  if (!profile.empty())
+    for (const auto& p : cfg_.profiles)
+      if (p.name == profile) r.profile_limits = {p.max_calls_per_minute, p.max_concurrent_calls};
+  if (!r.server_limits.any() && !r.profile_limits.any()) return up->start_call(std::move(c));
+  r.server = s.name;
+  r.profile = profile;
+  r.timeout = up->timeout();
+  // The upstream is held weakly while the call waits: a reload may replace it meanwhile.
+  std::weak_ptr<upstream> weak = up;
+  gate_.admit(
+      std::move(c), r,
+      [weak, name = s.name](std::shared_ptr<call> c) {
+        if (auto u = weak.lock()) return u->start_call(std::move(c));
+        c->finish(refusal(c->method(), "MCP server \"" + name + "\" was removed"));
+      },
+      [weak](std::string_view limit) {
+        if (auto u = weak.lock()) u->count_limited(limit);
+      });
+}
+
 // Each server's listen stream follows the tasks its sessions watch.
 void manager::listen_tasks(const std::string& server, std::set<std::string> ids) {
   if (auto up = find_upstream(server)) up->listen_tasks(std::move(ids));

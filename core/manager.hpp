@@ -18,6 +18,7 @@
 #include "base/log.hpp"
 #include "config/config.hpp"
 #include "core/audit_buffer.hpp"
+#include "core/call_gate.hpp"
 #include "core/catalogue_service.hpp"
 #include "core/control.hpp"
 #include "core/daemon_info.hpp"
@@ -139,6 +140,10 @@ class manager : public upstream_observer, private registry_servers, private cont
   mrtr_registry& mrtr() { return mrtr_; }
   /// The loop, for the timers of what a session waits for itself (a confirmation's deadline).
   boost::asio::io_context& io() { return io_; }
+  /// Starts a client's call on `up` once its profile's and its server's limits let it
+  /// (`max_calls_per_minute`, `max_concurrent_calls`: core/call_gate.hpp).
+  void start_call(std::shared_ptr<call> c, const std::shared_ptr<upstream>& up,
+                  const std::string& profile);
 
   /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
   /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server
@@ -238,6 +243,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   session_registry sessions_{*this};
   mrtr_registry mrtr_;
   redaction_detectors detectors_;
+  call_gate gate_{io_};
   audit_buffer audit_{io_, store_.get(), cfg_.daemon};
   control_plane control_{{info_, upstreams_, catalogue_, sessions_, audit_, *this}};
   bool rebuild_posted_ = false;

@@ -109,7 +109,8 @@ std::vector<std::string> unmatched_settings(const profile_config& s, const catal
   const auto check = [&](std::string_view key, const std::vector<std::string>& patterns,
                          std::initializer_list<collection> in) {
     for (std::size_t i = 0; i < patterns.size(); ++i) {
-      if (patterns[i].front() == '!') continue;
+      // An annotation word selects by what tools say, not by name: nothing to look up here.
+      if (patterns[i].front() == '!' || patterns[i].front() == '@') continue;
       if (std::none_of(in.begin(), in.end(), [&](collection c) { return any(c, patterns[i]); }))
         out.push_back(fmt::format("{}[{}] \"{}\"", key, i, patterns[i]));
     }

@@ -464,7 +464,7 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
   // Entered before it starts: a call that fails at once is answered (and leaves) inside.
   call_entered(c, meta ? meta->log_level : std::string());
   if (confirm_first(c, up)) return;
-  up->start_call(std::move(c));
+  manager_.start_call(std::move(c), up, profile_);
 }
 
 void session::call_replied(call& c, std::string text) {

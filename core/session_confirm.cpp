@@ -1,7 +1,7 @@
 // A session's confirmation stage: a tools/call that `confirm` names is asked about first — an
 // elicitation/create to a legacy client, an input_required result to a 2026-07-28 one (through the
 // call's own bridge, core/call.cpp) — and runs only when the person accepts. It sits between
-// forward building the call and upstream::start_call; a refusal ends the call through
+// forward building the call and the limits (manager::start_call); a refusal ends the call through
 // call::refuse, answered and audited like any other end.
 #include <boost/asio/io_context.hpp>
 
@@ -70,7 +70,9 @@ bool session::confirm_first(const std::shared_ptr<call>& c, const std::shared_pt
             [[fallthrough]];
           case confirm_answer::allow:
             c->restart_clock();
-            return up->start_call(c);
+            // On through the limits, as a call that needed no confirmation goes.
+            if (auto s = self.lock()) return s->manager_.start_call(c, up, s->profile_);
+            return c->cancel("its client left");
           case confirm_answer::declined:
             return c->refuse(
                 fmt::format("Not run: the person declined the call of {} ({}).", name, key),

@@ -18,6 +18,7 @@
 #include "base/log.hpp"
 #include "config/config.hpp"
 #include "core/call.hpp"
+#include "core/call_backoff.hpp"
 #include "core/call_policy.hpp"
 #include "core/call_queue.hpp"
 #include "core/channel.hpp"
@@ -78,6 +79,10 @@ struct upstream_stats {
   static constexpr std::size_t max_tools = 1024;
   /// What was replaced in its answers and messages before clients saw them (redact_results).
   mcp::redaction_counts redacted;
+  /// Calls a limit held back (waited or refused), by limit: `max_calls_per_minute`,
+  /// `max_concurrent_calls` (the server's), `profile.max_calls_per_minute`,
+  /// `profile.max_concurrent_calls` (a profile's), `error_backoff`.
+  std::map<std::string, std::uint64_t, std::less<>> limited;
   /// `tool`: the tool of a tools/call, else empty.
   void record(std::chrono::microseconds d, bool error, std::string_view tool = {});
   std::optional<std::uint32_t> percentile(double p) const;
@@ -207,8 +212,13 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// Gives up on a call (its caller cancelled or left): the server is sent
   /// notifications/cancelled if it has the request.
   void cancel(call& c, std::string_view reason);
-  /// A call ended (call::finish): its latency and outcome go into the stats.
-  void record(const call& c, bool failed);
+  /// A call ended (call::finish): its latency and outcome go into the stats, a server's error
+  /// into the calls' error back-off.
+  void record(const call& c, call_end end);
+  /// A call to this server was held back by `limit` (a key of upstream_stats::limited).
+  void count_limited(std::string_view limit);
+  /// The calls' error back-off (a remote server whose calls keep failing).
+  const call_backoff& calls_backoff() const { return calls_backoff_; }
 
  private:
   void perform(lifecycle::step s);
@@ -239,6 +249,8 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void handle_notification(const message& msg);
   void on_cancelled(const message& msg);
   void send_call(std::shared_ptr<call> c);
+  /// A remote server in the calls' error back-off refuses `c` at once; false when it may go.
+  bool paused_by_errors(call& c);
   /// Adds a modern server's request _meta to `params` (capabilities as `owner` declared them).
   void add_era_meta(json::value& params, const call_owner* owner) const;
   /// The answer (or failure) of call `c` on the wire.
@@ -305,6 +317,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   std::optional<steady_clock::time_point> ready_since_;
   std::deque<std::string> log_ring_;
   upstream_stats stats_;
+  call_backoff calls_backoff_;
 
   std::uint64_t next_token_ = 1;
   call_queue<std::shared_ptr<call>> queue_;  ///< waiting for ready

@@ -3,9 +3,11 @@
 // once after a dropped connection, failed at its deadline), and the server's requests to a
 // client (sampling, elicitation, roots: asked of the client whose call the server is serving,
 // under that client's ids, and cancelled with it).
+#include <fmt/format.h>
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <ctime>
 
 #include "core/rpc_peer.hpp"
 #include "core/upstream_detail.hpp"
@@ -13,8 +15,22 @@
 #include "protocol/modern.hpp"
 
 namespace mcpmux {
+namespace {
+
+// A moment as a person reads it in a message: the local time of day.
+std::string clock_time(std::int64_t unix_ms) {
+  const std::time_t t = unix_ms / 1000;
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
 
 void upstream::start_call(std::shared_ptr<call> c) {
+  if (paused_by_errors(*c)) return;
   c->up_ = weak_from_this();
   c->token_ = next_token_++;
   switch (visible_state()) {
@@ -37,11 +53,41 @@ void upstream::request(std::string_view method, json::value params, response_han
   start_call(std::make_shared<call>(std::string(method), std::move(params), std::move(done)));
 }
 
-void upstream::record(const call& c, bool failed) {
-  const auto elapsed =
-      std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - c.started_);
-  stats_.record(elapsed, failed, c.tool());
+void upstream::record(const call& c, call_end end) {
+  const auto now = steady_clock::now();
+  const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(now - c.started_);
+  stats_.record(elapsed, end != call_end::answered, c.tool());
   stats_.redacted += c.redacted();
+  if (end == call_end::answered)
+    calls_backoff_.succeeded();
+  else if (end == call_end::server_error)
+    calls_backoff_.failed(now);
+}
+
+void upstream::count_limited(std::string_view limit) {
+  auto it = stats_.limited.find(limit);
+  if (it == stats_.limited.end()) it = stats_.limited.emplace(std::string(limit), 0).first;
+  ++it->second;
+}
+
+// Only a remote server: a paid API hammered by an agent's loop is what this is for, and a local
+// child that fails every call is restarted by its own lifecycle when it dies.
+bool upstream::paused_by_errors(call& c) {
+  if (traits_.endpoint.empty()) return false;
+  const auto now = steady_clock::now();
+  const auto v = calls_backoff_.admit(now);
+  if (v.probe) log_.info("trying one call after its calls' error back-off");
+  if (v.go) return false;
+  count_limited("error_backoff");
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(v.until - now);
+  c.finish(refusal(
+      c.method(),
+      fmt::format("MCP server \"{}\" failed its last {} calls (errors or timeouts{}); mcpmux sends "
+                  "it no calls for another {:.1f} s (until {}), then lets one through to try it",
+                  cfg_.name, calls_backoff_.failures_in_row(),
+                  last_error_.empty() ? "" : "; last: " + last_error_, left.count() / 1000.0,
+                  clock_time(unix_now_ms() + left.count()))));
+  return true;
 }
 
 void upstream::send_call(std::shared_ptr<call> c) {

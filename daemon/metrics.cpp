@@ -118,6 +118,16 @@ std::string metrics_from_status(std::string_view status_json) {
       sample("mcpmux_redacted_total", number(&n),
              fmt::format("server=\"{}\",kind=\"{}\"", name, label(kind)));
   }
+  family("mcpmux_limited_calls_total", "counter",
+         "Calls a limit held back (waited for a turn, or refused by the error back-off).");
+  for (const auto& s : *servers) {
+    const auto name = name_of(s);
+    const auto* l = name.empty() ? nullptr : s.get_object().if_contains("limited");
+    if (!l || !l->is_object()) continue;
+    for (const auto& [limit, n] : l->get_object())
+      sample("mcpmux_limited_calls_total", number(&n),
+             fmt::format("server=\"{}\",limit=\"{}\"", name, label(limit)));
+  }
   // A status histogram {"le_us", "counts" (per bucket, +Inf last), "sum_us", "count"} as
   // cumulative Prometheus buckets, _sum and _count.
   const auto histogram = [&](std::string_view name, const json::value* h, std::string labels) {

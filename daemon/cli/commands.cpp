@@ -47,6 +47,16 @@ std::string problem_text(const json::value& server) {
     if (auto denied = member_string(*sb, "last_denied"))
       return "sandbox denied: " + one_line(*denied, true);
   }
+  // Calls its limits held back (max_calls_per_minute…), when there is nothing worse to say.
+  if (const auto* limited = member(server, "limited"); out.empty() && error == "-" && limited &&
+                                                       limited->is_object() &&
+                                                       !limited->get_object().empty()) {
+    std::string held = "calls held back:";
+    for (const auto& [limit, n] : limited->get_object())
+      if (n.is_int64()) held += fmt::format(" {} {},", std::string_view(limit), n.get_int64());
+    held.pop_back();
+    return held;
+  }
   if (auto at = member_int(server, "last_error_at_ms"); at && *at > 0) {
     error += fmt::format(" ({} ago)",
                          format_duration_ms(std::max<std::int64_t>(0, unix_now_ms() - *at)));

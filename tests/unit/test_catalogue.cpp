@@ -104,6 +104,40 @@ TEST(Filters, GlobsAndTheLastMatchingRuleDecides) {
   EXPECT_FALSE(shown_by({"!x"}, "y"));
 }
 
+TEST(Filters, AnnotationWordsFollowTheSpecsDefaults) {
+  const tool_hints nothing_said;  // a tool without annotations
+  const tool_hints reader{
+      .read_only = true, .destructive = false, .idempotent = true, .open_world = false};
+  EXPECT_FALSE(shown_by({"@read-only"}, "x", &nothing_said));
+  EXPECT_TRUE(shown_by({"@destructive"}, "x", &nothing_said));
+  EXPECT_TRUE(shown_by({"@open-world"}, "x", &nothing_said));
+  EXPECT_FALSE(shown_by({"@idempotent"}, "x", &nothing_said));
+  EXPECT_TRUE(shown_by({"@read-only"}, "x", &reader));
+  EXPECT_TRUE(shown_by({"@idempotent"}, "x", &reader));
+  EXPECT_FALSE(shown_by({"@open-world"}, "x", &reader));
+  // Combined with globs and negations; the last matching rule still decides.
+  EXPECT_TRUE(shown_by({"@read-only", "github__*", "!@destructive"}, "gh", &reader));
+  EXPECT_TRUE(shown_by({"@read-only", "github__*", "!@destructive"}, "github__x", &reader));
+  EXPECT_FALSE(shown_by({"@read-only", "github__*", "!@destructive"}, "github__x", &nothing_said));
+  // Not a tool (a prompt, a resource): an annotation word matches nothing.
+  EXPECT_FALSE(shown_by({"@destructive"}, "x"));
+  EXPECT_TRUE(annotation_filter("read-only"));
+  EXPECT_FALSE(annotation_filter("readonly"));
+}
+
+TEST(Catalogue, ToolsAreSelectedByTheirAnnotations) {
+  fixture f;
+  f.a[tools] = items("name", {"get", "put", "plain"});
+  f.a[tools][0]["annotations"] = json::object{{"readOnlyHint", true}};
+  f.a[tools][1]["annotations"] = json::object{{"destructiveHint", false}};
+  f.shown_a[tools] = {"@read-only"};
+  f.rebuild();
+  EXPECT_THAT(f.exposed(collection::tools), ElementsAre("a__get"));
+  f.shown_a[tools] = {"*", "!@destructive"};  // put says it is not destructive; plain says nothing
+  f.rebuild();
+  EXPECT_THAT(f.exposed(collection::tools), ElementsAre("a__get", "a__put"));
+}
+
 TEST(Catalogue, ACollisionIsResolvedAndReportedOnce) {
   // The same exposed name from two servers (both with prefix "").
   fixture g;

@@ -603,6 +603,41 @@ TEST_F(ConfigParse, RetryIsSafeAlwaysOrNeverAndRetryCallsStillWorks) {
   EXPECT_THAT(both.message, HasSubstr("not both"));
 }
 
+TEST_F(ConfigParse, CallLimitsAreWholeNumbersPerServerAndProfile) {
+  const auto c =
+      ok("[servers.a]\ncommand = \"x\"\nmax_calls_per_minute = 60\n"
+         "max_concurrent_calls = 2\n[profiles.agents]\nmax_calls_per_minute = 5\n");
+  EXPECT_EQ(c.servers.at(0).max_calls_per_minute, 60u);
+  EXPECT_EQ(c.servers.at(0).max_concurrent_calls, 2u);
+  EXPECT_EQ(c.profiles.at(0).max_calls_per_minute, 5u);
+  EXPECT_EQ(c.profiles.at(0).max_concurrent_calls, 0u);  // no limit
+  const auto negative = one_error("[servers.a]\ncommand = \"x\"\nmax_concurrent_calls = -1\n");
+  EXPECT_EQ(negative.key, "servers.a.max_concurrent_calls");
+  EXPECT_EQ(negative.line, 3);
+  EXPECT_THAT(negative.message, HasSubstr("(got -1)"));
+  const auto fraction = one_error("[profiles.p]\nmax_calls_per_minute = 1.5\n");
+  EXPECT_EQ(fraction.key, "profiles.p.max_calls_per_minute");
+  EXPECT_EQ(fraction.line, 2);
+  EXPECT_THAT(fraction.message, HasSubstr("expected an integer"));
+}
+
+TEST_F(ConfigParse, AnnotationFiltersAreKnownWordsInToolsListsOnly) {
+  const auto c =
+      ok("[servers.a]\ncommand = \"x\"\ntools = [\"@read-only\", \"!@destructive\"]\n"
+         "[profiles.p]\ntools = [\"@idempotent\", \"@open-world\", \"gh__*\"]\n");
+  EXPECT_EQ(c.servers.at(0).tools_shown, (std::vector<std::string>{"@read-only", "!@destructive"}));
+  EXPECT_EQ(c.profiles.at(0).tools.size(), 3u);
+  const auto typo = one_error("[servers.a]\ncommand = \"x\"\ntools = [\"*\", \"!@destructiv\"]\n");
+  EXPECT_EQ(typo.key, "servers.a.tools[1]");
+  EXPECT_EQ(typo.line, 3);
+  EXPECT_THAT(typo.message, HasSubstr("unknown tool annotation \"@destructiv\""));
+  EXPECT_THAT(typo.message, HasSubstr("did you mean \"@destructive\""));
+  EXPECT_THAT(one_error("[profiles.p]\ntools = [\"@readonly\"]\n").message,
+              HasSubstr("did you mean \"@read-only\""));
+  EXPECT_THAT(one_error("[profiles.p]\nprompts = [\"@read-only\"]\n").message,
+              HasSubstr("belongs in a tools list only"));
+}
+
 TEST_F(ConfigParse, RedactResultsIsPatternsKnownOrOffPerServerAndProfile) {
   using mcp::redaction_mode;
   const auto mode_of = [](std::string_view line) {
