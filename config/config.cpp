@@ -28,7 +28,7 @@ namespace {
 
 // Every key each table takes (config_keys).
 constexpr std::array<std::string_view, 3> top_keys = {"daemon", "servers", "profiles"};
-constexpr std::array<std::string_view, 25> daemon_keys = {"timeout_ms",
+constexpr std::array<std::string_view, 26> daemon_keys = {"timeout_ms",
                                                           "tool_separator",
                                                           "max_tool_name",
                                                           "log_level",
@@ -52,8 +52,9 @@ constexpr std::array<std::string_view, 25> daemon_keys = {"timeout_ms",
                                                           "http_max_requests_per_session",
                                                           "http_max_sessions",
                                                           "http_max_connections",
-                                                          "sandbox"};
-constexpr std::array<std::string_view, 35> server_keys = {"type",
+                                                          "sandbox",
+                                                          "max_result_bytes"};
+constexpr std::array<std::string_view, 36> server_keys = {"type",
                                                           "command",
                                                           "args",
                                                           "env",
@@ -87,14 +88,15 @@ constexpr std::array<std::string_view, 35> server_keys = {"type",
                                                           "cpu_max",
                                                           "tasks_max",
                                                           "files_max",
-                                                          "redact_results"};
+                                                          "redact_results",
+                                                          "max_result_bytes"};
 constexpr std::array<std::string_view, 6> oauth_keys = {
     "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
-constexpr std::array<std::string_view, 10> profile_keys = {
-    "servers",       "tools",        "prompts",
-    "resources",     "exposure",     "tool_budget_tokens",
-    "match",         "descriptions", "list_found_tools",
-    "redact_results"};
+constexpr std::array<std::string_view, 11> profile_keys = {
+    "servers",        "tools",           "prompts",
+    "resources",      "exposure",        "tool_budget_tokens",
+    "match",          "descriptions",    "list_found_tools",
+    "redact_results", "max_result_bytes"};
 
 // A key that opens a table of known keys, as the validator reads it: `path` names the opened
 // table in a key path ("servers.*": one table per server), `also_value` when the key may be a
@@ -231,6 +233,9 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto i = get_integer(v, key, 16, 1024)) d.max_tool_name = static_cast<std::size_t>(*i);
     } else if (name == "sandbox") {
       if (auto m = sandbox(v, key)) d.sandbox = *m;
+    } else if (name == "max_result_bytes") {
+      if (auto i = get_integer(v, key, 0, max_result_bytes_limit))
+        d.max_result_bytes = static_cast<std::size_t>(*i);
     } else if (name == "log_level") {
       if (auto s = get_string(v, key)) {
         const std::initializer_list<std::string_view> levels = {"trace", "debug", "info",

@@ -98,6 +98,8 @@ struct server_settings {
   std::string ca_file;                         ///< http/sse: extra CA bundle (private CAs)
   std::string token_command;  ///< http/sse: prints a bearer token (run via /bin/sh -c)
   std::optional<std::chrono::milliseconds> timeout;  ///< `timeout_ms`; unset = daemon's; 0 = none
+  /// `max_result_bytes`: text of a result beyond it is paged; unset = daemon's; 0 = no cap.
+  std::optional<std::size_t> max_result_bytes;
   bool enabled = true;                ///< `enabled`; false = configured but not started
   std::optional<std::string> prefix;  ///< `prefix`; unset = the server name; "" = no prefix
   std::vector<std::string> roots;  ///< `roots` answered to roots/list; empty = cwd as file:// URI
@@ -179,6 +181,9 @@ struct daemon_config {
   std::size_t http_max_sessions = 128;     ///< `http_max_sessions`: live MCP sessions; beyond: 503
   std::size_t http_max_connections = 256;  ///< `http_max_connections`: open TCP connections
   sandbox_mode sandbox = sandbox_mode::standard;  ///< `sandbox`: every stdio server's default
+  /// `max_result_bytes`: a result's text beyond it is cut and paged (mcpmux__read_result), for
+  /// servers and profiles that set none; 0 = no cap.
+  std::size_t max_result_bytes = 100000;
 };
 
 /// How a profile offers its tools: every tool listed (`all`), a search tool and a call tool in
@@ -206,13 +211,15 @@ struct profile_config {
   /// `redact_results`: the same choice as a server's, for this profile's clients; unset = each
   /// server's own.
   std::optional<mcp::redaction_mode> redact_results;
+  /// `max_result_bytes`: overrides the servers' own for this profile's clients; unset = theirs.
+  std::optional<std::size_t> max_result_bytes;
   int line = 0;  ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
            resources == o.resources && exposure == o.exposure &&
            tool_budget_tokens == o.tool_budget_tokens && match == o.match &&
            descriptions == o.descriptions && list_found_tools == o.list_found_tools &&
-           redact_results == o.redact_results;
+           redact_results == o.redact_results && max_result_bytes == o.max_result_bytes;
   }
 };
 

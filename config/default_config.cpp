@@ -99,6 +99,11 @@ page_size = 1000
 # (see sandbox below; $MCPMUX_SANDBOX overrides it).
 # sandbox = "default"
 
+# A result's text beyond this many bytes is cut and the rest read with mcpmux__read_result
+# (handles expire 10 minutes after their last read); 0 = no cap. Servers and profiles may set
+# their own.
+# max_result_bytes = 100000
+
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
 # Keys for every server:
@@ -135,6 +140,7 @@ page_size = 1000
 #   redact_results  what is replaced by "[redacted: KIND]" in results before clients see
 #               them: "patterns" (default: the secrets mcpmux holds and credential shapes),
 #               "known" (those secrets only) or "off"
+#   max_result_bytes  a result's text beyond it is paged (default: daemon.max_result_bytes)
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments
@@ -208,6 +214,7 @@ page_size = 1000
 #   descriptions        a tool's description replaced, by exposed name
 #   list_found_tools    search: the tools a client's searches found join its tools list
 #   redact_results      as a server's, for this profile's clients (default: each server's)
+#   max_result_bytes    as a server's, for this profile's clients (wins over the servers')
 #
 # [profiles.claude]
 # servers = ["github", "files"]
