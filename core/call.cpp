@@ -51,6 +51,8 @@ call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
       era_(r.era),
       capabilities_(std::move(r.capabilities)),
       after_(std::move(r.after)),
+      page_(std::move(r.page)),
+      page_above_(r.page_above),
       audit_(std::move(r.audit)),
       progress_token_(progress_token_of(params_)),
       started_(steady_clock::now()),
@@ -91,6 +93,8 @@ void call::finish(rpc_outcome out) {
   if (done_) {
     std::exchange(done_, {})(std::move(out));
   } else {
+    // The stages first: a result they refuse is audited as the error it becomes.
+    if (out.reply->kind == message_kind::response) run_stages(*out.reply);
     const auto outcome = outcome_of(out);  // (before the reply's text is taken)
     auto text = reply_text(out);
     const auto bytes = text.size();
@@ -111,8 +115,6 @@ void call::cancel(std::string_view why) {
 
 std::string call::reply_text(rpc_outcome& out) {
   auto& reply = *out.reply;
-  if (reply.kind == message_kind::response && after_ && reply.raw.empty())
-    if (auto* result = reply.body["result"].if_object()) after_(*result);
   if (era_ != mcp::era::modern) return relay_reply(client_id_, reply);
   if (reply.kind == message_kind::error_response) {
     // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
@@ -129,6 +131,28 @@ std::string call::reply_text(rpc_outcome& out) {
   auto text = relay_reply(client_id_, reply);
   if (raw) mcp::mark_complete(text);
   return text;
+}
+
+void call::run_stages(message& reply) {
+  // A raw answer is parsed only when it may be over the page's cap: its text as received is
+  // never shorter than the text it holds.
+  if (!reply.raw.empty() && page_ && reply.raw.size() > page_above_) {
+    message_parser parser;
+    auto parsed = parser.parse(reply.raw);
+    if (!parsed || parsed->kind != message_kind::response) return;  // relayed as received
+    reply = std::move(*parsed);
+  }
+  if (!reply.raw.empty()) return;
+  auto* result = reply.body["result"].if_object();
+  if (!result) return;
+  if (after_) after_(*result);
+  if (!page_) return;
+  if (auto refused = page_(*result)) {
+    reply.kind = message_kind::error_response;
+    reply.body.erase("result");
+    reply.body["error"] =
+        json::object{{"code", refused->code}, {"message", std::move(refused->message)}};
+  }
 }
 
 void call::end_audit(std::string_view outcome, std::size_t response_bytes) {

@@ -85,6 +85,11 @@ class call final : public call_owner,
     /// Adjusts a successful result before it is relayed (an alias's URI, a task's scoped id,
     /// cache hints); without one the answer is relayed as text, unparsed.
     std::function<void(json::object&)> after;
+    /// Pages a long result (core/result_pages), after `after`: it runs only on a result longer
+    /// than `page_above` bytes as received (a shorter one, without `after`, is relayed as text,
+    /// unparsed); an error it gives is the answer instead.
+    std::function<std::optional<rpc_error>(json::object&)> page;
+    std::size_t page_above = 0;
     std::optional<audit_entry> audit;  ///< its audit row, begun (none: not audited)
   };
 
@@ -139,6 +144,8 @@ class call final : public call_owner,
   void ask_caller();
   /// The answer's text for the caller: the id its own, a modern result marked complete.
   std::string reply_text(rpc_outcome& out);
+  /// The result stages (`after`, `page`) on a success; a long raw one is parsed for `page`.
+  void run_stages(message& reply);
   void drop_questions();
   void end_audit(std::string_view outcome, std::size_t response_bytes);
 
@@ -153,6 +160,8 @@ class call final : public call_owner,
   mcp::era era_ = mcp::era::legacy;
   json::object capabilities_;
   std::function<void(json::object&)> after_;
+  std::function<std::optional<rpc_error>(json::object&)> page_;
+  std::size_t page_above_ = 0;
   std::optional<audit_entry> audit_;
   std::optional<json::value> progress_token_;  ///< the caller's own (the server gets the wire id)
   steady_clock::time_point started_;

@@ -22,6 +22,7 @@
 #include "core/control.hpp"
 #include "core/daemon_info.hpp"
 #include "core/mrtr.hpp"
+#include "core/result_pages.hpp"
 #include "core/session_registry.hpp"
 #include "core/start_scheduler.hpp"
 #include "core/state_store.hpp"
@@ -132,6 +133,9 @@ class manager : public upstream_observer, private registry_servers, private cont
   cache_hint list_cache_hint() const;
   /// Modern clients' calls waiting for their retry with the input a server asked for.
   mrtr_registry& mrtr() { return mrtr_; }
+  /// The rest of results cut at max_result_bytes, read back with mcpmux__read_result.
+  result_store& results() { return results_; }
+  const result_store& results() const { return results_; }
 
   /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
   /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server
@@ -227,6 +231,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   start_scheduler starts_{io_, upstreams_};
   session_registry sessions_{*this};
   mrtr_registry mrtr_;
+  result_store results_;
   audit_buffer audit_{io_, store_.get(), cfg_.daemon};
   control_plane control_{{info_, upstreams_, catalogue_, sessions_, audit_, *this}};
   bool rebuild_posted_ = false;
