@@ -53,8 +53,9 @@ constexpr std::array<std::string_view, 26> daemon_keys = {"timeout_ms",
                                                           "http_max_sessions",
                                                           "http_max_connections",
                                                           "sandbox",
-                                                          "confirm"};
-constexpr std::array<std::string_view, 37> server_keys = {"type",
+                                                          "confirm",
+                                                          "max_result_bytes"};
+constexpr std::array<std::string_view, 38> server_keys = {"type",
                                                           "command",
                                                           "args",
                                                           "env",
@@ -90,10 +91,11 @@ constexpr std::array<std::string_view, 37> server_keys = {"type",
                                                           "files_max",
                                                           "redact_results",
                                                           "max_calls_per_minute",
-                                                          "max_concurrent_calls"};
+                                                          "max_concurrent_calls",
+                                                          "max_result_bytes"};
 constexpr std::array<std::string_view, 6> oauth_keys = {
     "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
-constexpr std::array<std::string_view, 13> profile_keys = {"servers",
+constexpr std::array<std::string_view, 14> profile_keys = {"servers",
                                                            "tools",
                                                            "prompts",
                                                            "resources",
@@ -105,7 +107,8 @@ constexpr std::array<std::string_view, 13> profile_keys = {"servers",
                                                            "redact_results",
                                                            "confirm",
                                                            "max_calls_per_minute",
-                                                           "max_concurrent_calls"};
+                                                           "max_concurrent_calls",
+                                                           "max_result_bytes"};
 
 // A key that opens a table of known keys, as the validator reads it: `path` names the opened
 // table in a key path ("servers.*": one table per server), `also_value` when the key may be a
@@ -244,6 +247,9 @@ void validator::parse_daemon(const toml::node& node, daemon_config& d) {
       if (auto m = sandbox(v, key)) d.sandbox = *m;
     } else if (name == "confirm") {
       d.confirm = confirm_list(v, key);
+    } else if (name == "max_result_bytes") {
+      if (auto i = get_integer(v, key, 0, max_result_bytes_limit))
+        d.max_result_bytes = static_cast<std::size_t>(*i);
     } else if (name == "log_level") {
       if (auto s = get_string(v, key)) {
         const std::initializer_list<std::string_view> levels = {"trace", "debug", "info",

@@ -98,6 +98,8 @@ struct server_settings {
   std::string ca_file;                         ///< http/sse: extra CA bundle (private CAs)
   std::string token_command;  ///< http/sse: prints a bearer token (run via /bin/sh -c)
   std::optional<std::chrono::milliseconds> timeout;  ///< `timeout_ms`; unset = daemon's; 0 = none
+  /// `max_result_bytes`: text of a result beyond it is paged; unset = daemon's; 0 = no cap.
+  std::optional<std::size_t> max_result_bytes;
   bool enabled = true;                ///< `enabled`; false = configured but not started
   std::optional<std::string> prefix;  ///< `prefix`; unset = the server name; "" = no prefix
   std::vector<std::string> roots;  ///< `roots` answered to roots/list; empty = cwd as file:// URI
@@ -186,6 +188,9 @@ struct daemon_config {
   /// `confirm`: the tools a person confirms before they run (config/filters.hpp,
   /// `confirm_entry_problem`), for sessions whose profile sets none.
   std::vector<std::string> confirm;
+  /// `max_result_bytes`: a result's text beyond it is cut and paged (mcpmux__read_result), for
+  /// servers and profiles that set none; 0 = no cap.
+  std::size_t max_result_bytes = 100000;
 };
 
 /// How a profile offers its tools: every tool listed (`all`), a search tool and a call tool in
@@ -219,6 +224,8 @@ struct profile_config {
   /// `max_calls_per_minute`, `max_concurrent_calls`: as a server's, counting the calls of every
   /// session in this profile together; 0 = no limit.
   std::uint32_t max_calls_per_minute = 0, max_concurrent_calls = 0;
+  /// `max_result_bytes`: overrides the servers' own for this profile's clients; unset = theirs.
+  std::optional<std::size_t> max_result_bytes;
   int line = 0;  ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
@@ -227,7 +234,7 @@ struct profile_config {
            descriptions == o.descriptions && list_found_tools == o.list_found_tools &&
            redact_results == o.redact_results && confirm == o.confirm &&
            max_calls_per_minute == o.max_calls_per_minute &&
-           max_concurrent_calls == o.max_concurrent_calls;
+           max_concurrent_calls == o.max_concurrent_calls && max_result_bytes == o.max_result_bytes;
   }
 };
 

@@ -26,6 +26,8 @@ namespace mcpmux::config_validation {
 // Timeouts are added to steady_clock::now() by the transports; capping them keeps that sum far
 // from overflow while still allowing ~24.8 days, which is "forever" for a request.
 inline constexpr std::int64_t max_timeout_ms = 2147483647;
+// `max_result_bytes` above a gigabyte is no cap a context window could use.
+inline constexpr std::int64_t max_result_bytes_limit = std::int64_t{1} << 30;
 
 /// The keys config_sandbox.cpp reads (stdio servers only).
 inline bool is_sandbox_key(std::string_view k) {

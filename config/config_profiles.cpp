@@ -112,6 +112,9 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
       if (auto i = call_limit(v, key)) p.max_calls_per_minute = *i;
     } else if (kn == "max_concurrent_calls") {
       if (auto i = call_limit(v, key)) p.max_concurrent_calls = *i;
+    } else if (kn == "max_result_bytes") {
+      if (auto i = get_integer(v, key, 0, max_result_bytes_limit))
+        p.max_result_bytes = static_cast<std::size_t>(*i);
     } else if (kn == "list_found_tools") {
       if (auto b = get_bool(v, key)) p.list_found_tools = *b;
     } else if (kn == "descriptions") {

@@ -222,6 +222,9 @@ server_config validator::parse_server(const std::string& name, const std::string
     } else if (kn == "timeout_ms") {
       if (auto i = get_integer(v, key, 0, max_timeout_ms))
         s.timeout = std::chrono::milliseconds(*i);
+    } else if (kn == "max_result_bytes") {
+      if (auto i = get_integer(v, key, 0, max_result_bytes_limit))
+        s.max_result_bytes = static_cast<std::size_t>(*i);
     } else if (kn == "enabled") {
       if (auto b = get_bool(v, key)) s.enabled = *b;
     } else if (kn == "retry") {

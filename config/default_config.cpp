@@ -103,6 +103,11 @@ page_size = 1000
 # false) and globs over exposed tool names.
 # confirm = ["destructive"]
 
+# A result's text beyond this many bytes is cut and the rest read with mcpmux__read_result
+# (handles expire 10 minutes after their last read); 0 = no cap. Servers and profiles may set
+# their own.
+# max_result_bytes = 100000
+
 # One table per upstream server: [servers.NAME], NAME of [A-Za-z0-9_-], at most 64 characters.
 #
 # Keys for every server:
@@ -144,6 +149,7 @@ page_size = 1000
 #               waits its turn up to its timeout, then fails with a tool error
 #   tools = ["@read-only", "!@destructive"] also selects tools by their annotations
 #               (@read-only, @destructive, @idempotent, @open-world)
+#   max_result_bytes  a result's text beyond it is paged (default: daemon.max_result_bytes)
 # stdio servers only:
 #   command     program to run (looked up in PATH); required
 #   args        array of arguments
@@ -220,6 +226,7 @@ page_size = 1000
 #   confirm             as [daemon] confirm, for this profile's clients ([] asks nothing)
 #   max_calls_per_minute, max_concurrent_calls  as a server's, for all this profile's
 #               clients together (default: no limit)
+#   max_result_bytes    as a server's, for this profile's clients (wins over the servers')
 #
 # [profiles.claude]
 # servers = ["github", "files"]

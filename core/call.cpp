@@ -79,6 +79,8 @@ call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
       capabilities_(std::move(r.capabilities)),
       after_(std::move(r.after)),
       redact_(std::move(r.redact)),
+      page_(std::move(r.page)),
+      page_above_(r.page_above),
       audit_(std::move(r.audit)),
       progress_token_(progress_token_of(params_)),
       started_(steady_clock::now()),
@@ -119,6 +121,8 @@ void call::finish(rpc_outcome out) {
   if (done_) {
     std::exchange(done_, {})(std::move(out));
   } else {
+    // The stages first: a result they refuse is audited as the error it becomes.
+    run_stages(*out.reply);
     // (before the reply's text is taken)
     const auto outcome = refused_.empty() ? outcome_of(out) : refused_;
     auto text = reply_text(out);
@@ -141,18 +145,6 @@ void call::cancel(std::string_view why) {
   holds_.clear();
 }
 
-void call::redact_reply(message& reply) {
-  if (reply.kind == message_kind::error_response) {
-    if (auto* error = reply.body.if_contains("error"))
-      redacted_ += mcp::redact_error(*error, *redact_);
-    return;
-  }
-  if (!reply.raw.empty() && (!mcp::may_hold_secret(reply.raw, *redact_) || !reply.parse_raw()))
-    return;
-  if (auto* result = reply.body.if_contains("result"))
-    redacted_ += mcp::redact_result(*result, *redact_);
-}
-
 void call::refuse(std::string text, std::string_view outcome) {
   message msg{message_kind::response, {}};
   json::object result{
@@ -165,9 +157,6 @@ void call::refuse(std::string text, std::string_view outcome) {
 
 std::string call::reply_text(rpc_outcome& out) {
   auto& reply = *out.reply;
-  if (redact_) redact_reply(reply);
-  if (reply.kind == message_kind::response && after_ && reply.raw.empty())
-    if (auto* result = reply.body["result"].if_object()) after_(*result);
   if (era_ != mcp::era::modern) return relay_reply(client_id_, reply);
   if (reply.kind == message_kind::error_response) {
     // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
@@ -184,6 +173,34 @@ std::string call::reply_text(rpc_outcome& out) {
   auto text = relay_reply(client_id_, reply);
   if (raw) mcp::mark_complete(text);
   return text;
+}
+
+void call::run_stages(message& reply) {
+  if (reply.kind == message_kind::error_response) {
+    if (auto* error = redact_ ? reply.body.if_contains("error") : nullptr)
+      redacted_ += mcp::redact_error(*error, *redact_);
+    return;
+  }
+  // A raw answer is parsed only when a stage needs it: it may hold a secret, or it may be over
+  // the page's cap (its text as received is never shorter than the text it holds).
+  if (!reply.raw.empty()) {
+    const bool long_one = page_ && reply.raw.size() > page_above_;
+    const bool secret = redact_ && mcp::may_hold_secret(reply.raw, *redact_);
+    if ((!long_one && !secret) || !reply.parse_raw()) return;  // relayed as received
+  }
+  auto* value = reply.body.if_contains("result");
+  auto* result = value ? value->if_object() : nullptr;
+  if (!result) return;
+  // Redacted first: what paging keeps for later reads holds no secret either.
+  if (redact_) redacted_ += mcp::redact_result(*value, *redact_);
+  if (after_) after_(*result);
+  if (!page_) return;
+  if (auto refused = page_(*result)) {
+    reply.kind = message_kind::error_response;
+    reply.body.erase("result");
+    reply.body["error"] =
+        json::object{{"code", refused->code}, {"message", std::move(refused->message)}};
+  }
 }
 
 void call::end_audit(std::string_view outcome, std::size_t response_bytes) {

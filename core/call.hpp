@@ -95,6 +95,11 @@ class call final : public call_owner,
     /// Replaces the secrets in its result and progress messages (`redact_results`; none: off).
     /// An answer is parsed only when its text may hold one (may_hold_secret).
     std::shared_ptr<const mcp::secret_detector> redact;
+    /// Pages a long result (core/result_pages), after `after`: it runs only on a result longer
+    /// than `page_above` bytes as received (a shorter one, without `after`, is relayed as text,
+    /// unparsed); an error it gives is the answer instead.
+    std::function<std::optional<rpc_error>(json::object&)> page;
+    std::size_t page_above = 0;
     std::optional<audit_entry> audit;  ///< its audit row, begun (none: not audited)
   };
 
@@ -166,9 +171,10 @@ class call final : public call_owner,
   void ask_caller();
   /// The answer's text for the caller: the id its own, a modern result marked complete.
   std::string reply_text(rpc_outcome& out);
-  /// Redacts a success's result (parsed first when its text may hold a secret) or an error's
-  /// message and data.
-  void redact_reply(message& reply);
+  /// The result stages on a success — redaction, `after`, `page` — parsing a raw one only
+  /// when a stage needs it (it may hold a secret, or be over the page's cap); redaction of an
+  /// error's message and data.
+  void run_stages(message& reply);
   void drop_questions();
   void end_audit(std::string_view outcome, std::size_t response_bytes);
 
@@ -185,6 +191,8 @@ class call final : public call_owner,
   std::function<void(json::object&)> after_;
   std::shared_ptr<const mcp::secret_detector> redact_;
   mcp::redaction_counts redacted_;
+  std::function<std::optional<rpc_error>(json::object&)> page_;
+  std::size_t page_above_ = 0;
   std::optional<audit_entry> audit_;
   std::string_view refused_ = {};  ///< the audit's outcome of a call a stage refused
   std::function<void(call&)> on_cancel_;

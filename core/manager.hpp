@@ -24,6 +24,7 @@
 #include "core/daemon_info.hpp"
 #include "core/mrtr.hpp"
 #include "core/redaction.hpp"
+#include "core/result_pages.hpp"
 #include "core/session_registry.hpp"
 #include "core/start_scheduler.hpp"
 #include "core/state_store.hpp"
@@ -144,6 +145,9 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// (`max_calls_per_minute`, `max_concurrent_calls`: core/call_gate.hpp).
   void start_call(std::shared_ptr<call> c, const std::shared_ptr<upstream>& up,
                   const std::string& profile);
+  /// The rest of results cut at max_result_bytes, read back with mcpmux__read_result.
+  result_store& results() { return results_; }
+  const result_store& results() const { return results_; }
 
   /// Reference-counted resource subscriptions: one upstream subscription per (server, URI).
   /// Subscribes `session` to a resource. The first subscriber's subscribe goes to the server
@@ -244,6 +248,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   mrtr_registry mrtr_;
   redaction_detectors detectors_;
   call_gate gate_{io_};
+  result_store results_;
   audit_buffer audit_{io_, store_.get(), cfg_.daemon};
   control_plane control_{{info_, upstreams_, catalogue_, sessions_, audit_, *this}};
   bool rebuild_posted_ = false;

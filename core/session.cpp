@@ -85,6 +85,8 @@ void session::end(std::string_view why) {
   for (auto& [key, c] : calls) c->cancel("client disconnected");
   if (!calls.empty()) log_.debug("cancelled {} calls in flight", calls.size());
   log_calls_.clear();
+  // A modern client's cut results outlive its connection (its next request comes on another).
+  if (era_ != mcp::era::modern) manager_.results().forget(page_owner());
   for (auto& [id, e] : asked_.take_all()) e.handler({errc::cancelled, std::nullopt});
   transport_->close();
   log_.debug("closed: {}", why);
@@ -296,6 +298,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     const auto* n = msg.params().if_contains("name");
     return n && n->is_string() ? std::string_view(n->get_string()) : std::string_view();
   };
+  if (method == "tools/call" && read_result_call(msg, meta)) return true;
   if (method == "tools/call" && search_tool_call(msg, meta)) return true;
   if (method == "tools/call" || method == "prompts/get") {
     const auto c = method == "tools/call" ? collection::tools : collection::prompts;
@@ -411,6 +414,11 @@ void session::serve_list(const json::value& id, collection c, const json::object
     std::string found;
     if (c == collection::tools && !self->found_.empty() && cursor.empty())
       found = self->with_found_tools(p.items_json);
+    if (c == collection::tools && cursor.empty())
+      if (auto with = self->with_read_result(found.empty() ? std::string_view(p.items_json)
+                                                           : std::string_view(found));
+          !with.empty())
+        found = std::move(with);
     // The list is spliced in where the catalogue keeps it: a megabyte of tools is not copied
     // for each tools/list.
     spliced_text out;
@@ -457,6 +465,7 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
   r.exposed = exposed;
   r.after = std::move(after);
   r.redact = manager_.result_detector(*up, profile_);
+  add_page_stage(r, up);
   r.audit = audit_begin(r.method, exposed, up->name(), params);
   servers_used_.insert(up->name());
   auto c = std::make_shared<call>(std::move(r), std::weak_ptr<call_caller>(shared_from_this()),

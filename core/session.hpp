@@ -87,6 +87,19 @@ class session : public transport_events,
   /// A search profile's tools list with the tools this client's searches found (its
   /// `list_found_tools`) after the search and call tools; empty when there are none.
   std::string with_found_tools(std::string_view listing) const;
+  // Big results paged (session_pages.cpp).
+  /// Who a cut result belongs to: this session, or for a 2026-07-28 client (stateless, a
+  /// connection per request over /mcp) its peer's uid, token and profile.
+  std::string page_owner() const;
+  /// The name mcpmux__read_result has under the configured separator.
+  std::string read_tool() const;
+  /// Sets the page stage of a tools/call or resources/read to `up` (none when the cap is 0).
+  void add_page_stage(call::request& r, const std::shared_ptr<upstream>& up);
+  /// tools/call of mcpmux__read_result: answered here. True when `msg` was answered.
+  bool read_result_call(message& msg, const mcp::request_meta* meta);
+  /// The tools list with mcpmux__read_result added once a result was cut for this client;
+  /// empty when it is not offered.
+  std::string with_read_result(std::string_view listing) const;
   /// The methods that go to a server (tools/call, prompts/get, resources/read,
   /// completion/complete), in either era; false when `msg` is none of them.
   /// `meta`: a modern request's _meta, as handle_modern read it (null for a legacy client).

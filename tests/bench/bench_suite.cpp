@@ -833,7 +833,8 @@ void row_payload(const bench_env& e) {
 
   daemon_handle d;
   start_mux(d, e, "payload",
-            daemon_section("max_message_bytes = 67108864\nmax_client_queue_bytes = 268435456") +
+            daemon_section("max_message_bytes = 67108864\nmax_client_queue_bytes = 268435456\n"
+                           "max_result_bytes = 0") +
                 stdio_server("f", e.fake, f_args) + stdio_server("g", e.fake, g_args),
             e.tmp / "cache-payload");
   wait_ready(d, 2, e.tmp / "payload.log");

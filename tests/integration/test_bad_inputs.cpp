@@ -29,8 +29,9 @@ constexpr std::size_t kMaxQueue = 2 * 1024 * 1024;    // max_client_queue_bytes
 
 std::string bad_config() {
   return "[daemon]\nmax_message_bytes = " + std::to_string(kMaxMessage) +
-         "\nmax_client_queue_bytes = " + std::to_string(kMaxQueue) + "\ntimeout_ms = 10000\n\n" +
-         fake_server_table("a", {});
+         "\nmax_client_queue_bytes = " + std::to_string(kMaxQueue) + "\ntimeout_ms = 10000\n" +
+         // Results whole: the limits of the wire are tested here, not max_result_bytes' paging.
+         "max_result_bytes = 0\n\n" + fake_server_table("a", {});
 }
 
 std::string dump(const std::optional<json::value>& v, std::size_t max = 300) {

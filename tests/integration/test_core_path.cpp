@@ -600,8 +600,11 @@ TEST_F(core_path, client_disconnect_cancels_its_calls_upstream) {
 // 11. Slow reader
 
 TEST_F(core_path, client_that_does_not_read_is_disconnected_without_harming_others) {
-  start("[daemon]\nmax_client_queue_bytes = 4194304\nmax_message_bytes = 2097152\n\n" +
-        fake_server_table("a", {}));
+  // (Results whole: the queue is what is tested, not the paging of max_result_bytes.)
+  start(
+      "[daemon]\nmax_client_queue_bytes = 4194304\nmax_message_bytes = 2097152\n"
+      "max_result_bytes = 0\n\n" +
+      fake_server_table("a", {}));
   const int baseline_fds = daemon_->settled_fds();
   client slow = connect_initialized();
   client other = connect_initialized();
@@ -629,7 +632,8 @@ TEST_F(core_path, client_that_does_not_read_is_disconnected_without_harming_othe
 TEST_F(core_path, big_answers_do_not_stay_resident_once_servers_have_started) {
   if (std::getenv("MCPMUX_SANITIZED"))
     GTEST_SKIP() << "under AddressSanitizer freed memory sits in its quarantine";
-  start("[daemon]\nmax_message_bytes = 16777216\n\n" + fake_server_table("a", {}));
+  start("[daemon]\nmax_message_bytes = 16777216\nmax_result_bytes = 0\n\n" +
+        fake_server_table("a", {}));
   client c = connect_initialized();
   auto r = c.call("a__echo", {{"text", "warm"}});  // the paths of a call, used once
   ASSERT_EQ(first_text(*r), "warm") << dump(r);

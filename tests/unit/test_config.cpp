@@ -695,6 +695,29 @@ TEST_F(ConfigParse, ConfirmTakesDestructiveAndGlobsOverExposedNames) {
   EXPECT_EQ(one_error("[profiles.p]\nconfirm = \"destructive\"\n").key, "profiles.p.confirm");
 }
 
+TEST_F(ConfigParse, MaxResultBytesPerDaemonServerAndProfile) {
+  const auto c =
+      ok("[daemon]\nmax_result_bytes = 5000\n"
+         "[servers.a]\ncommand = \"x\"\nmax_result_bytes = 0\n"
+         "[servers.b]\ncommand = \"x\"\n"
+         "[profiles.p]\nmax_result_bytes = 20000\n[profiles.q]\n");
+  EXPECT_EQ(c.daemon.max_result_bytes, 5000u);
+  EXPECT_EQ(c.servers.at(0).max_result_bytes, 0u);            // no cap
+  EXPECT_EQ(c.servers.at(1).max_result_bytes, std::nullopt);  // the daemon's
+  EXPECT_EQ(c.profiles.at(0).max_result_bytes, 20000u);
+  EXPECT_EQ(c.profiles.at(1).max_result_bytes, std::nullopt);  // each server's
+  EXPECT_EQ(ok("").daemon.max_result_bytes, 100000u);
+
+  const auto negative = one_error("[servers.a]\ncommand = \"x\"\nmax_result_bytes = -1\n");
+  EXPECT_EQ(negative.key, "servers.a.max_result_bytes");
+  EXPECT_EQ(negative.line, 3);
+  const auto text = one_error("[profiles.p]\nmax_result_bytes = \"100k\"\n");
+  EXPECT_EQ(text.key, "profiles.p.max_result_bytes");
+  EXPECT_EQ(text.line, 2);
+  const auto fraction = one_error("[daemon]\nmax_result_bytes = 1.5\n");
+  EXPECT_EQ(fraction.key, "daemon.max_result_bytes");
+}
+
 TEST_F(ConfigParse, HttpLimitsAreKeysWithGenerousDefaults) {
   const auto d = ok("").daemon;
   EXPECT_EQ(d.http_max_requests_per_session, 64u);

@@ -1,0 +1,104 @@
+// A session's big results paged: the page stage of its calls (core/result_pages cuts, the
+// manager's result_store keeps the rest), mcpmux__read_result answered here, and that tool
+// offered in its tools list once a result of its was cut.
+#include <fmt/format.h>
+
+#include <boost/json/serialize.hpp>
+
+#include "core/session.hpp"
+#include "core/upstream.hpp"
+#include "protocol/modern.hpp"
+
+namespace mcpmux {
+namespace {
+
+// True when `up` lists `tool` with an outputSchema (its structured content must stay whole).
+bool declares_output_schema(const upstream& up, std::string_view tool) {
+  for (const auto& t : up.tools()) {
+    const auto* n = t.if_contains("name");
+    if (n && n->is_string() && n->get_string() == tool) return t.contains("outputSchema");
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string session::page_owner() const {
+  if (era_ != mcp::era::modern) return "session " + std::to_string(id_);
+  return fmt::format("{} uid {} token {} profile {}", who_.transport, who_.uid, who_.token,
+                     profile_);
+}
+
+std::string session::read_tool() const {
+  return "mcpmux" + manager_.current_config().daemon.tool_separator + "read_result";
+}
+
+void session::add_page_stage(call::request& r, const std::shared_ptr<upstream>& up) {
+  if (r.method != "tools/call" && r.method != "resources/read") return;
+  // A profile's cap, when it sets one, is over its servers' own; theirs over the daemon's.
+  std::optional<std::size_t> cap;
+  if (const auto* v = profile_.empty() ? nullptr : manager_.profile(profile_))
+    cap = v->settings.max_result_bytes;
+  if (!cap) cap = up->config().max_result_bytes;
+  if (!cap) cap = manager_.current_config().daemon.max_result_bytes;
+  if (*cap == 0) return;
+  const bool tool = r.method == "tools/call";
+  std::string original;
+  if (const auto* n = r.params.as_object().if_contains(tool ? "name" : "uri"); n && n->is_string())
+    original = n->get_string();
+  r.page_above = *cap;
+  // Every call carries the stage; only a long answer runs it, so its words are made then.
+  r.page = [weak = weak_from_this(), weak_up = std::weak_ptr<upstream>(up), tool, cap = *cap,
+            exposed = r.exposed,
+            original = std::move(original)](json::object& result) -> std::optional<rpc_error> {
+    auto self = weak.lock();
+    if (!self) return std::nullopt;  // nobody left to answer
+    page_rules rules{.cap = cap,
+                     .read_tool = self->read_tool(),
+                     .what = fmt::format("{} \"{}\"", tool ? "tool" : "resource", exposed)};
+    // Looked up only now, for the rare result that is long: the list may have changed since.
+    if (auto up = weak_up.lock(); up && tool)
+      rules.output_schema = declares_output_schema(*up, original);
+    auto& store = self->manager_.results();
+    const auto owner = self->page_owner();
+    const bool first = !store.has_cut(owner);
+    auto out = cut_result(result, rules, store, owner, steady_clock::now());
+    if (!out) return std::move(out.error());
+    if (*out != cut_outcome::unchanged)
+      self->log_.debug("{}: result above max_result_bytes ({}) {}", rules.what, rules.cap,
+                       *out == cut_outcome::cut ? "cut" : "refused");
+    // The reading tool appears the first time one of its results is cut.
+    if (*out == cut_outcome::cut && first) self->on_list_changed(collection::tools);
+    return std::nullopt;
+  };
+}
+
+bool session::read_result_call(message& msg, const mcp::request_meta* meta) {
+  const auto* n = msg.params().if_contains("name");
+  if (!n || !n->is_string()) return false;
+  // Compared in parts: every tools/call passes here, and the whole name is not worth a string.
+  const std::string_view name = n->get_string();
+  const auto& sep = manager_.current_config().daemon.tool_separator;
+  constexpr std::string_view head = "mcpmux", tail = "read_result";
+  if (name.size() != head.size() + sep.size() + tail.size() || !name.starts_with(head) ||
+      !name.ends_with(tail) || name.substr(head.size(), sep.size()) != sep)
+    return false;
+  json::object args;
+  if (const auto* a = msg.params().if_contains("arguments"); a && a->is_object())
+    args = a->get_object();
+  auto result =
+      read_result_answer(args, read_tool(), manager_.results(), page_owner(), steady_clock::now());
+  if (meta) mcp::mark_complete(result);
+  send(make_result(msg.id(), result));
+  return true;
+}
+
+std::string session::with_read_result(std::string_view listing) const {
+  if (listing.size() < 2 || !manager_.results().has_cut(page_owner())) return {};
+  std::string out(listing.substr(0, listing.size() - 1));  // without its closing bracket
+  if (out.size() > 1) out += ',';
+  out += json::serialize(read_result_tool(read_tool()));
+  return out + ']';
+}
+
+}  // namespace mcpmux
