@@ -6,8 +6,8 @@
 // Two threads: this one keeps the protocol and the limits; the program runs in a worker, so an
 // infinite loop is stopped (terminate() interrupts V8 wherever it is), a memory bomb ends the
 // worker with ERR_WORKER_OUT_OF_MEMORY instead of the process, and the limits keep being
-// watched while the program computes. The vm context the program gets holds only `tools` and
-// `console`; it is no security boundary (the sandbox is), it keeps honest programs from
+// watched while the program computes. The vm context the program gets holds only `tools`,
+// `console` and the timers; it is no security boundary (the sandbox is), it keeps honest programs from
 // reaching what they should not use by accident.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
@@ -116,6 +116,9 @@ function program_thread() {
     pending.delete(m.result);
     settle(waiter, m.answer);
   });
+  // A call the program never awaited may fail after it moved on: dropped like its answer,
+  // rather than ending the thread as Node does with an unhandled rejection.
+  process.on('unhandledRejection', () => {});
   parentPort.postMessage({ ready: true });
 
   function call(name, args) {
@@ -133,7 +136,8 @@ function program_thread() {
     const tools = make_tools(tool_list, call);
     let fn;
     try {
-      const context = vm.createContext({ tools, console },
+      // Timers for a program that waits between calls (polling); the wall limit bounds them.
+      const context = vm.createContext({ tools, console, setTimeout, clearTimeout },
                                        { codeGeneration: { strings: false, wasm: false } });
       // The body starts on the wrapper's second line: lineOffset -1 numbers it from 1.
       fn = new vm.Script(`(async (tools, console) => {\n${source}\n})`,

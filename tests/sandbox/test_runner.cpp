@@ -267,8 +267,13 @@ TEST_F(runner_test, run_code_and_unknown_tools_are_refused_inside) {
 }
 
 TEST_F(runner_test, a_call_never_awaited_is_dropped_at_the_end) {
-  const auto end = run("tools.github.get_issue({ n: 1 }); return 'early';", {},
-                       [](const std::string&, const json::object&) { return text_result("late"); });
+  const auto end =
+      run(R"(
+    tools.github.get_issue({ n: 1 });
+    tools.github.no_such_tool({});  // fails while the program waits: dropped too
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return "early";)",
+          {}, [](const std::string&, const json::object&) { return text_result("late"); });
   ASSERT_TRUE(end.contains("done")) << json::serialize(end);
   EXPECT_EQ(end.at("done").at("value"), "early");
 }
