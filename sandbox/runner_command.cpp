@@ -11,8 +11,9 @@ namespace mcpmux {
 std::vector<std::string> runner_command(const runner_launch& launch) {
   std::vector<std::string> a{launch.helper, "enter", "--runner"};
   for (const auto& f : launch.cgroup_procs) a.insert(a.end(), {"--cgroup", f});
-  a.insert(a.end(), {"--files", std::to_string(launch.files), "--cpu",
-                     std::to_string(launch.cpu_seconds), "--", launch.bwrap});
+  a.insert(a.end(),
+           {"--files", std::to_string(launch.files), "--cpu", std::to_string(launch.cpu_seconds),
+            "--address-space", std::to_string(launch.address_space_mb), "--", launch.bwrap});
   // Every namespace, the network's too (nothing but loopback, and nothing listens there); no
   // environment of the daemon's (NODE_OPTIONS would load code); a root that holds only what
   // the bind mounts below put in it: no /home, /etc, /tmp, /run, no mcpmux state, no sockets.

@@ -23,6 +23,9 @@ struct runner_launch {
   unsigned supervisor_mb = 32;            ///< the runner's own thread's heap (messages, logs)
   unsigned cpu_seconds = 60;  ///< RLIMIT_CPU: the kernel's stop when the runner's own fails
   unsigned files = 64;        ///< RLIMIT_NOFILE
+  /// RLIMIT_AS in MiB: array buffers (outside the heap) held without a cgroup; Node needs
+  /// ~1.5 GiB of address space to start.
+  unsigned address_space_mb = 2048;
 };
 
 /// `mcpmux-sandbox enter --runner … -- bwrap ARGS… -- mcpmux-sandbox lock -- node FLAGS

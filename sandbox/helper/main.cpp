@@ -1,9 +1,9 @@
 // mcpmux-sandbox: the small program between mcpmuxd and bubblewrap. It runs in the child mcpmuxd
 // spawned, before anything of the server does, so every process the server makes is inside its
 // limits from the start:
-//   mcpmux-sandbox enter [--cgroup FILE]… [--files N] [--cpu SECONDS] [--runner]
-//                        [--no-seccomp] -- BWRAP ARGS…
-//     joins each cgroup (its pid into FILE), sets RLIMIT_NOFILE (and RLIMIT_CPU), builds the
+//   mcpmux-sandbox enter [--cgroup FILE]… [--files N] [--cpu SECONDS] [--address-space MIB]
+//                        [--runner] [--no-seccomp] -- BWRAP ARGS…
+//     joins each cgroup (its pid into FILE), sets RLIMIT_NOFILE (RLIMIT_CPU, RLIMIT_AS), builds the
 //     seccomp filter (the runner's with --runner: no new processes) and execs bubblewrap with
 //     `--seccomp FD`.
 //   mcpmux-sandbox lock -- PROGRAM ARGS…
@@ -71,10 +71,21 @@ bool limit_cpu(rlim_t seconds, std::string& error) {
   return false;
 }
 
+// An address-space limit: the memory a JavaScript engine takes outside its heap (array
+// buffers) held where no cgroup can hold it. Too small for a server (V8 and Go reserve far more
+// than they use); the runner's Node starts in 1.5 GiB.
+bool limit_address_space(rlim_t mib, std::string& error) {
+  const rlimit rl{mib << 20, mib << 20};
+  if (::setrlimit(RLIMIT_AS, &rl) == 0) return true;
+  error = std::string("cannot limit the address space: ") + std::strerror(errno);
+  return false;
+}
+
 int enter(int argc, char** argv) {
   std::vector<std::string> cgroups;
   long files = 0;
   long cpu = 0;
+  long address_space = 0;
   bool seccomp = true;
   auto profile = mcpmux::seccomp_profile::server;
   int i = 2;
@@ -86,6 +97,8 @@ int enter(int argc, char** argv) {
       files = std::strtol(argv[++i], nullptr, 10);
     else if (a == "--cpu" && i + 1 < argc)
       cpu = std::strtol(argv[++i], nullptr, 10);
+    else if (a == "--address-space" && i + 1 < argc)
+      address_space = std::strtol(argv[++i], nullptr, 10);
     else if (a == "--runner")
       profile = mcpmux::seccomp_profile::runner;
     else if (a == "--no-seccomp")
@@ -99,6 +112,8 @@ int enter(int argc, char** argv) {
     if (!join_cgroup(c, error)) return fail(error);
   if (files > 0 && !limit_files(static_cast<rlim_t>(files), error)) return fail(error);
   if (cpu > 0 && !limit_cpu(static_cast<rlim_t>(cpu), error)) return fail(error);
+  if (address_space > 0 && !limit_address_space(static_cast<rlim_t>(address_space), error))
+    return fail(error);
   std::vector<std::string> args(argv + i + 1, argv + argc);
   if (seccomp) {
     const int fd = mcpmux::seccomp_filter_fd(profile, error);

@@ -156,8 +156,8 @@ function program_thread() {
             message: `the program's return value is not JSON: ${e.message}` } });
         }
         parentPort.postMessage({ done: true, value: json ?? null });
-      }, (e) => parentPort.postMessage({ error: { kind: 'exception', message: describe(e),
-                                                  where: stack_position(e) } }));
+      }, (e) => parentPort.postMessage({ error: { kind: out_of_memory(e) ? 'memory' : 'exception',
+                                                  message: describe(e), where: stack_position(e) } }));
   }
 
   function make_console() {
@@ -218,6 +218,12 @@ function settle(waiter, answer) {
       .join('\n');
   if (answer.isError) return waiter.reject(new Error(`${waiter.name}: ${text}`));
   waiter.resolve(answer.structuredContent ?? text);
+}
+
+// Array buffers live outside the heap: their limit is the process's address space, and passing
+// it throws this rather than ending the worker.
+function out_of_memory(e) {
+  return e?.name === 'RangeError' && /Array buffer allocation failed/.test(e.message);
 }
 
 function describe(e) {

@@ -39,7 +39,7 @@ TEST(runner_command, the_helper_enters_with_the_runner_profile_and_limits) {
   EXPECT_EQ(segment(a, 0),
             (std::vector<std::string>{"/usr/libexec/mcpmux/mcpmux-sandbox", "enter", "--runner",
                                       "--cgroup", "/sys/fs/cgroup/mcpmux/run-1/cgroup.procs",
-                                      "--files", "64", "--cpu", "20"}));
+                                      "--files", "64", "--cpu", "20", "--address-space", "2048"}));
 }
 
 TEST(runner_command, bubblewrap_shows_only_the_engine_and_the_runner) {
