@@ -7,9 +7,9 @@
 // infinite loop is stopped (terminate() interrupts V8 wherever it is), a memory bomb ends the
 // worker with ERR_WORKER_OUT_OF_MEMORY instead of the process, and the limits keep being
 // watched while the program computes. The vm context the program gets holds only `tools`,
-// `console` and the timers; it is no security boundary (the sandbox is), it keeps honest programs from
-// reaching what they should not use by accident.
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+// `console` and the timers; it is no security boundary (the sandbox is), it keeps honest
+// programs from reaching what they should not use by accident.
+import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
 import { format } from 'node:util';
 import vm from 'node:vm';
@@ -25,7 +25,6 @@ function supervise() {
   const heap_mb = Number(argument('--heap-mb') ?? 64);
   const defaults = { wall_ms: 30000, cpu_ms: 10000, output_bytes: 65536, calls: 100 };
   const worker = new Worker(new URL(import.meta.url), {
-    workerData: {},
     resourceLimits: { maxOldGenerationSizeMb: heap_mb, maxYoungGenerationSizeMb: 8 },
     stdout: true, stderr: true,  // the program's own writes go nowhere
   });
@@ -35,13 +34,13 @@ function supervise() {
   let calls = 0;
   let started = false;
   let finished = false;
-  const timers = [];
+  let watch;
 
   const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
   const finish = (message) => {
     if (finished) return;
     finished = true;
-    for (const t of timers) clearInterval(t);
+    clearInterval(watch);
     send(message);
     // Calls still in flight are dropped: the daemon cancels what it has not answered.
     worker.terminate().finally(() => process.exit(0));
@@ -82,13 +81,14 @@ function supervise() {
       limits = { ...defaults, ...(m.limits ?? {}) };
       const t0 = process.hrtime.bigint();
       const cpu0 = process.cpuUsage();
-      timers.push(setInterval(() => {
+      watch = setInterval(() => {
         const ms = Number((process.hrtime.bigint() - t0) / 1000000n);
         const cpu = process.cpuUsage(cpu0);
-        if (ms > limits.wall_ms) fail('timeout', `the program ran longer than ${limits.wall_ms} ms`);
+        if (ms > limits.wall_ms)
+          fail('timeout', `the program ran longer than ${limits.wall_ms} ms`);
         else if ((cpu.user + cpu.system) / 1000 > limits.cpu_ms)
           fail('timeout', `the program used more than ${limits.cpu_ms} ms of CPU time`);
-      }, 10));
+      }, 10);
       worker.postMessage({ program: String(m.program), tools: m.tools ?? [] });
     } else if (m.result !== undefined && started) {
       worker.postMessage({ result: m.result, answer: m });
@@ -156,8 +156,11 @@ function program_thread() {
             message: `the program's return value is not JSON: ${e.message}` } });
         }
         parentPort.postMessage({ done: true, value: json ?? null });
-      }, (e) => parentPort.postMessage({ error: { kind: out_of_memory(e) ? 'memory' : 'exception',
-                                                  message: describe(e), where: stack_position(e) } }));
+      }, (e) => parentPort.postMessage({ error: {
+        kind: out_of_memory(e) ? 'memory' : 'exception',
+        message: describe(e),
+        where: stack_position(e),
+      } }));
   }
 
   function make_console() {
