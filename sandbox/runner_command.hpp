@@ -20,9 +20,9 @@ struct runner_launch {
                                         "/etc/ld.so.cache"};
   std::vector<std::string> cgroup_procs;  ///< `cgroup.procs` files (the sandbox's memory limit)
   unsigned heap_mb = 64;                  ///< the program's heap (its worker's old generation)
-  unsigned supervisor_mb = 32;            ///< the runner's own thread's heap (messages, logs)
-  unsigned cpu_seconds = 60;  ///< RLIMIT_CPU: the kernel's stop when the runner's own fails
-  unsigned files = 64;        ///< RLIMIT_NOFILE
+  unsigned supervisor_mb = 64;  ///< the runner's own heap: each tool result is parsed there
+  unsigned cpu_seconds = 60;    ///< RLIMIT_CPU: the kernel's stop when the runner's own fails
+  unsigned files = 64;          ///< RLIMIT_NOFILE
   /// RLIMIT_AS in MiB: array buffers (outside the heap) held without a cgroup; Node needs
   /// ~1.5 GiB of address space to start.
   unsigned address_space_mb = 2048;

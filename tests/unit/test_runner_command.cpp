@@ -73,7 +73,7 @@ TEST(runner_command, exec_is_locked_before_the_engine_starts_with_its_heap_limit
   ASSERT_NE(lock, a.end());
   EXPECT_EQ(*(lock - 1), "/usr/libexec/mcpmux/mcpmux-sandbox");
   EXPECT_EQ(std::vector<std::string>(lock + 1, a.end()),
-            (std::vector<std::string>{"--", "/usr/bin/node", "--max-old-space-size=32",
+            (std::vector<std::string>{"--", "/usr/bin/node", "--max-old-space-size=64",
                                       "/usr/libexec/mcpmux/runner.mjs", "--heap-mb", "48"}));
 }
 
