@@ -35,6 +35,8 @@ every_file() {
   for f in bin/mcpmux bin/mcpmuxd libexec/mcpmux/mcpmux-sandbox; do
     [[ -x $root$prefix/$f ]] || fail "$root$prefix/$f is missing or not executable"
   done
+  f=libexec/mcpmux/runner.mjs  # code mode's runner (not yet used by the daemon)
+  [[ -f $root$prefix/$f ]] || fail "$root$prefix/$f is missing"
   for f in share/man/man1/mcpmux.1 share/man/man8/mcpmuxd.8 share/man/man5/mcpmux.toml.5; do
     [[ -f $root$prefix/$f || -f $root$prefix/$f.gz ]] || fail "$root$prefix/$f is missing"
   done
