@@ -28,7 +28,7 @@ namespace {
 
 // Every key each table takes (config_keys).
 constexpr std::array<std::string_view, 3> top_keys = {"daemon", "servers", "profiles"};
-constexpr std::array<std::string_view, 26> daemon_keys = {"timeout_ms",
+constexpr std::array<std::string_view, 27> daemon_keys = {"timeout_ms",
                                                           "tool_separator",
                                                           "max_tool_name",
                                                           "log_level",

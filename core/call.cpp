@@ -289,6 +289,14 @@ std::int64_t call::ask_client(std::string_view method, const json::value& params
   return n;
 }
 
+std::int64_t call::ask_before_forwarding(std::string_view method, const json::value& params,
+                                         response_handler done) {
+  asking_first_ = true;
+  const auto id = ask_client(method, params, std::move(done));
+  asking_first_ = false;
+  return id;
+}
+
 void call::cancel_ask(std::int64_t id, std::string_view reason) {
   if (era_ != mcp::era::modern) {
     if (auto caller = caller_.lock()) caller->cancel_ask(id, reason);
@@ -309,11 +317,10 @@ void call::ask_caller() {
   result["requestState"] = mrtr_->park(shared_from_this(), mrtr_registry::clock::now());
   auto text = make_result(std::exchange(client_id_, nullptr), result);
   const auto bytes = text.size();
-  const bool at_server = !up_.expired();
   caller->call_replied(*this, std::move(text));
   // A question from mcpmux itself (a confirmation, before the call reached a server) keeps the
   // row open: its outcome is what the answer leads to (declined, or the server's answer).
-  if (at_server) end_audit("input_required", bytes);
+  if (!asking_first_) end_audit("input_required", bytes);
 }
 
 std::string_view outcome_of(const rpc_outcome& out) {

@@ -159,6 +159,10 @@ class call final : public call_owner,
   std::int64_t ask_client(std::string_view method, const json::value& params,
                           response_handler done) override;
   void cancel_ask(std::int64_t id, std::string_view reason) override;
+  /// A question of mcpmux's own before the call is forwarded (a confirmation): as ask_client,
+  /// but a 2026-07-28 caller's audit row stays open, to say what the answer led to.
+  std::int64_t ask_before_forwarding(std::string_view method, const json::value& params,
+                                     response_handler done);
 
  private:
   friend class upstream;  // its side of the call: where it is, its wire id, resends
@@ -209,6 +213,7 @@ class call final : public call_owner,
   mrtr_registry* mrtr_ = nullptr;
   std::map<std::int64_t, question> questions_;  ///< by our key number ("q<N>")
   std::int64_t next_key_ = 1;
+  bool asking_first_ = false;                 ///< ask_before_forwarding is asking
   std::optional<rpc_outcome> held_;           ///< the final answer, come while parked
   std::vector<std::shared_ptr<void>> holds_;  ///< given back at the end (hold())
 };

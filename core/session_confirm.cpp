@@ -57,7 +57,7 @@ bool session::confirm_first(const std::shared_ptr<call>& c, const std::shared_pt
   });
   const auto timeout = up->timeout();
   const auto* args = c->params().as_object().if_contains("arguments");
-  pending->asked = c->ask_client(
+  pending->asked = c->ask_before_forwarding(
       "elicitation/create", confirm_question(exposed, args ? *args : json::value()),
       [self = weak_from_this(), c, up, pending, key](rpc_outcome out) {
         pending->deadline.cancel();

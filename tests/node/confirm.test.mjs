@@ -15,7 +15,7 @@ import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/st
 import { startDaemon, fakeServer, freePort, mcpmux, resultText, waitFor, within, MCPMUX, NODE, TAP_BRIDGE } from './harness.mjs';
 import { readMessages } from './schema.mjs';
 
-const TOKEN = 'confirm-test-token-8f2d61';
+const TOKEN = 'confirm-test-token-8f2d61-0a9b7c3e5d4f6a18';
 
 /** A legacy SDK client; `answer(params)` answers each elicitation (none: no capability). */
 async function legacyClient(transport, answer) {
@@ -46,7 +46,7 @@ describe('confirm: a person says yes before a destructive call runs', () => {
     d = await startDaemon((dir) => ({
       daemon: { timeout_ms: 5000, http: `127.0.0.1:${port}`, http_tokens: { editor: TOKEN } },
       servers: {
-        // echo is read-only; add is destructive by the spec's defaults (no annotations).
+        // echo is read-only; slow is destructive by the spec's defaults (no annotations).
         f: fakeServer({ log: `${dir}/f.jsonl`, args: ['--annotate', 'echo=readOnlyHint'] }),
       },
       profiles: { careful: { confirm: ['destructive', 'f__echo'] }, free: { confirm: [] } },
@@ -63,14 +63,14 @@ describe('confirm: a person says yes before a destructive call runs', () => {
   it('accept runs the call; the question names the tool and its arguments', async () => {
     const c = await legacyClient(overSocket(d), (p) => (asked.push(p), { action: 'accept', content: { allow_for_session: false } }));
     clients.push(c);
-    const r = await c.callTool({ name: 'f__add', arguments: { a: 2, b: 3 } });
+    const r = await c.callTool({ name: 'f__slow', arguments: { ms: 5 } });
     assert.equal(r.isError, undefined, resultText(r));
-    assert.match(resultText(r), /5/);
+    assert.match(resultText(r), /slept 5/);
     assert.equal(asked.length, 1);
-    assert.equal(asked[0].message, 'Allow f__add with {"a":2,"b":3}?');
+    assert.equal(asked[0].message, 'Allow f__slow with {"ms":5}?');
     assert.equal(asked[0].requestedSchema.properties.allow_for_session.type, 'boolean');
     // Without allow_for_session the next call is asked again.
-    await c.callTool({ name: 'f__add', arguments: { a: 1, b: 1 } });
+    await c.callTool({ name: 'f__slow', arguments: { ms: 2 } });
     assert.equal(asked.length, 2);
     // A read-only tool is not destructive, but a glob names it.
     await c.callTool({ name: 'f__echo', arguments: { text: 'hi' } });
@@ -82,18 +82,18 @@ describe('confirm: a person says yes before a destructive call runs', () => {
     const c = await legacyClient(overSocket(d), () => ({ action }));
     clients.push(c);
     const before = received().length;
-    const declined = await c.callTool({ name: 'f__add', arguments: { a: 7, b: 7 } });
+    const declined = await c.callTool({ name: 'f__slow', arguments: { ms: 14 } });
     assert.equal(declined.isError, true);
-    assert.match(resultText(declined), /declined the call of f__add \(confirm in \[profiles\.careful\]\)/);
+    assert.match(resultText(declined), /declined the call of f__slow \(confirm in \[profiles\.careful\]\)/);
     action = 'cancel';
-    const cancelled = await c.callTool({ name: 'f__add', arguments: { a: 8, b: 8 } });
+    const cancelled = await c.callTool({ name: 'f__slow', arguments: { ms: 16 } });
     assert.equal(cancelled.isError, true);
     assert.match(resultText(cancelled), /cancelled/);
     assert.equal(received().length, before, 'a declined call reached the server');
     let rows = [];
     assert.ok(await waitFor(async () => (rows = (await history(d)).filter((e) => e.outcome === 'declined')).length >= 2),
       'no declined rows in the audit log');
-    assert.equal(rows[0].name, 'f__add');
+    assert.equal(rows[0].name, 'f__slow');
     assert.equal(rows[0].profile, 'careful');
   });
 
@@ -101,24 +101,24 @@ describe('confirm: a person says yes before a destructive call runs', () => {
     let n = 0;
     const c = await legacyClient(overSocket(d), () => (n++, { action: 'accept', content: { allow_for_session: true } }));
     clients.push(c);
-    for (let i = 0; i < 3; i++) assert.equal((await c.callTool({ name: 'f__add', arguments: { a: i, b: 1 } })).isError, undefined);
+    for (let i = 0; i < 3; i++) assert.equal((await c.callTool({ name: 'f__slow', arguments: { ms: i + 1 } })).isError, undefined);
     assert.equal(n, 1);
     const other = await legacyClient(overSocket(d), () => (n++, { action: 'accept' }));
     clients.push(other);
-    await other.callTool({ name: 'f__add', arguments: { a: 1, b: 1 } });
+    await other.callTool({ name: 'f__slow', arguments: { ms: 2 } });
     assert.equal(n, 2, 'another connection was not asked');
   });
 
   it('a client without elicitation is refused with the key that would allow the call', async () => {
     const c = await legacyClient(overSocket(d), null);
     clients.push(c);
-    const r = await c.callTool({ name: 'f__add', arguments: { a: 1, b: 2 } });
+    const r = await c.callTool({ name: 'f__slow', arguments: { ms: 3 } });
     assert.equal(r.isError, true);
     assert.match(resultText(r), /did not declare the elicitation capability.*Remove it from confirm in \[profiles\.careful\]/s);
     // A profile whose confirm is empty asks nothing.
     const free = await legacyClient(overSocket(d, 'free'), null);
     clients.push(free);
-    assert.match(resultText(await free.callTool({ name: 'f__add', arguments: { a: 1, b: 2 } })), /3/);
+    assert.match(resultText(await free.callTool({ name: 'f__slow', arguments: { ms: 3 } })), /slept 3/);
   });
 
   it('the client cancelling while it is asked withdraws the question', async () => {
@@ -129,13 +129,13 @@ describe('confirm: a person says yes before a destructive call runs', () => {
     }), () => (release(), new Promise(() => {})));  // never answers
     clients.push(c);
     const abort = new AbortController();
-    const call = c.callTool({ name: 'f__add', arguments: { a: 4, b: 4 } }, undefined, { signal: abort.signal });
+    const call = c.callTool({ name: 'f__slow', arguments: { ms: 8 } }, undefined, { signal: abort.signal });
     await within(5000, seen, 'the question');
     abort.abort('changed my mind');
     await assert.rejects(call);
     assert.ok(await waitFor(() => readMessages(d.path('cancel.jsonl')).some((m) => m.method === 'notifications/cancelled')),
       'the question was not withdrawn');
-    assert.ok(await waitFor(async () => (await history(d)).some((e) => e.name === 'f__add' && e.outcome === 'cancelled')));
+    assert.ok(await waitFor(async () => (await history(d)).some((e) => e.name === 'f__slow' && e.outcome === 'cancelled')));
   });
 
   it('over /mcp: decline, then accept', async () => {
@@ -144,9 +144,9 @@ describe('confirm: a person says yes before a destructive call runs', () => {
       new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp/careful`), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
       () => ({ action }));
     clients.push(c);
-    assert.equal((await c.callTool({ name: 'f__add', arguments: { a: 1, b: 1 } })).isError, true);
+    assert.equal((await c.callTool({ name: 'f__slow', arguments: { ms: 2 } })).isError, true);
     action = 'accept';
-    assert.match(resultText(await c.callTool({ name: 'f__add', arguments: { a: 20, b: 22 } })), /42/);
+    assert.match(resultText(await c.callTool({ name: 'f__slow', arguments: { ms: 42 } })), /slept 42/);
   });
 
   it('a 2026-07-28 client gets input_required; its retry with the answer runs or refuses the call', async () => {
@@ -160,12 +160,12 @@ describe('confirm: a person says yes before a destructive call runs', () => {
       command: NODE, args: [TAP_BRIDGE, capture, '--', MCPMUX, '--socket', d.socket, 'connect', '--profile', 'careful'], stderr: 'pipe',
     })), 'v2 connect');
     clients.push(client);
-    assert.match(resultText(await client.callTool({ name: 'f__add', arguments: { a: 30, b: 12 } })), /42/);
+    assert.match(resultText(await client.callTool({ name: 'f__slow', arguments: { ms: 42 } })), /slept 42/);
     assert.equal(v2asked.length, 1);
-    assert.equal(v2asked[0].message, 'Allow f__add with {"a":30,"b":12}?');
+    assert.equal(v2asked[0].message, 'Allow f__slow with {"ms":42}?');
     assert.ok(readMessages(capture).some((m) => m.result?.resultType === 'input_required'), 'no input_required was sent');
     action = 'decline';
-    const r = await client.callTool({ name: 'f__add', arguments: { a: 1, b: 1 } });
+    const r = await client.callTool({ name: 'f__slow', arguments: { ms: 2 } });
     assert.equal(r.isError, true);
     assert.match(resultText(r), /declined/);
   });
