@@ -238,12 +238,40 @@ std::optional<match> token_at(std::string_view s, std::size_t at, pem_end_finder
   }
 }
 
+// Whether `name`, lowercased and without '_', '-' and '.', ends with `ending` (lowercase):
+// compared from the end, with no copy (every ':' of a JSON text asks this of its key).
+bool ends_with_folded(std::string_view name, std::string_view ending) {
+  auto n = name.size();
+  for (auto e = ending.size(); e > 0;) {
+    while (n > 0 && (name[n - 1] == '_' || name[n - 1] == '-' || name[n - 1] == '.')) --n;
+    if (n == 0) return false;
+    const char c = name[--n];
+    if ((is_upper(c) ? char(c - 'A' + 'a') : c) != ending[--e]) return false;
+  }
+  return true;
+}
+
+bool is_name(char c) {
+  return is_word(c) || c == '-' || c == '.';
+}
+
+// Whether the name that ends at `end` of `s` may say secret: every ending assigned_kind knows
+// ends in one of these two letters (most names, and every key of an ordinary JSON answer, are
+// turned away here, before the name is read back).
+bool may_name_a_secret(std::string_view s, std::size_t end) {
+  char last[2] = {0, 0};
+  for (std::size_t n = end, k = 2; n > 0 && k > 0 && is_name(s[n - 1]); --n) {
+    const char c = s[n - 1];
+    if (c != '_' && c != '-' && c != '.') last[--k] = is_upper(c) ? char(c - 'A' + 'a') : c;
+  }
+  const std::string_view tail(last, 2);
+  return tail == "rd" || tail == "wd" || tail == "se" || tail == "ey" || tail == "et" ||
+         tail == "en";
+}
+
 // What an assigned name says its value is: the name lowercased without '_', '-' and '.', by
 // its ending ("DB_PASSWORD", "apiKey", "access_token"; not "token_file" or "max_tokens").
 std::optional<secret_kind> assigned_kind(std::string_view name) {
-  std::string n;
-  for (char c : name)
-    if (c != '_' && c != '-' && c != '.') n.push_back(is_upper(c) ? char(c - 'A' + 'a') : c);
   struct ending {
     std::string_view text;
     secret_kind kind;
@@ -261,13 +289,10 @@ std::optional<secret_kind> assigned_kind(std::string_view name) {
       {"token", secret_kind::token},
   };
   for (const auto& e : endings)
-    if (std::string_view(n).ends_with(e.text)) return e.kind;
+    if (ends_with_folded(name, e.text)) return e.kind;
   return std::nullopt;
 }
 
-bool is_name(char c) {
-  return is_word(c) || c == '-' || c == '.';
-}
 bool is_unquoted_value(char c) {
   return static_cast<unsigned char>(c) > ' ' &&
          std::string_view("\"'`,;&()[]{}<>").find(c) == std::string_view::npos;
@@ -310,6 +335,7 @@ std::optional<match> assignment_at(std::string_view s, std::size_t at, pem_end_f
   while (j > 0 && at - j < 4 && (s[j - 1] == ' ' || s[j - 1] == '\t')) --j;
   if (j > 0 && (s[j - 1] == '"' || s[j - 1] == '\'')) --j;
   const std::size_t name_end = j;
+  if (!may_name_a_secret(s, name_end)) return std::nullopt;
   while (j > 0 && name_end - j < max_name_lookback && is_name(s[j - 1])) --j;
   if (j == name_end) return std::nullopt;
   const auto kind = assigned_kind(s.substr(j, name_end - j));
@@ -441,7 +467,8 @@ redaction_counts secret_detector::redact(std::string_view text, std::string& out
       continue;
     }
     std::optional<match> m;
-    if (auto n = known_at(text, i)) m = match{i, i + n, secret_kind::known_secret};
+    if (auto n = known_.empty() ? 0 : known_at(text, i))
+      m = match{i, i + n, secret_kind::known_secret};
     if (!m && mode_ == redaction_mode::patterns) {
       m = shape_at(text, i, pem_ends);
       // An assigned value starts after `i`: a known value there is named as such.

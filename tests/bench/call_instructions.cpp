@@ -4,7 +4,8 @@
 // guard that fails when a change makes the hop much dearer (tests/meson.build runs it so).
 //
 // The daemon runs under callgrind with one stdio server (the C++ fake), the audit log on (the
-// default) and no redaction of results. One client on the Unix socket makes a warm-up, then the
+// default) and the result stages' defaults (redaction with the patterns, paging at 100 KB). One
+// client on the Unix socket makes a warm-up, then the
 // counted calls, one at a time, each an echo of {"text":"x"}. Only those calls are counted: the
 // counters are zeroed before them and dumped after (callgrind_control), and around each of the
 // two a `mcpmux/history` of one entry hands the audit buffer to the writer and waits until the
@@ -122,7 +123,7 @@ int run(const options& o) {
   ::setenv("XDG_STATE_HOME", (home / "state").c_str(), 1);
   const auto cfg = tmp.path() / "mux.toml";
   {
-    // The defaults otherwise: the audit log on, no profile (so no redaction of results).
+    // The defaults otherwise: the audit log on, no profile, results redacted with the patterns.
     std::ofstream f(cfg);
     f << "[daemon]\nlog_level = \"warn\"\ntimeout_ms = 120000\naudit = true\n"
       << "\n[servers.f]\ncommand = " << toml_string(o.fake) << "\n";
