@@ -7,6 +7,7 @@
 
 #include "core/mrtr.hpp"
 #include "core/redaction.hpp"
+#include "core/tool_error.hpp"
 #include "core/upstream.hpp"
 #include "protocol/error.hpp"
 #include "protocol/modern.hpp"
@@ -62,9 +63,7 @@ rpc_outcome refusal(std::string_view method, std::string text) {
     body["error"] = json::object{{"code", rpc_code::internal_error}, {"message", std::move(text)}};
     return {{}, message{message_kind::error_response, std::move(body)}};
   }
-  body["result"] = json::object{
-      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}},
-      {"isError", true}};
+  body["result"] = tool_error(std::move(text));
   return {{}, message{message_kind::response, std::move(body)}};
 }
 
@@ -146,13 +145,8 @@ void call::cancel(std::string_view why) {
 }
 
 void call::refuse(std::string text, std::string_view outcome) {
-  message msg{message_kind::response, {}};
-  json::object result{
-      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}},
-      {"isError", true}};
-  msg.body["result"] = std::move(result);
   refused_ = outcome;
-  finish({{}, std::move(msg)});
+  finish(refusal(method_, std::move(text)));
 }
 
 std::string call::reply_text(rpc_outcome& out) {

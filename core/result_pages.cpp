@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/random.hpp"
+#include "core/tool_error.hpp"
 
 namespace mcpmux {
 namespace {
@@ -41,11 +42,6 @@ std::string more_note(std::string_view tool, std::string_view handle, std::size_
   return fmt::format(
       "{}{} more bytes of this result; read them with {} {{\"handle\": \"{}\", \"offset\": {}}}]",
       note_start, left, tool, handle, next);
-}
-
-json::object tool_error(std::string text) {
-  return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
-                      {"isError", true}};
 }
 
 // One text of a result, in order: where it lives and the item that holds it.

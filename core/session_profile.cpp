@@ -4,17 +4,12 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/session.hpp"
+#include "core/tool_error.hpp"
 #include "protocol/error.hpp"
 #include "protocol/modern.hpp"
 
 namespace mcpmux {
 namespace {
-
-// A tool's answer that is an error the model reads (isError), not a protocol error.
-json::object tool_error(std::string text) {
-  return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
-                      {"isError", true}};
-}
 
 constexpr std::size_t default_search_limit = 5;
 constexpr std::size_t max_search_limit = 50;
