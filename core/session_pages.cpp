@@ -5,23 +5,12 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/confirm.hpp"
 #include "core/session.hpp"
 #include "core/upstream.hpp"
 #include "protocol/modern.hpp"
 
 namespace mcpmux {
-namespace {
-
-// True when `up` lists `tool` with an outputSchema (its structured content must stay whole).
-bool declares_output_schema(const upstream& up, std::string_view tool) {
-  for (const auto& t : up.tools()) {
-    const auto* n = t.if_contains("name");
-    if (n && n->is_string() && n->get_string() == tool) return t.contains("outputSchema");
-  }
-  return false;
-}
-
-}  // namespace
 
 std::string session::page_owner() const {
   if (era_ != mcp::era::modern) return "session " + std::to_string(id_);
@@ -58,7 +47,8 @@ void session::add_page_stage(call::request& r, const std::shared_ptr<upstream>& 
                      .what = fmt::format("{} \"{}\"", tool ? "tool" : "resource", exposed)};
     // Looked up only now, for the rare result that is long: the list may have changed since.
     if (auto up = weak_up.lock(); up && tool)
-      rules.output_schema = declares_output_schema(*up, original);
+      if (const auto* t = find_tool(up->tools(), original))
+        rules.output_schema = t->contains("outputSchema");
     auto& store = self->manager_.results();
     const auto owner = self->page_owner();
     const bool first = !store.has_cut(owner);

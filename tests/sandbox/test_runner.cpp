@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 

@@ -155,7 +155,7 @@ TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 7), 7 + 7);
   EXPECT_EQ(store->audit_rows(), 2010 - 14);
   EXPECT_EQ(store->history({"", "", 0, 2000}).front().time_ms, now - 1000 + 4);  // oldest first
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 496);            // ids 15 to 510
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 496);              // ids 15 to 510
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 0);
   EXPECT_EQ(store->audit_rows(), 1500);
   EXPECT_EQ(store->history({"", "", 0, 1}).front().time_ms, now + 999);  // the newest stay
