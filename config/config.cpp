@@ -95,7 +95,7 @@ constexpr std::array<std::string_view, 38> server_keys = {"type",
                                                           "max_result_bytes"};
 constexpr std::array<std::string_view, 6> oauth_keys = {
     "client_id", "client_secret_file", "client_metadata_url", "scope", "grant", "redirect_port"};
-constexpr std::array<std::string_view, 14> profile_keys = {"servers",
+constexpr std::array<std::string_view, 17> profile_keys = {"servers",
                                                            "tools",
                                                            "prompts",
                                                            "resources",
@@ -108,7 +108,10 @@ constexpr std::array<std::string_view, 14> profile_keys = {"servers",
                                                            "confirm",
                                                            "max_calls_per_minute",
                                                            "max_concurrent_calls",
-                                                           "max_result_bytes"};
+                                                           "max_result_bytes",
+                                                           "code",
+                                                           "code_timeout_ms",
+                                                           "code_max_calls"};
 
 // A key that opens a table of known keys, as the validator reads it: `path` names the opened
 // table in a key path ("servers.*": one table per server), `also_value` when the key may be a

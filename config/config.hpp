@@ -196,7 +196,7 @@ struct daemon_config {
 /// How a profile offers its tools: every tool listed (`all`), a search tool and a call tool in
 /// their place (`search`), or `auto`: all while the list's estimated size stays within
 /// `tool_budget_tokens`, search above it.
-enum class exposure_mode { all, search, auto_select };
+enum class exposure_mode { all, search, auto_select, code };
 std::string_view to_string(exposure_mode m);
 
 /// A `[profiles.NAME]` table: what one kind of client sees. Every list is of globs with the
@@ -226,7 +226,12 @@ struct profile_config {
   std::uint32_t max_calls_per_minute = 0, max_concurrent_calls = 0;
   /// `max_result_bytes`: overrides the servers' own for this profile's clients; unset = theirs.
   std::optional<std::size_t> max_result_bytes;
-  int line = 0;  ///< of the table header (for messages)
+  /// `code`: offers mcpmux__run_code (code mode, docs/code-mode.md); `exposure = "code"` sets it.
+  bool code = false;
+  /// `code_timeout_ms`: a program's wall time (its CPU time is at most 10 s of it).
+  std::chrono::milliseconds code_timeout{30000};
+  std::uint32_t code_max_calls = 100;  ///< `code_max_calls`: tool calls per program
+  int line = 0;                        ///< of the table header (for messages)
   bool operator==(const profile_config& o) const {
     return name == o.name && servers == o.servers && tools == o.tools && prompts == o.prompts &&
            resources == o.resources && exposure == o.exposure &&
@@ -234,7 +239,9 @@ struct profile_config {
            descriptions == o.descriptions && list_found_tools == o.list_found_tools &&
            redact_results == o.redact_results && confirm == o.confirm &&
            max_calls_per_minute == o.max_calls_per_minute &&
-           max_concurrent_calls == o.max_concurrent_calls && max_result_bytes == o.max_result_bytes;
+           max_concurrent_calls == o.max_concurrent_calls &&
+           max_result_bytes == o.max_result_bytes && code == o.code &&
+           code_timeout == o.code_timeout && code_max_calls == o.code_max_calls;
   }
 };
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace mcpmux::config_validation {
@@ -97,10 +98,9 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
     } else if (kn == "match") {
       p.match = patterns(v, key);
     } else if (kn == "exposure") {
-      if (auto i = get_choice(v, key, {"all", "search", "auto"}))
-        p.exposure = *i == 0   ? exposure_mode::all
-                     : *i == 1 ? exposure_mode::search
-                               : exposure_mode::auto_select;
+      if (auto i = get_choice(v, key, {"all", "search", "auto", "code"}))
+        p.exposure = std::array{exposure_mode::all, exposure_mode::search,
+                                exposure_mode::auto_select, exposure_mode::code}[*i];
     } else if (kn == "tool_budget_tokens") {
       if (auto i = get_integer(v, key, 1, 100000000))
         p.tool_budget_tokens = static_cast<std::size_t>(*i);
@@ -115,6 +115,12 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
     } else if (kn == "max_result_bytes") {
       if (auto i = get_integer(v, key, 0, max_result_bytes_limit))
         p.max_result_bytes = static_cast<std::size_t>(*i);
+    } else if (kn == "code") {
+      if (auto b = get_bool(v, key)) p.code = *b;
+    } else if (kn == "code_timeout_ms") {
+      if (auto i = get_integer(v, key, 100, 600000)) p.code_timeout = std::chrono::milliseconds(*i);
+    } else if (kn == "code_max_calls") {
+      if (auto i = get_integer(v, key, 1, 10000)) p.code_max_calls = static_cast<std::uint32_t>(*i);
     } else if (kn == "list_found_tools") {
       if (auto b = get_bool(v, key)) p.list_found_tools = *b;
     } else if (kn == "descriptions") {
@@ -131,6 +137,8 @@ profile_config validator::parse_profile(const std::string& name, const std::stri
       fail(v, key, unknown_message("key", kn, config_keys("profile")));
     }
   }
+  // Code exposure is code mode's own listing: its programs are how the tools are called.
+  if (p.exposure == exposure_mode::code) p.code = true;
   return p;
 }
 
@@ -146,6 +154,8 @@ std::string_view to_string(exposure_mode m) {
       return "search";
     case exposure_mode::auto_select:
       return "auto";
+    case exposure_mode::code:
+      return "code";
   }
   return "all";
 }

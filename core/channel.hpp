@@ -53,4 +53,9 @@ struct opened_channel {
 /// inject their own).
 using channel_factory = std::function<result<opened_channel>(const channel_request&)>;
 
+/// Hands out a code-mode runner (docs/code-mode.md) for one program: its NDJSON connection, not
+/// yet started, or why there is none. Injected by the daemon (Node in the runner's sandbox,
+/// started ahead of need); tests may inject their own.
+using code_runner_factory = std::function<result<std::shared_ptr<transport>>()>;
+
 }  // namespace mcpmux

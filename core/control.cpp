@@ -325,7 +325,8 @@ result<json::value> control_plane::handle(std::string_view method, const json::o
   return rpc_error{rpc_code::method_not_found, "Method not found: " + std::string(method), nullptr};
 }
 
-// mcpmux/history {server?, tool?, since_ms?, limit?} → {"enabled", "entries": [oldest first]}.
+// mcpmux/history {server?, tool?, run?, since_ms?, limit?} → {"enabled", "entries": [oldest
+// first]}.
 result<json::value> control_plane::history(const json::object& params) {
   audit_query q;
   const auto text = [&](std::string_view key, std::string& out) {
@@ -335,8 +336,8 @@ result<json::value> control_plane::history(const json::object& params) {
     out = v->get_string();
     return true;
   };
-  if (!text("server", q.server) || !text("tool", q.name))
-    return bad_params("params.server and params.tool must be strings");
+  if (!text("server", q.server) || !text("tool", q.name) || !text("run", q.run))
+    return bad_params("params.server, params.tool and params.run must be strings");
   if (const auto* s = params.if_contains("since_ms")) {
     if (!s->is_int64() || s->get_int64() < 0)
       return bad_params("params.since_ms must be a non-negative integer");
@@ -360,7 +361,8 @@ result<json::value> control_plane::history(const json::object& params) {
                                    {"request_bytes", e.request_bytes},
                                    {"response_bytes", e.response_bytes},
                                    {"detail", e.detail},
-                                   {"redacted", e.redacted}});
+                                   {"redacted", e.redacted},
+                                   {"run", e.run}});
   return json::value(
       json::object{{"enabled", s_.audit.auditing()}, {"entries", std::move(entries)}});
 }

@@ -145,6 +145,13 @@ class manager : public upstream_observer, private registry_servers, private cont
   /// (`max_calls_per_minute`, `max_concurrent_calls`: core/call_gate.hpp).
   void start_call(std::shared_ptr<call> c, const std::shared_ptr<upstream>& up,
                   const std::string& profile);
+  /// Where code mode's runners come from (the daemon's); without one, code mode says so.
+  void set_code_runners(code_runner_factory f) { runners_ = std::move(f); }
+  /// A fresh runner for one program, or why there is none.
+  result<std::shared_ptr<transport>> code_runner() const {
+    if (!runners_) return failure("code mode has no runner in this daemon");
+    return runners_();
+  }
   /// The rest of results cut at max_result_bytes, read back with mcpmux__read_result.
   result_store& results() { return results_; }
   const result_store& results() const { return results_; }
@@ -238,6 +245,7 @@ class manager : public upstream_observer, private registry_servers, private cont
   config cfg_;
   daemon_info info_;
   channel_factory open_;
+  code_runner_factory runners_;
   logger log_{"manager"};
   /// The tool cache, pins and the audit log (in memory when the file cannot be opened).
   std::unique_ptr<state_store> store_;

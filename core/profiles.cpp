@@ -28,8 +28,46 @@ std::string first_sentence(std::string_view text, std::size_t cap) {
   return clip(out, cap);
 }
 
-// The two tools of search mode, for one profile: what is behind them is in the description, so
-// that an agent knows when searching is worth it.
+// Code mode's tool (docs/code-mode.md): how a program calls the tools, and where it learns
+// their types.
+json::object run_code_tool(const profile_set::view& v) {
+  const bool searching = !v.search_tool.empty() && v.searching;
+  std::string desc =
+      "Runs a JavaScript program that calls this gateway's tools and returns only what "
+      "matters: one call of this tool instead of many round trips. The program is the body of "
+      "an async function. Every tool is an async function taking its arguments object: `await "
+      "tools.SERVER.TOOL({...})` or `await tools[\"SERVER__TOOL\"]({...})`. A result with "
+      "structured content arrives as that object, otherwise as its text; a tool error throws. "
+      "Calls may run together (Promise.all). The answer is what console.log printed and the "
+      "returned value as JSON; nothing else. ";
+  desc += searching ? fmt::format(
+                          "Learn the tools' TypeScript declarations first with {} "
+                          "{{\"query\": \"...\", \"format\": \"typescript\"}}. ",
+                          v.search_tool)
+                    : std::string(
+                          "The tools are the ones listed beside this one, with the same "
+                          "arguments. ");
+  desc += fmt::format(
+      "Limits: {:g} s, {} tool calls and 64 KiB of output per program; no files, network or "
+      "modules.",
+      static_cast<double>(v.settings.code_timeout.count()) / 1000, v.settings.code_max_calls);
+  json::object schema{
+      {"type", "object"},
+      {"properties",
+       json::object{{"code", json::object{{"type", "string"},
+                                          {"description",
+                                           "The program: statements of an async function body, "
+                                           "ending with `return` of what the answer needs"}}}}},
+      {"required", json::array{"code"}}};
+  return json::object{{"name", "run_code"},
+                      {"description", std::move(desc)},
+                      {"inputSchema", std::move(schema)},
+                      {"annotations", json::object{{"openWorldHint", true}}}};
+}
+
+// The tools of search mode, for one profile: what is behind them is in the description, so
+// that an agent knows when searching is worth it. Search and call, or (exposure = "code")
+// search and run_code; `code = true` adds run_code to search and call.
 std::vector<json::object> search_tools(const profile_set::view& v,
                                        const std::vector<server_note>& notes) {
   // The servers the profile shows, each with a few of its tools' names.
@@ -39,11 +77,14 @@ std::vector<json::object> search_tools(const profile_set::view& v,
     if (names.size() < 6) names.push_back(r.original);
   }
   const std::size_t total = v.shown.size(collection::tools);
+  const bool code_only = v.settings.exposure == exposure_mode::code;
   std::string desc = fmt::format(
       "Finds the tools that fit a task among the {} tools of the servers behind this gateway, "
-      "and returns the best matches with their full input schemas; then call one with {}. "
+      "and returns the best matches with their full input schemas{}; then call one with {}. "
       "Search whenever a task may need one of these servers:",
-      total, v.call_tool);
+      total,
+      v.settings.code ? " (format \"typescript\": as TypeScript declarations for a program)" : "",
+      code_only ? v.code_tool + " (in a program)" : v.call_tool);
   json::array servers;
   for (const auto& [server, names] : by_server) {
     servers.push_back(json::string(server));
@@ -74,6 +115,14 @@ std::vector<json::object> search_tools(const profile_set::view& v,
                                   {"default", 5},
                                   {"description", "How many tools to return"}}}}},
       {"required", json::array{"query"}}};
+  if (v.settings.code)
+    query_schema["properties"].as_object()["format"] = json::object{
+        {"type", "string"},
+        {"enum", json::array{"json", "typescript"}},
+        {"default", "json"},
+        {"description",
+         "json: the tools as listed; typescript: declarations of `tools` for a program of " +
+             v.code_tool}};
   json::object call_schema{
       {"type", "object"},
       {"properties",
@@ -83,18 +132,20 @@ std::vector<json::object> search_tools(const profile_set::view& v,
            {"arguments",
             json::object{{"type", "object"}, {"description", "The tool's arguments"}}}}},
       {"required", json::array{"name"}}};
-  return {
+  std::vector<json::object> out{
       json::object{{"name", "search_tools"},
                    {"description", std::move(desc)},
                    {"inputSchema", std::move(query_schema)},
-                   {"annotations", json::object{{"readOnlyHint", true}}}},
-      json::object{{"name", "call_tool"},
-                   {"description",
-                    fmt::format("Calls a tool that {} found, by its name, with its arguments; the "
-                                "answer is the tool's own.",
-                                v.search_tool)},
-                   {"inputSchema", std::move(call_schema)}},
-  };
+                   {"annotations", json::object{{"readOnlyHint", true}}}}};
+  if (!code_only)
+    out.push_back(json::object{
+        {"name", "call_tool"},
+        {"description", fmt::format("Calls a tool that {} found, by its name, with its "
+                                    "arguments; the answer is the tool's own.",
+                                    v.search_tool)},
+        {"inputSchema", std::move(call_schema)}});
+  if (v.settings.code) out.push_back(run_code_tool(v));
+  return out;
 }
 
 // What of a profile's settings matches nothing in the whole catalogue: each pattern that shows
@@ -186,10 +237,18 @@ std::map<std::string, profile_set::changes> profile_set::rebuild(
     v->unmatched = unmatched_settings(s, whole);
     const bool was_searching = v->searching;
     v->searching =
-        s.exposure == exposure_mode::search ||
+        s.exposure == exposure_mode::search || s.exposure == exposure_mode::code ||
         (s.exposure == exposure_mode::auto_select && v->estimated_tokens > s.tool_budget_tokens);
     v->search_tool = "mcpmux" + rules.separator + "search_tools";
     v->call_tool = "mcpmux" + rules.separator + "call_tool";
+    v->code_tool = s.code ? "mcpmux" + rules.separator + "run_code" : std::string();
+    // A listing of every tool gets run_code at its end (session::serve_list), named as here.
+    v->code_item.clear();
+    if (s.code && !v->searching) {
+      auto def = run_code_tool(*v);
+      def["name"] = v->code_tool;
+      v->code_item = json::serialize(def);
+    }
     auto& tools_changed = changed[static_cast<std::size_t>(collection::tools)];
     if (v->searching) {
       // The listing changes with the servers it describes, not with every tool.

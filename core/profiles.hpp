@@ -1,6 +1,7 @@
 // Profiles: what each kind of client sees. A `[profiles.NAME]` table picks servers and exposed
 // names, replaces descriptions, and chooses how tools are offered: every one (`all`), or two
-// tools that search and call them (`search`; `auto` picks by the list's size). Clients pick a
+// tools that search and call them (`search`; `auto` picks by the list's size), or search and
+// a program that calls them (`code`). Clients pick a
 // profile (connect --profile, /mcp/NAME) or are matched to one by who they are. Pure: the
 // catalogue's sources in, one view per profile out.
 #pragma once
@@ -53,6 +54,9 @@ class profile_set {
     bool searching = false;              ///< exposure search, or auto over its budget
     std::size_t estimated_tokens = 0;    ///< of the whole tools list (≈ 4 bytes a token)
     std::string search_tool, call_tool;  ///< their exposed names
+    /// Code mode (`code`): mcpmux__run_code's exposed name ("" when the profile has none) and,
+    /// for a profile that lists its tools, its definition, added at the end of the listing.
+    std::string code_tool, code_item;
     /// Its patterns and description overrides that match nothing the servers list (e.g.
     /// `tools[1] "gh__*"`): a typo, or a server not listed yet. Shown in status, logged.
     std::vector<std::string> unmatched;

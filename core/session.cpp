@@ -83,6 +83,7 @@ void session::end(std::string_view why) {
   manager_.remove_listener(this);
   auto calls = std::exchange(calls_, {});
   for (auto& [key, c] : calls) c->cancel("client disconnected");
+  while (!programs_.empty()) program_cancelled(programs_.begin()->first, "client disconnected");
   if (!calls.empty()) log_.debug("cancelled {} calls in flight", calls.size());
   log_calls_.clear();
   // A modern client's cut results outlive its connection (its next request comes on another).
@@ -300,6 +301,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
   };
   if (method == "tools/call" && read_result_call(msg, meta)) return true;
   if (method == "tools/call" && search_tool_call(msg, meta)) return true;
+  if (method == "tools/call" && run_code_call(msg, meta)) return true;
   if (method == "tools/call" || method == "prompts/get") {
     const auto c = method == "tools/call" ? collection::tools : collection::prompts;
     const auto what = c == collection::tools ? "tool" : "prompt";
@@ -419,6 +421,11 @@ void session::serve_list(const json::value& id, collection c, const json::object
                                                            : std::string_view(found));
           !with.empty())
         found = std::move(with);
+    // A profile that lists its tools and offers code mode: run_code at the list's end.
+    if (c == collection::tools && cursor.empty() && !self->profile_.empty())
+      if (const auto* v = self->manager_.profile(self->profile_); v && !v->code_item.empty())
+        found = with_item(found.empty() ? std::string_view(p.items_json) : std::string_view(found),
+                          v->code_item);
     // The list is spliced in where the catalogue keeps it: a megabyte of tools is not copied
     // for each tools/list.
     spliced_text out;
@@ -525,11 +532,12 @@ void session::handle_notification(const message& msg) {
     if (!rid) return;
     const auto key = serialize_id(*rid);
     if (listens_.count(key)) return end_listen(key);
-    auto it = calls_.find(key);
-    if (it == calls_.end()) return;
     std::string reason = "cancelled by client";
     if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
       reason = r->get_string();
+    if (programs_.count(key)) return program_cancelled(key, reason);
+    auto it = calls_.find(key);
+    if (it == calls_.end()) return;
     auto c = it->second;
     call_left(key);
     c->cancel(reason);

@@ -15,6 +15,7 @@
 
 #include "base/log.hpp"
 #include "core/call.hpp"
+#include "core/code_run.hpp"
 #include "core/manager.hpp"
 #include "core/mrtr.hpp"
 #include "protocol/json_rpc.hpp"
@@ -29,9 +30,13 @@ namespace mcpmux {
 /// server's identity (starting with a comma).
 std::string modern_list_members(const manager::cache_hint& hint);
 
+/// A JSON array's text with one more item (serialized) at its end.
+std::string with_item(std::string_view listing, std::string_view item);
+
 class session : public transport_events,
                 public catalogue_listener,
                 public call_caller,
+                public code_host,
                 public std::enable_shared_from_this<session> {
  public:
   /// Creates and starts a session over `t` for the client `who`; it removes itself from the
@@ -71,6 +76,11 @@ class session : public transport_events,
   std::int64_t ask_client(std::string_view method, const json::value& params,
                           response_handler done) override;
   void cancel_ask(std::int64_t id, std::string_view reason) override;
+  // code_host (session_code.cpp): its programs' tool calls and answers
+  std::shared_ptr<call> start_inner_call(const std::shared_ptr<code_run>& run, json::value id,
+                                         std::string_view name, json::value arguments) override;
+  void run_answered(code_run& run, json::object result) override;
+  call_caller& client() override { return *this; }
 
  private:
   /// A parsed client message (`text` for the log when it was refused).
@@ -84,6 +94,11 @@ class session : public transport_events,
   /// tools/call of the search tool of a search profile: answered here. Of its call tool: the
   /// request is rewritten into a call of the tool it names. True when `msg` was answered.
   bool search_tool_call(message& msg, const mcp::request_meta* meta);
+  /// tools/call of a code profile's mcpmux__run_code (session_code.cpp): the program starts in
+  /// a fresh runner, answered when it ends. True when `msg` was taken.
+  bool run_code_call(message& msg, const mcp::request_meta* meta);
+  /// The search tool's answer in format "typescript": declarations of the tools `found`.
+  json::object declarations_of(const json::array& found) const;
   /// A search profile's tools list with the tools this client's searches found (its
   /// `list_found_tools`) after the search and call tools; empty when there are none.
   std::string with_found_tools(std::string_view listing) const;
@@ -93,6 +108,12 @@ class session : public transport_events,
   std::string page_owner() const;
   /// The name mcpmux__read_result has under the configured separator.
   std::string read_tool() const;
+  /// max_result_bytes for a call to `up` (null: none, as for code mode's own answer): the
+  /// profile's, else the server's, else the daemon's.
+  std::optional<std::size_t> result_cap(const upstream* up) const;
+  /// Cuts `result` to `rules` (the rest kept for mcpmux__read_result); an error when it must
+  /// be refused instead.
+  std::optional<rpc_error> cut_answer(json::object& result, const page_rules& rules);
   /// Sets the page stage of a tools/call or resources/read to `up` (none when the cap is 0).
   void add_page_stage(call::request& r, const std::shared_ptr<upstream>& up);
   /// tools/call of mcpmux__read_result: answered here. True when `msg` was answered.
@@ -129,6 +150,17 @@ class session : public transport_events,
   bool confirm_first(const std::shared_ptr<call>& c, const std::shared_ptr<upstream>& up);
   /// Tools this client allowed for the rest of the session (exposed names).
   std::set<std::string> allowed_;
+  /// Its programs running (code mode), by the client's id of their mcpmux__run_code call.
+  struct program {
+    std::shared_ptr<code_run> run;
+    json::value id;
+    bool modern = false;
+    std::optional<audit_entry> audit;
+    steady_clock::time_point started;
+  };
+  std::map<std::string, program> programs_;
+  /// A program's run ended without an answer (the client cancelled it, or left).
+  void program_cancelled(const std::string& key, std::string_view why);
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);

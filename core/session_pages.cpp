@@ -22,15 +22,33 @@ std::string session::read_tool() const {
   return "mcpmux" + manager_.current_config().daemon.tool_separator + "read_result";
 }
 
+std::optional<std::size_t> session::result_cap(const upstream* up) const {
+  // A profile's cap, when it sets one, is over its servers' own; theirs over the daemon's.
+  if (const auto* v = profile_.empty() ? nullptr : manager_.profile(profile_);
+      v && v->settings.max_result_bytes)
+    return v->settings.max_result_bytes;
+  if (up && up->config().max_result_bytes) return up->config().max_result_bytes;
+  return manager_.current_config().daemon.max_result_bytes;
+}
+
+std::optional<rpc_error> session::cut_answer(json::object& result, const page_rules& rules) {
+  auto& store = manager_.results();
+  const auto owner = page_owner();
+  const bool first = !store.has_cut(owner);
+  auto out = cut_result(result, rules, store, owner, steady_clock::now());
+  if (!out) return std::move(out.error());
+  if (*out != cut_outcome::unchanged)
+    log_.debug("{}: result above max_result_bytes ({}) {}", rules.what, rules.cap,
+               *out == cut_outcome::cut ? "cut" : "refused");
+  // The reading tool appears the first time one of its results is cut.
+  if (*out == cut_outcome::cut && first) on_list_changed(collection::tools);
+  return std::nullopt;
+}
+
 void session::add_page_stage(call::request& r, const std::shared_ptr<upstream>& up) {
   if (r.method != "tools/call" && r.method != "resources/read") return;
-  // A profile's cap, when it sets one, is over its servers' own; theirs over the daemon's.
-  std::optional<std::size_t> cap;
-  if (const auto* v = profile_.empty() ? nullptr : manager_.profile(profile_))
-    cap = v->settings.max_result_bytes;
-  if (!cap) cap = up->config().max_result_bytes;
-  if (!cap) cap = manager_.current_config().daemon.max_result_bytes;
-  if (*cap == 0) return;
+  const auto cap = result_cap(up.get());
+  if (!cap || *cap == 0) return;
   const bool tool = r.method == "tools/call";
   std::string original;
   if (const auto* n = r.params.as_object().if_contains(tool ? "name" : "uri"); n && n->is_string())
@@ -49,17 +67,7 @@ void session::add_page_stage(call::request& r, const std::shared_ptr<upstream>& 
     if (auto up = weak_up.lock(); up && tool)
       if (const auto* t = find_tool(up->tools(), original))
         rules.output_schema = t->contains("outputSchema");
-    auto& store = self->manager_.results();
-    const auto owner = self->page_owner();
-    const bool first = !store.has_cut(owner);
-    auto out = cut_result(result, rules, store, owner, steady_clock::now());
-    if (!out) return std::move(out.error());
-    if (*out != cut_outcome::unchanged)
-      self->log_.debug("{}: result above max_result_bytes ({}) {}", rules.what, rules.cap,
-                       *out == cut_outcome::cut ? "cut" : "refused");
-    // The reading tool appears the first time one of its results is cut.
-    if (*out == cut_outcome::cut && first) self->on_list_changed(collection::tools);
-    return std::nullopt;
+    return self->cut_answer(result, rules);
   };
 }
 
@@ -83,12 +91,17 @@ bool session::read_result_call(message& msg, const mcp::request_meta* meta) {
   return true;
 }
 
-std::string session::with_read_result(std::string_view listing) const {
-  if (listing.size() < 2 || !manager_.results().has_cut(page_owner())) return {};
+std::string with_item(std::string_view listing, std::string_view item) {
+  if (listing.size() < 2) return std::string(listing);
   std::string out(listing.substr(0, listing.size() - 1));  // without its closing bracket
   if (out.size() > 1) out += ',';
-  out += json::serialize(read_result_tool(read_tool()));
+  out += item;
   return out + ']';
+}
+
+std::string session::with_read_result(std::string_view listing) const {
+  if (listing.size() < 2 || !manager_.results().has_cut(page_owner())) return {};
+  return with_item(listing, json::serialize(read_result_tool(read_tool())));
 }
 
 }  // namespace mcpmux

@@ -70,12 +70,22 @@ bool session::search_tool_call(message& msg, const mcp::request_meta* meta) {
         return answer(tool_error("\"limit\" must be a positive integer"));
       limit = std::min<std::size_t>(static_cast<std::size_t>(l->get_int64()), max_search_limit);
     }
+    const auto format = text_of("format");
+    if (!format.empty() && format != "json" && (format != "typescript" || !v->settings.code))
+      return answer(tool_error(v->settings.code
+                                   ? "\"format\" is \"json\" or \"typescript\""
+                                   : "\"format\" is \"json\" (this profile has no code mode)"));
     auto found = manager_.profiles().search(*v, query, text_of("server"), limit);
     const auto count = found.size();
     bool listed_more = false;
     if (v->settings.list_found_tools)
       for (const auto& t : found)
         listed_more |= found_.insert(std::string(t.at("name").get_string())).second;
+    if (format == "typescript" && count > 0) {
+      answer(declarations_of(found));
+      if (listed_more) on_list_changed(collection::tools);
+      return true;
+    }
     json::object structured{{"tools", std::move(found)}};
     std::string text = json::serialize(structured);
     if (count == 0)

@@ -30,7 +30,8 @@ constexpr const char* schema =
     " time_ms INTEGER NOT NULL, kind TEXT NOT NULL, client TEXT NOT NULL, profile TEXT NOT NULL,"
     " server TEXT NOT NULL, name TEXT NOT NULL, duration_us INTEGER NOT NULL,"
     " outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL,"
-    " detail TEXT NOT NULL, redacted TEXT NOT NULL DEFAULT '');"
+    " detail TEXT NOT NULL, redacted TEXT NOT NULL DEFAULT '',"
+    " run TEXT NOT NULL DEFAULT '');"
     // No query needs an index beside the rowid (history scans by id; the trim by age looks at
     // the oldest rows by id), and each row paid for one: stores made before 2026-12-04 lose the
     // one by server, before 2026-12-05 the one by time (~1,000 instructions a row).
@@ -77,16 +78,16 @@ std::string column(sqlite3_stmt* s, int i) {
 // audit_group_rows (the statement's own cost, run and reset, paid once a group), the rest by one.
 // OR FAIL: a statement of several rows that may abort keeps a journal to undo its own rows
 // (~400 instructions a row); a failure here rolls the whole transaction back anyway.
-constexpr int audit_columns = 12;
+constexpr int audit_columns = 13;
 constexpr std::size_t audit_group_rows = 16;
 
 std::string audit_insert_sql(std::size_t rows) {
   std::string sql =
       "INSERT OR FAIL INTO audit(time_ms, kind, client, profile, server, name, duration_us, "
       "outcome,"
-      " request_bytes, response_bytes, detail, redacted) VALUES ";
+      " request_bytes, response_bytes, detail, redacted, run) VALUES ";
   for (std::size_t r = 0; r < rows; ++r)
-    sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?)";
+    sql += r ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
   return sql;
 }
 
@@ -106,6 +107,7 @@ void bind_entry(sqlite3_stmt* s, int first, const audit_entry& a) {
   sqlite3_bind_int64(s, first + 9, a.response_bytes);
   bind(s, first + 10, a.detail, in_place);
   bind(s, first + 11, a.redacted, in_place);
+  bind(s, first + 12, a.run, in_place);
 }
 
 }  // namespace
@@ -223,13 +225,19 @@ result<std::unique_ptr<state_store>> state_store::open(const std::string& path) 
   // batch lost to a power cut is acceptable, a slow loop is not).
   for (const char* sql : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", schema})
     if (auto e = i->exec(sql); !e) return failure(fmt::format("{}: {}", path, e.error().message));
-  // Stores made before 2026-12-05 have no `redacted` column: added, empty for their rows.
-  if (sqlite3_stmt* probe = nullptr;
-      sqlite3_prepare_v2(i->db, "SELECT redacted FROM audit", -1, &probe, nullptr) != SQLITE_OK) {
-    if (auto e = i->exec("ALTER TABLE audit ADD COLUMN redacted TEXT NOT NULL DEFAULT ''"); !e)
+  // Stores made before 2026-12-05 lack the columns added since (`redacted`, then `run`):
+  // added, empty for their rows.
+  for (const char* added : {"redacted", "run"}) {
+    sqlite3_stmt* probe = nullptr;
+    const auto select = fmt::format("SELECT {} FROM audit", added);
+    if (sqlite3_prepare_v2(i->db, select.c_str(), -1, &probe, nullptr) == SQLITE_OK) {
+      sqlite3_finalize(probe);
+      continue;
+    }
+    const auto alter =
+        fmt::format("ALTER TABLE audit ADD COLUMN {} TEXT NOT NULL DEFAULT ''", added);
+    if (auto e = i->exec(alter.c_str()); !e)
       return failure(fmt::format("{}: {}", path, e.error().message));
-  } else {
-    sqlite3_finalize(probe);
   }
   for (auto [stmt, rows] :
        {std::pair{&i->insert, std::size_t{1}}, std::pair{&i->insert_group, audit_group_rows}})
@@ -269,14 +277,15 @@ std::vector<audit_entry> state_store::history(const audit_query& q) const {
   sqlite3_stmt* s = nullptr;
   const char* sql =
       "SELECT time_ms, kind, client, profile, server, name, duration_us, outcome, request_bytes,"
-      " response_bytes, detail, redacted FROM audit"
+      " response_bytes, detail, redacted, run FROM audit"
       " WHERE (?1 = '' OR server = ?1) AND (?2 = '' OR name = ?2) AND time_ms >= ?3"
-      " ORDER BY id DESC LIMIT ?4";
+      " AND (?5 = '' OR run = ?5) ORDER BY id DESC LIMIT ?4";
   if (sqlite3_prepare_v2(impl_->db, sql, -1, &s, nullptr) != SQLITE_OK) return out;
   bind(s, 1, q.server);
   bind(s, 2, q.name);
   sqlite3_bind_int64(s, 3, q.since_ms);
   sqlite3_bind_int64(s, 4, static_cast<sqlite3_int64>(q.limit));
+  bind(s, 5, q.run);
   while (sqlite3_step(s) == SQLITE_ROW) {
     audit_entry a;
     a.time_ms = sqlite3_column_int64(s, 0);
@@ -291,6 +300,7 @@ std::vector<audit_entry> state_store::history(const audit_query& q) const {
     a.response_bytes = sqlite3_column_int64(s, 9);
     a.detail = column(s, 10);
     a.redacted = column(s, 11);
+    a.run = column(s, 12);
     out.push_back(std::move(a));
   }
   sqlite3_finalize(s);

@@ -36,11 +36,15 @@ struct audit_entry {
   std::string detail;    ///< spawn: the command line; a call: its arguments (audit_arguments);
                          ///< secrets redacted
   std::string redacted;  ///< what was replaced in its answer ("github-token 1"), never the values
+  /// Code mode: the program's run id ("r3f9c2a1"). Its mcpmux__run_code row and every tool call
+  /// it made carry it, so that its inner calls read as the run's children.
+  std::string run;
 };
 
 /// What `mcpmux history` asks for.
 struct audit_query {
   std::string server, name;   ///< "" = any
+  std::string run;            ///< "" = any; else one code-mode run's rows
   std::int64_t since_ms = 0;  ///< Unix milliseconds; 0 = all
   std::size_t limit = 100;    ///< the newest this many, returned oldest first
 };

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -33,6 +34,7 @@
 #include "core/session.hpp"
 #include "core/state_store.hpp"
 #include "daemon/channels.hpp"
+#include "daemon/code_runners.hpp"
 #include "daemon/config_watch.hpp"
 #include "daemon/dashboard.hpp"
 #include "daemon/http_auth.hpp"
@@ -402,6 +404,11 @@ int run_daemon(const daemon_options& opt) {
   server_sandboxes sandboxes(io, own_files(info, watched), parent_dir(socket_path) + "/proxy");
   manager mgr(io, std::move(cfg), info, make_channel_factory(io, logins, sandboxes, batch));
   serving = &mgr;
+  code_runners runners(io, sandboxes);
+  mgr.set_code_runners([&runners] { return runners.take(); });
+  if (std::any_of(mgr.current_config().profiles.begin(), mgr.current_config().profiles.end(),
+                  [](const profile_config& p) { return p.code; }))
+    runners.start_ahead();
   mgr.add_control_extension(&logins);
   mgr.add_control_extension(&sandboxes);
   dashboard board(mgr);  // the page on the HTTP endpoint, when there is one
@@ -566,6 +573,7 @@ int run_daemon(const daemon_options& opt) {
     if (http) http->close();
     mgr.close_sessions();
     mgr.stop();
+    runners.stop();
     wait_children();
   });
 

@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "config/paths.hpp"
 #include "sandbox/net_proxy.hpp"
+#include "sandbox/runner_command.hpp"
 #include "transports/stdio_transport.hpp"
 
 namespace mcpmux {
@@ -185,14 +186,51 @@ result<server_start> server_sandboxes::prepare(const server_config& server) {
   start.command = full.front();
   start.args.assign(full.begin() + 1, full.end());
   // The exit is described before the group goes: whether the OOM killer struck is in it.
-  start.describe_exit = [keep](int status) mutable {
+  start.describe_exit = exit_reason(keep);
+  st.running = keep;
+  st.sandboxed = true;
+  return start;
+}
+
+std::function<std::string(int)> server_sandboxes::exit_reason(
+    std::shared_ptr<start_resources> keep) {
+  return [keep = std::move(keep)](int status) mutable {
     std::string reason = keep->group ? keep->group->kill_reason() : std::string();
     reason = reason.empty() ? describe_wait_status(status) : "killed: " + reason;
     keep.reset();
     return reason;
   };
-  st.running = keep;
-  st.sandboxed = true;
+}
+
+result<server_start> server_sandboxes::prepare_runner() {
+  take_probe();
+  if (!host_.usable())
+    return failure("code mode runs programs only in a sandbox, and " + host_.problem);
+  runner_launch launch;
+  launch.bwrap = host_.bwrap;
+  launch.helper = helper_;
+  stdio_options node;
+  node.command = "node";
+  launch.node = program_path(node);
+  if (launch.node.empty()) return failure("code mode needs Node.js (node is not in PATH)");
+  // runner.mjs lies beside mcpmux-sandbox (the build tree's copy, or libexec/mcpmux).
+  launch.script = parent_dir(helper_) + "/runner.mjs";
+  if (::access(launch.script.c_str(), R_OK) != 0)
+    return failure("the code-mode runner " + launch.script + " is missing (reinstall mcpmux)");
+  auto keep = std::make_shared<start_resources>();
+  if (cgroups_.usable()) {
+    resource_limits limits;
+    limits.memory_max = runner_memory_bytes;
+    if (auto group = create_group(cgroups_, "code-run-" + std::to_string(++starts_), limits)) {
+      launch.cgroup_procs = group->procs_files();
+      keep->group.emplace(std::move(*group));
+    }
+  }
+  auto full = runner_command(launch);
+  server_start start;
+  start.command = full.front();
+  start.args.assign(full.begin() + 1, full.end());
+  start.describe_exit = exit_reason(std::move(keep));
   return start;
 }
 

@@ -43,6 +43,9 @@ class server_sandboxes final : public control_extension {
   /// The start of `server`: sandboxed as its config says; unsandboxed with a warning where the
   /// host cannot (mode "default"); an error where it must be and cannot ("required").
   result<server_start> prepare(const server_config& server);
+  /// The start of a code-mode runner (sandbox/runner_command.hpp): always sandboxed, its own
+  /// cgroup where the host has them; an error that says why where the host cannot sandbox.
+  result<server_start> prepare_runner();
 
   std::optional<result<json::value>> handle(std::string_view method,
                                             const json::object& params) override;
@@ -55,6 +58,8 @@ class server_sandboxes final : public control_extension {
   server_state& state(const std::string& server);
 
   struct start_resources;
+  /// Why a start's process ended (the OOM killer, when its group says so); lets `keep` go then.
+  static std::function<std::string(int)> exit_reason(std::shared_ptr<start_resources> keep);
   void take_probe();
   void report_host() const;
   result<void> attach_limits(const std::string& server, sandbox_launch& launch,
@@ -78,5 +83,8 @@ class server_sandboxes final : public control_extension {
 /// Where mcpmux-sandbox is: beside the running program (a build tree, /usr/bin), else in
 /// ../libexec/mcpmux (an installed package). "" when neither has it.
 std::string find_sandbox_helper();
+
+/// What a code-mode runner's process group may hold, memory included (a cgroup's limit).
+constexpr std::uint64_t runner_memory_bytes = 512ull << 20;
 
 }  // namespace mcpmux

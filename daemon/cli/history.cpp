@@ -73,6 +73,7 @@ outcome<exit_status> run_history(const context& ctx, const command_args& args) {
       {"MS", 8, align::right},
       {"BYTES", 9, align::right},
       {"REDACTED", 16},
+      {"RUN", 9},
       {"CLIENT", 0},
   };
   std::vector<std::vector<cell>> rows;
@@ -90,6 +91,7 @@ outcome<exit_status> run_history(const context& ctx, const command_args& args) {
         {spawn || !us ? "-" : fmt::format("{:.1f}", static_cast<double>(*us) / 1000), {}},
         {spawn || !bytes ? "-" : std::to_string(*bytes), {}},
         {text_or_dash(e, "redacted", true), {}},
+        {text_or_dash(e, "run", true), {}},
         {spawn ? text_or_dash(e, "detail", true) : text_or_dash(e, "client", true), {}},
     });
   }
