@@ -44,9 +44,9 @@ struct audit_entry {
 /// What `mcpmux history` asks for.
 struct audit_query {
   std::string server, name;   ///< "" = any
-  std::string run;            ///< "" = any; else one code-mode run's rows
   std::int64_t since_ms = 0;  ///< Unix milliseconds; 0 = all
   std::size_t limit = 100;    ///< the newest this many, returned oldest first
+  std::string run;            ///< "" = any; else one code-mode run's rows
 };
 
 /// How much the audit log keeps: rows younger than `days`, at most `max_rows`.
