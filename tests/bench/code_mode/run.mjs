@@ -17,7 +17,7 @@ import { TASKS } from './tasks.mjs';
 const USAGE = 'usage: node tests/bench/code_mode/run.mjs [--json] [--min-saving F] [--modes all,search,code] [--only ID,...] [--inner N] [--keep]';
 const opt = {
   modes: 'all,search,code',
-  inner: 200,
+  inner: 100, // a program may make 100 calls (the runner's default limit)
   ...parseArgs(process.argv.slice(2), { json: 'bool', 'min-saving': 'number', modes: 'string', only: 'string', inner: 'number', keep: 'bool' }, USAGE),
 };
 const MODES = opt.modes.split(',');

@@ -16,6 +16,8 @@
 // run.mjs also checks that the three modes return the same answer and leave the same state.
 //
 // `multiStep: false` marks the control tasks (one call, nothing to compose), reported apart.
+// Writes to server-memory are never parallel: it reads and rewrites its file on every call, so
+// two writes at once lose one (an agent learns that the hard way too).
 
 const q = (query, server, limit) => ({ query, ...(server ? { server } : {}), ...(limit ? { limit } : {}) });
 const js = (ROOT) => JSON.stringify(ROOT);
