@@ -79,17 +79,20 @@ async function runAsAgent(program, call) {
   return { value: JSON.parse(JSON.stringify(value ?? null)), rounds, called };
 }
 
-/** run_code's answer: console output, then the return value's JSON; the value is the last line(s) that parse. */
+/**
+ * The value in run_code's answer: console output, then the return value, as JSON (a string
+ * as itself). Nothing printed: the whole text; else the last lines that parse; else the text.
+ */
 function programValue(text) {
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; ++i) {
     try {
       return JSON.parse(lines.slice(i).join('\n'));
     } catch {
-      // console output before the value
+      // console output before the value, or a string
     }
   }
-  throw new Error(`run_code answer has no JSON value: ${text.slice(0, 300)}`);
+  return text;
 }
 
 /** A ledger of what entered the model's context in one task run. */
@@ -247,8 +250,11 @@ function totals(rows) {
 
 /**
  * The cost of a call made inside a program over a direct one: n sequential direct calls of
- * everything__echo from the SDK client (p50 of each), then one run_code making the same n calls
- * in a loop, minus an empty program (medians of 5 runs each). Needs the code profile.
+ * everything__echo from the SDK client (p50, p90 of each); then 5 times an empty program and one
+ * that makes n echo calls in a loop, each after a pause that lets the daemon pre-start its next
+ * runner (as a model's turn would). Per inner call: the medians' difference / n, and the
+ * program's own clock over batches of 10 calls after 10 untimed ones (its Date.now() counts
+ * whole ms, so a batch, not a call, is the sample). Needs the code profile.
  */
 async function innerCost(conns, n) {
   const echo = { name: 'everything__echo', arguments: { message: 'ping' } };
@@ -263,13 +269,23 @@ async function innerCost(conns, n) {
   const out = { n, directP50: percentile(direct, 50), directP90: percentile(direct, 90) };
   if (!conns.code) return out;
   const time = async (code) => {
+    await new Promise((r) => setTimeout(r, 800));
     const t = process.hrtime.bigint();
     const r = await conns.code.client.callTool({ name: RUN, arguments: { code } });
     const ms = Number(process.hrtime.bigint() - t) / 1e6;
     if (r.isError) throw new Error(`run_code: ${textOf(r).slice(0, 300)}`);
     return { ms, value: programValue(textOf(r)) };
   };
-  const loop = `const t = Date.now();\nfor (let i = 0; i < ${n}; ++i) await tools.everything.echo({ message: "ping" });\nreturn Date.now() - t;`;
+  const batches = Math.floor(n / 10) - 1;
+  const loop = `const echo = () => tools.everything.echo({ message: "ping" });
+for (let i = 0; i < ${n - 10 * batches}; ++i) await echo();
+const ms = [];
+for (let b = 0; b < ${batches}; ++b) {
+  const t = Date.now();
+  for (let i = 0; i < 10; ++i) await echo();
+  ms.push(Date.now() - t);
+}
+return ms;`;
   const empty = [];
   const full = [];
   const inside = [];
@@ -277,13 +293,15 @@ async function innerCost(conns, n) {
     empty.push((await time('return 0;')).ms);
     const f = await time(loop);
     full.push(f.ms);
-    inside.push(f.value);
+    inside.push(...f.value.map((ms) => ms / 10));
   }
-  const med = (a) => percentile([...a].sort((x, y) => x - y), 50);
-  out.emptyProgramMs = med(empty);
-  out.programMs = med(full);
-  out.innerPerCall = (med(full) - med(empty)) / n;
-  out.innerPerCallInside = med(inside) / n;
+  const sorted = (a) => [...a].sort((x, y) => x - y);
+  out.emptyProgramMs = percentile(sorted(empty), 50);
+  out.programMs = percentile(sorted(full), 50);
+  out.innerPerCall = (out.programMs - out.emptyProgramMs) / n;
+  out.innerP50 = percentile(sorted(inside), 50);
+  out.innerP90 = percentile(sorted(inside), 90);
+  out.overheadP50 = out.innerP50 - out.directP50;
   return out;
 }
 
@@ -327,9 +345,12 @@ function report(rows, lists, inner, seconds) {
   if (inner) {
     log('');
     log(`direct tools/call of everything__echo from the SDK client: p50 ${inner.directP50.toFixed(3)} ms, p90 ${inner.directP90.toFixed(3)} ms (${inner.n} calls)`);
-    if (inner.innerPerCall !== undefined)
-      log(`inside one run_code: ${inner.n} echo calls ${inner.programMs.toFixed(1)} ms, empty program ${inner.emptyProgramMs.toFixed(1)} ms -> ` +
-        `${inner.innerPerCall.toFixed(3)} ms a call (${inner.innerPerCallInside.toFixed(3)} ms by the program's own clock; medians of 5 runs)`);
+    if (inner.innerPerCall !== undefined) {
+      log(`inside run_code, by the program's clock: p50 ${inner.innerP50.toFixed(3)} ms, p90 ${inner.innerP90.toFixed(3)} ms a call ` +
+        `(${inner.overheadP50 >= 0 ? '+' : ''}${inner.overheadP50.toFixed(3)} ms over direct at p50)`);
+      log(`  from outside: ${inner.n} echo calls ${inner.programMs.toFixed(1)} ms - empty program ${inner.emptyProgramMs.toFixed(1)} ms ` +
+        `-> ${inner.innerPerCall.toFixed(3)} ms a call (medians of 5 runs)`);
+    }
   }
   log(`\n${seconds.toFixed(1)} s`);
 }
