@@ -97,7 +97,7 @@ function programValue(text) {
 
 /** A ledger of what entered the model's context in one task run. */
 function ledger(toolsListTokens) {
-  const l = { tokens: toolsListTokens, list: toolsListTokens, calls: 0, callTokens: 0, resultTokens: 0, programTokens: 0, declTokens: 0, rounds: 0 };
+  const l = { tokens: toolsListTokens, list: toolsListTokens, calls: 0, callTokens: 0, resultTokens: 0, programTokens: 0, declTokens: 0 };
   l.record = (name, args, result, kind) => {
     const c = tokens(JSON.stringify({ name, arguments: args }));
     const r = tokens(contextText(result));
@@ -236,14 +236,20 @@ function totals(rows) {
   const t = {};
   for (const m of ['all', 'search', 'code']) {
     if (!rows.length || !rows[0].modes[m]) continue;
-    t[m] = { tokens: 0, turns: 0, calls: 0 };
+    t[m] = { tokens: 0, list: 0, turns: 0, calls: 0 };
     for (const r of rows) {
       t[m].tokens += r.modes[m].tokens;
+      t[m].list += r.modes[m].list;
       t[m].turns += r.modes[m].turns;
       t[m].calls += r.modes[m].calls;
     }
   }
-  if (t.code) t.saving = 1 - t.code.tokens / t.all.tokens;
+  if (t.code) {
+    t.saving = 1 - t.code.tokens / t.all.tokens;
+    // Beside the tools list, which search exposure shrinks as well: the work itself.
+    t.savingWithoutList = 1 - (t.code.tokens - t.code.list) / (t.all.tokens - t.all.list);
+    if (t.search) t.savingVsSearch = 1 - t.code.tokens / t.search.tokens;
+  }
   if (t.search) t.searchSaving = 1 - t.search.tokens / t.all.tokens;
   return t;
 }
@@ -341,7 +347,12 @@ function report(rows, lists, inner, seconds) {
   log('tokens: what enters the model\'s context — the tools list once, every call\'s name+arguments JSON and its result text; ' +
     'in code mode the program (in run_code\'s arguments) and the declarations fetched. turns: rounds of calls (parallel calls = one) + the answer.');
   if (multi.search) log(`search vs all on the multi-step tasks: ${pct(multi.searchSaving)} fewer tokens`);
-  if (multi.code) log(`code vs all on the multi-step tasks: ${pct(multi.saving)} fewer tokens, ${multi.all.turns} -> ${multi.code.turns} turns`);
+  if (multi.code) {
+    log(`code vs all on the multi-step tasks: ${pct(multi.saving)} fewer tokens, ${multi.all.turns} -> ${multi.code.turns} turns`);
+    log(`  without the tools lists (the calls, results, program and declarations only): ${multi.all.tokens - multi.all.list} -> ` +
+      `${multi.code.tokens - multi.code.list} tokens, ${pct(multi.savingWithoutList)} fewer`);
+    if (multi.search) log(`  code vs search: ${pct(multi.savingVsSearch)} fewer tokens, ${multi.search.turns} -> ${multi.code.turns} turns`);
+  }
   if (inner) {
     log('');
     log(`direct tools/call of everything__echo from the SDK client: p50 ${inner.directP50.toFixed(3)} ms, p90 ${inner.directP90.toFixed(3)} ms (${inner.n} calls)`);
