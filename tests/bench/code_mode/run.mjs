@@ -157,62 +157,66 @@ async function main() {
     const tasks = opt.only ? TASKS.filter((t) => opt.only.split(',').includes(t.id)) : TASKS;
     const rows = [];
     for (const task of tasks) {
-      const program = task.program(ROOT).trim();
-      const row = { id: task.id, multiStep: task.multiStep !== false, modes: {} };
-      const direct = (client, l) => async (name, args) => l.record(name, args, await client.callTool({ name, arguments: args }));
-      // all: the program is the agent, every call a direct tools/call.
-      reset();
-      let l = ledger(lists.all.tokens);
-      const all = await runAsAgent(program, direct(conns.all.client, l));
-      row.modes.all = { ...l, record: undefined, turns: all.rounds + 1, answer: all.value, state: stateDigest(memoryFile, ROOT) };
-      if (!task.ok(all.value)) fail(`${task.id}: all mode's answer fails the task's check: ${JSON.stringify(all.value).slice(0, 300)}`);
-      const used = [...all.called].sort();
-
-      if (MODES.includes('search')) {
+      try {
+        const program = task.program(ROOT).trim();
+        const row = { id: task.id, multiStep: task.multiStep !== false, modes: {} };
+        const direct = (client, l) => async (name, args) => l.record(name, args, await client.callTool({ name, arguments: args }));
+        // all: the program is the agent, every call a direct tools/call.
         reset();
-        l = ledger(lists.search.tokens);
-        const call = direct(conns.search.client, l);
-        const found = new Set();
-        const hits = await Promise.all(task.search.map((args) => call(SEARCH, args)));
-        for (const h of hits) for (const t of searchHits(h)) found.add(t.name);
-        const missed = used.filter((n) => !found.has(n));
-        if (missed.length) fail(`${task.id}: search mode's searches did not find ${missed.join(', ')}`);
-        const run = await runAsAgent(program, async (name, args) => {
-          const r = await call(CALL, { name, arguments: args });
-          return r;
-        });
-        row.modes.search = { ...l, record: undefined, turns: 1 + run.rounds + 1, answer: run.value, state: stateDigest(memoryFile, ROOT) };
-      }
+        let l = ledger(lists.all.tokens);
+        const all = await runAsAgent(program, direct(conns.all.client, l));
+        row.modes.all = { ...l, record: undefined, turns: all.rounds + 1, answer: all.value, state: stateDigest(memoryFile, ROOT) };
+        if (!task.ok(all.value)) fail(`${task.id}: all mode's answer fails the task's check: ${JSON.stringify(all.value).slice(0, 300)}`);
+        const used = [...all.called].sort();
 
-      if (MODES.includes('code')) {
-        reset();
-        l = ledger(lists.code.tokens);
-        const decls = await Promise.all(task.search.map(async (args) => {
-          const a = { ...args, format: 'typescript' };
-          return l.record(SEARCH, a, await conns.code.client.callTool({ name: SEARCH, arguments: a }), 'declarations');
-        }));
-        const declared = decls.map(textOf).join('\n');
-        const undeclared = used.filter((n) => !declared.includes(`"${n}"`));
-        if (undeclared.length) fail(`${task.id}: code mode's declarations do not declare ${undeclared.join(', ')}`);
-        const args = { code: program };
-        const r = l.record(RUN, args, await conns.code.client.callTool({ name: RUN, arguments: args }), 'program');
-        if (r.isError) fail(`${task.id}: run_code failed: ${textOf(r).slice(0, 500)}`);
-        let value = null;
-        try {
-          value = programValue(textOf(r));
-        } catch (e) {
-          fail(`${task.id}: ${e.message}`);
+        if (MODES.includes('search')) {
+          reset();
+          l = ledger(lists.search.tokens);
+          const call = direct(conns.search.client, l);
+          const found = new Set();
+          const hits = await Promise.all(task.search.map((args) => call(SEARCH, args)));
+          for (const h of hits) for (const t of searchHits(h)) found.add(t.name);
+          const missed = used.filter((n) => !found.has(n));
+          if (missed.length) fail(`${task.id}: search mode's searches did not find ${missed.join(', ')}`);
+          const run = await runAsAgent(program, async (name, args) => {
+            const r = await call(CALL, { name, arguments: args });
+            return r;
+          });
+          row.modes.search = { ...l, record: undefined, turns: 1 + run.rounds + 1, answer: run.value, state: stateDigest(memoryFile, ROOT) };
         }
-        row.modes.code = { ...l, record: undefined, turns: 3, answer: value, state: stateDigest(memoryFile, ROOT) };
-      }
 
-      for (const m of MODES.slice(1)) {
-        if (JSON.stringify(row.modes[m].answer) !== JSON.stringify(row.modes.all.answer))
-          fail(`${task.id}: ${m} mode's answer differs from all mode's:\n  all:  ${JSON.stringify(row.modes.all.answer).slice(0, 300)}\n  ${m}: ${JSON.stringify(row.modes[m].answer).slice(0, 300)}`);
-        if (row.modes[m].state !== row.modes.all.state) fail(`${task.id}: ${m} mode left another state than all mode`);
+        if (MODES.includes('code')) {
+          reset();
+          l = ledger(lists.code.tokens);
+          const decls = await Promise.all(task.search.map(async (args) => {
+            const a = { ...args, format: 'typescript' };
+            return l.record(SEARCH, a, await conns.code.client.callTool({ name: SEARCH, arguments: a }), 'declarations');
+          }));
+          const declared = decls.map(textOf).join('\n');
+          const undeclared = used.filter((n) => !declared.includes(`"${n}"`));
+          if (undeclared.length) fail(`${task.id}: code mode's declarations do not declare ${undeclared.join(', ')}`);
+          const args = { code: program };
+          const r = l.record(RUN, args, await conns.code.client.callTool({ name: RUN, arguments: args }), 'program');
+          if (r.isError) fail(`${task.id}: run_code failed: ${textOf(r).slice(0, 500)}`);
+          let value = null;
+          try {
+            value = programValue(textOf(r));
+          } catch (e) {
+            fail(`${task.id}: ${e.message}`);
+          }
+          row.modes.code = { ...l, record: undefined, turns: 3, answer: value, state: stateDigest(memoryFile, ROOT) };
+        }
+
+        for (const m of MODES.slice(1)) {
+          if (JSON.stringify(row.modes[m].answer) !== JSON.stringify(row.modes.all.answer))
+            fail(`${task.id}: ${m} mode's answer differs from all mode's:\n  all:  ${JSON.stringify(row.modes.all.answer).slice(0, 300)}\n  ${m}: ${JSON.stringify(row.modes[m].answer).slice(0, 300)}`);
+          if (row.modes[m].state !== row.modes.all.state) fail(`${task.id}: ${m} mode left another state than all mode`);
+        }
+        for (const m of MODES) delete row.modes[m].record;
+        rows.push(row);
+      } catch (e) {
+        fail(`${task.id}: ${e.stack ?? e}`);
       }
-      for (const m of MODES) delete row.modes[m].record;
-      rows.push(row);
     }
 
     const inner = opt.inner > 0 ? await innerCost(conns, opt.inner) : null;
