@@ -17,7 +17,7 @@ import { TASKS } from './tasks.mjs';
 const USAGE = 'usage: node tests/bench/code_mode/run.mjs [--json] [--min-saving F] [--modes all,search,code] [--only ID,...] [--inner N] [--keep]';
 const opt = {
   modes: 'all,search,code',
-  inner: 100, // a program may make 100 calls (the runner's default limit)
+  inner: 200,
   ...parseArgs(process.argv.slice(2), { json: 'bool', 'min-saving': 'number', modes: 'string', only: 'string', inner: 'number', keep: 'bool' }, USAGE),
 };
 const MODES = opt.modes.split(',');
@@ -124,7 +124,8 @@ async function main() {
   };
   reset();
   const profiles = { all: { exposure: 'all' }, search: { exposure: 'search' } };
-  if (MODES.includes('code')) profiles.code = { exposure: 'code', code: true };
+  // code_max_calls: the inner-call loop makes --inner calls in one program (the default allows 100).
+  if (MODES.includes('code')) profiles.code = { exposure: 'code', code: true, code_max_calls: Math.max(100, opt.inner) };
   const t0 = Date.now();
   const daemon = await startDaemon({
     // No result cap: every mode sees each result whole in one call (with the default cap the
