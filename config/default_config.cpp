@@ -216,8 +216,9 @@ page_size = 1000
 #   tools               exposed tool names (globs, "!" hides, the last match decides); also
 #   prompts, resources  (resources by exposed URI)
 #   exposure            "all" (default: every tool listed), "search" (a search tool and a call
-#                       tool instead) or "auto" (all while the list stays within
-#                       tool_budget_tokens, search above it)
+#                       tool instead), "auto" (all while the list stays within
+#                       tool_budget_tokens, search above it) or "code" (a search tool and
+#                       mcpmux__run_code instead; sets code = true)
 #   tool_budget_tokens  for "auto" (default 8000)
 #   match               globs of the client's program name, path or command line
 #   descriptions        a tool's description replaced, by exposed name
@@ -227,6 +228,10 @@ page_size = 1000
 #   max_calls_per_minute, max_concurrent_calls  as a server's, for all this profile's
 #               clients together (default: no limit)
 #   max_result_bytes    as a server's, for this profile's clients (wins over the servers')
+#   code                true: mcpmux__run_code runs the model's JavaScript program, whose tool
+#                       calls are this profile's calls, in a sandbox (docs/code-mode.md)
+#   code_timeout_ms, code_max_calls  a program's wall time (default 30000) and tool calls
+#               (default 100)
 #
 # [profiles.claude]
 # servers = ["github", "files"]
