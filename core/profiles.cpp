@@ -39,7 +39,7 @@ json::object run_code_tool(const profile_set::view& v) {
       "tools.SERVER.TOOL({...})` or `await tools[\"SERVER__TOOL\"]({...})`. A result with "
       "structured content arrives as that object, otherwise as its text; a tool error throws. "
       "Calls may run together (Promise.all). The answer is what console.log printed and the "
-      "returned value as JSON; nothing else. ";
+      "returned value (a string as it is, anything else as JSON); nothing else. ";
   desc += searching ? fmt::format(
                           "Learn the tools' TypeScript declarations first with {} "
                           "{{\"query\": \"...\", \"format\": \"typescript\"}}. ",
