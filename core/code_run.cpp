@@ -12,14 +12,12 @@
 namespace mcpmux {
 namespace {
 
-constexpr std::string_view self_tool_suffix = "run_code";
-
 std::string run_seconds(std::chrono::milliseconds t) {
   return fmt::format("{:g} s", static_cast<double>(t.count()) / 1000);
 }
 
 // "(line 3, column 7)" when the runner knew where; "" otherwise.
-std::string where(const json::object& e) {
+std::string error_position(const json::object& e) {
   const auto* line = e.if_contains("line");
   if (!line || !line->is_int64()) return {};
   const auto* column = e.if_contains("column");
@@ -50,9 +48,9 @@ json::object code_answer(const json::object& end) {
   const auto message = string_member(e, "message");
   std::string text;
   if (kind == "syntax") {
-    text = fmt::format("The program did not compile: {}{}", message, where(e));
+    text = fmt::format("The program did not compile: {}{}", message, error_position(e));
   } else if (kind == "exception") {
-    text = fmt::format("The program threw {}{}", message, where(e));
+    text = fmt::format("The program threw {}{}", message, error_position(e));
     if (const auto stack = string_member(e, "stack"); !stack.empty())
       text += fmt::format("\n{}", stack);
   } else if (kind == "timeout" || kind == "memory" || kind == "output" || kind == "calls") {
@@ -71,10 +69,12 @@ struct code_run::deadline {
 };
 
 code_run::code_run(boost::asio::io_context& io, std::weak_ptr<code_host> host,
-                   std::shared_ptr<transport> runner, std::string id, code_limits limits)
+                   std::shared_ptr<transport> runner, std::string id, std::string self_tool,
+                   code_limits limits)
     : host_(std::move(host)),
       runner_(std::move(runner)),
       id_(std::move(id)),
+      self_tool_(std::move(self_tool)),
       limits_(limits),
       deadline_(std::make_unique<deadline>(io)) {}
 
@@ -137,8 +137,7 @@ void code_run::inner_call(const json::object& line) {
         fmt::format("The program was stopped at its calls limit: it made more than {} tool calls.",
                     limits_.calls));
   const auto tool = string_member(line, "tool");
-  if (tool.size() > self_tool_suffix.size() && tool.ends_with(self_tool_suffix) &&
-      tool.starts_with("mcpmux"))
+  if (tool == self_tool_)
     return refuse(id, std::string(tool) + " cannot be called from inside a program");
   if (!tools_.count(std::string(tool)))
     return refuse(id, fmt::format("unknown tool {}: not one this program may call", tool));

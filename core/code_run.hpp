@@ -71,8 +71,10 @@ class code_run final : public transport_events,
                        public std::enable_shared_from_this<code_run> {
  public:
   /// `runner`: the runner's connection, not yet started. `id`: the run's id (audit).
+  /// `self_tool`: mcpmux__run_code's exposed name, refused inside a program.
   code_run(boost::asio::io_context& io, std::weak_ptr<code_host> host,
-           std::shared_ptr<transport> runner, std::string id, code_limits limits);
+           std::shared_ptr<transport> runner, std::string id, std::string self_tool,
+           code_limits limits);
   ~code_run() override;
   code_run(const code_run&) = delete;
   code_run& operator=(const code_run&) = delete;
@@ -116,6 +118,7 @@ class code_run final : public transport_events,
   std::weak_ptr<code_host> host_;
   std::shared_ptr<transport> runner_;
   std::string id_;
+  std::string self_tool_;
   code_limits limits_;
   std::unique_ptr<deadline> deadline_;
   std::set<std::string> tools_;  ///< the exposed names it was given

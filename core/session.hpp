@@ -154,6 +154,7 @@ class session : public transport_events,
   struct program {
     std::shared_ptr<code_run> run;
     json::value id;
+    std::string exposed;  ///< mcpmux__run_code's name as the client called it
     bool modern = false;
     std::optional<audit_entry> audit;
     steady_clock::time_point started;
@@ -161,6 +162,8 @@ class session : public transport_events,
   std::map<std::string, program> programs_;
   /// A program's run ended without an answer (the client cancelled it, or left).
   void program_cancelled(const std::string& key, std::string_view why);
+  /// Completes a program's audit row (its outcome and the answer's size) and hands it on.
+  void end_program_audit(program& p, std::string_view outcome, std::size_t response_bytes);
   void subscription(message& msg, bool subscribe);
   void set_level(const message& msg);
   void send(std::string text);

@@ -35,11 +35,12 @@ code_tool split_exposed(std::string name, std::string_view separator) {
 
 bool session::run_code_call(message& msg, const mcp::request_meta* meta) {
   if (profile_.empty()) return false;
-  const auto* v = manager_.profile(profile_);
-  if (!v || v->code_tool.empty()) return false;
   const auto& params = msg.params();
   const auto* n = params.if_contains("name");
-  if (!n || !n->is_string() || n->get_string() != v->code_tool) return false;
+  // The name first: every tools/call of a profile's client passes here.
+  if (!n || !n->is_string() || !n->get_string().ends_with("run_code")) return false;
+  const auto* v = manager_.profile(profile_);
+  if (!v || v->code_tool.empty() || n->get_string() != v->code_tool) return false;
   const auto& id = msg.id();
   const auto answer = [&](json::object result) {
     if (meta) mcp::mark_complete(result);
@@ -72,12 +73,13 @@ bool session::run_code_call(message& msg, const mcp::request_meta* meta) {
     tools.push_back(split_exposed(name, separator));
   program p;
   p.id = id;
+  p.exposed = v->code_tool;
   p.modern = meta != nullptr;
   p.audit = audit_begin("tools/call", v->code_tool, "mcpmux", params);
   if (p.audit) p.audit->run = run_id;
   p.started = steady_clock::now();
   p.run = std::make_shared<code_run>(manager_.io(), std::weak_ptr<code_host>(shared_from_this()),
-                                     std::move(*runner), run_id, limits);
+                                     std::move(*runner), run_id, v->code_tool, limits);
   auto run = p.run;
   programs_.emplace(key, std::move(p));
   log_.debug("{} {}: {} bytes, {} tools", v->code_tool, run_id, code->get_string().size(),
@@ -125,26 +127,17 @@ void session::run_answered(code_run& run, json::object result) {
   if (it == programs_.end()) return;
   auto p = std::move(it->second);
   programs_.erase(it);
-  const auto* v = profile_.empty() ? nullptr : manager_.profile(profile_);
-  const auto exposed = v ? v->code_tool : std::string("mcpmux__run_code");
   if (const auto cap = result_cap(nullptr); cap && *cap > 0)
-    if (auto refused = cut_answer(
-            result,
-            page_rules{.cap = *cap, .read_tool = read_tool(), .what = "tool \"" + exposed + "\""}))
+    if (auto refused = cut_answer(result, page_rules{.cap = *cap,
+                                                     .read_tool = read_tool(),
+                                                     .what = "tool \"" + p.exposed + "\""}))
       result = tool_error(refused->message);
   const auto* is_error = result.if_contains("isError");
   const bool failed = is_error && is_error->is_bool() && is_error->get_bool();
   if (p.modern) mcp::mark_complete(result);
   auto text = make_result(p.id, result);
-  if (p.audit) {
-    p.audit->duration_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - p.started)
-            .count();
-    p.audit->outcome = failed ? "tool_error" : "ok";
-    p.audit->response_bytes = static_cast<std::int64_t>(text.size());
-    manager_.audit(std::move(*p.audit));
-  }
-  log_.debug("{} {}: {} after {} calls", exposed, run.id(), failed ? "failed" : "answered",
+  end_program_audit(p, failed ? "tool_error" : "ok", text.size());
+  log_.debug("{} {}: {} after {} calls", p.exposed, run.id(), failed ? "failed" : "answered",
              run.calls());
   send(std::move(text));
 }
@@ -155,14 +148,19 @@ void session::program_cancelled(const std::string& key, std::string_view why) {
   auto p = std::move(it->second);
   programs_.erase(it);
   p.run->cancel();
-  if (p.audit) {
-    p.audit->duration_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - p.started)
-            .count();
-    p.audit->outcome = "cancelled";
-    manager_.audit(std::move(*p.audit));
-  }
+  end_program_audit(p, "cancelled", 0);
   log_.debug("program {} cancelled: {}", p.run->id(), why);
+}
+
+void session::end_program_audit(program& p, std::string_view outcome, std::size_t response_bytes) {
+  if (!p.audit) return;
+  p.audit->duration_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - p.started)
+          .count();
+  p.audit->outcome = outcome;
+  p.audit->response_bytes = static_cast<std::int64_t>(response_bytes);
+  manager_.audit(std::move(*p.audit));
+  p.audit.reset();
 }
 
 json::object session::declarations_of(const json::array& found) const {

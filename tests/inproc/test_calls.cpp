@@ -2,6 +2,7 @@
 // progress under its own token) and what the server receives (ids, cancellations).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include "core/control.hpp"
@@ -30,13 +31,21 @@ std::string error_text(const json::object& answer) {
   return std::string(answer.at("error").at("message").as_string());
 }
 
-// One call of a legacy client (with `capabilities`) that the server holds unanswered.
+// One call of a legacy client (with `capabilities`) that the server holds unanswered, on a
+// daemon of `config`; with `progress`, the call carries that progress token.
 struct held_call {
-  explicit held_call(json::object capabilities = {})
-      : m(one_server()), c((hold_calls(m.server("a"), held), m), false, std::move(capabilities)) {
-    id = c.request("tools/call", call_params("a__echo"));
+  explicit held_call(json::object capabilities = {}, const std::string& config = one_server(),
+                     std::optional<std::string> progress = std::nullopt)
+      : m(config), c((hold_calls(m.server("a"), held), m), false, std::move(capabilities)) {
+    auto params = call_params("a__echo");
+    if (progress) params["_meta"] = {{"progressToken", *progress}};
+    id = c.request("tools/call", params);
     m.run();
     EXPECT_EQ(held.size(), 1u);
+  }
+  /// The progress token the server was given for it.
+  const json::value& server_token() const {
+    return held.at(0).at("params").at("_meta").at("progressToken");
   }
   mux m;
   std::vector<json::object> held;
@@ -130,16 +139,10 @@ TEST(InprocCalls, TimeoutAnswersTheClientAndCancelsAtTheServer) {
 // Progress from the server restarts the call's timeout (reset_timeout_on_progress) and reaches
 // the client under the client's own token.
 TEST(InprocCalls, ProgressCarriesTheClientsTokenAndExtendsTheDeadline) {
-  mux m(one_server());
-  std::vector<json::object> held;
-  hold_calls(m.server("a"), held);
-  fake_client c(m, false);
-  auto params = call_params("a__echo");
-  params["_meta"] = {{"progressToken", "mine-1"}};
-  const auto id = c.request("tools/call", params);
-  m.run();
+  held_call h({}, one_server(), "mine-1");
+  auto& [m, held, c, id] = h;
   ASSERT_EQ(held.size(), 1u);
-  const auto server_token = held[0].at("params").at("_meta").at("progressToken");
+  const auto server_token = h.server_token();
   for (int i = 1; i <= 3; ++i) {
     m.advance(800ms);
     m.server("a").notify("notifications/progress",
@@ -170,16 +173,10 @@ TEST(InprocCalls, ProgressCarriesTheClientsTokenAndExtendsTheDeadline) {
 TEST(InprocCalls, ProgressMessagesAndAnswersAreRedacted) {
   constexpr std::string_view key = "AKIAIOSFODNN7EXAMPLE";
   for (const bool off : {false, true}) {
-    mux m(one_server() + (off ? "redact_results = \"off\"\n" : ""));
-    std::vector<json::object> held;
-    hold_calls(m.server("a"), held);
-    fake_client c(m, false);
-    auto params = call_params("a__echo");
-    params["_meta"] = {{"progressToken", "p"}};
-    const auto id = c.request("tools/call", params);
-    m.run();
+    held_call h({}, one_server() + (off ? "redact_results = \"off\"\n" : ""), "p");
+    auto& [m, held, c, id] = h;
     ASSERT_EQ(held.size(), 1u);
-    const auto token = held[0].at("params").at("_meta").at("progressToken");
+    const auto token = h.server_token();
     m.server("a").notify(
         "notifications/progress",
         {{"progressToken", token}, {"progress", 1}, {"message", "using key " + std::string(key)}});

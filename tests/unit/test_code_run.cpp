@@ -87,7 +87,7 @@ struct CodeRun : ::testing::Test {
   std::shared_ptr<code_run> run;
 
   void start(code_limits limits = {}) {
-    run = std::make_shared<code_run>(io, session, runner, "r0001", limits);
+    run = std::make_shared<code_run>(io, session, runner, "r0001", "mcpmux__run_code", limits);
     run->start("return 1", {{"memory__read_graph", "memory", "read_graph"},
                             {"everything__echo", "everything", "echo"},
                             {"memory__delete_entities", "memory", "delete_entities"}});
