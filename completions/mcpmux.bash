@@ -44,7 +44,7 @@ _mcpmux() {
     --socket | -c | --config | --cwd) _mcpmux_files; return ;;
     --server) _mcpmux_reply -W "$(_mcpmux_daemon_names servers)"; return ;;
     --profile) _mcpmux_reply -W "$(_mcpmux_daemon_names profiles)"; return ;;
-    --timeout | -n | --lines | --since | --tool | --env | --url | --header) return ;;
+    --timeout | -n | --lines | --since | --run | --tool | --env | --url | --header) return ;;
   esac
 
   # The command: the first word that is neither an option nor an option's value.
@@ -72,7 +72,7 @@ _mcpmux() {
       --) # add NAME ... -- COMMAND ARGS...: the server's own command line
         if ((i == COMP_CWORD - 1)); then _mcpmux_reply -c; else _mcpmux_files; fi
         return ;;
-      --socket | --timeout | --profile | --server | -n | --lines | --since | --tool | -c | \
+      --socket | --timeout | --profile | --server | -n | --lines | --since | --run | --tool | -c | \
         --config | --cwd | --env | --url | --header) ((i++)) ;;
       -*) ;;
       *) ((n++)) ;;
@@ -95,7 +95,7 @@ _mcpmux() {
       if ((n == 0)); then words="login status logout"; elif ((n == 1)); then
         words=$(_mcpmux_daemon_names servers)
       fi ;;
-    history) options="--tool --server --since -n --lines --json" ;;
+    history) options="--tool --server --since --run -n --lines --json" ;;
     dashboard) options="--no-browser --json" ;;
     secret) ((n == 0)) && words="set list rm" ;;
     add) options="--env --cwd -c --config --url --header" ;;

@@ -60,7 +60,7 @@ function __mcpmux_arg_count --description 'how many words follow the command, op
     for w in $words[2..]
         if test $skip -eq 1
             set skip 0
-        else if contains -- $w --socket --timeout --profile --server -n --lines --since --tool \
+        else if contains -- $w --socket --timeout --profile --server -n --lines --since --run --tool \
                 -c --config --cwd --env --url --header
             set skip 1 # the option's value
         else if not string match -q -- '-*' $w
@@ -86,6 +86,7 @@ complete -c mcpmux -n "__fish_seen_subcommand_from login status logout; and __fi
 complete -c mcpmux -n "__fish_seen_subcommand_from auth dashboard" -l no-browser -d 'print the link only'
 complete -c mcpmux -n "__fish_seen_subcommand_from history" -l tool -x -d 'only this tool'
 complete -c mcpmux -n "__fish_seen_subcommand_from history" -l since -x -d 'only the last AGE (1h)'
+complete -c mcpmux -n "__fish_seen_subcommand_from history" -l run -x -d 'only this code-mode run'
 complete -c mcpmux -n "__fish_seen_subcommand_from history" -s n -l lines -x -d 'how many entries'
 complete -c mcpmux -n "__fish_seen_subcommand_from trust" -l all -d 'approve everything held back'
 complete -c mcpmux -n "__fish_seen_subcommand_from trust" -l diff -d 'show the word diff'

@@ -155,7 +155,8 @@ const command_spec commands[] = {
        c.add_flag("--json", a.json, "status: print the daemon's answer as JSON");
        c.add_flag("--no-browser", a.no_browser, "login: print the URL only");
      }},
-    {"history", "history [TOOL] [--tool TOOL] [--server NAME] [--since AGE] [-n N] [--json]",
+    {"history",
+     "history [TOOL] [--tool TOOL] [--server NAME] [--since AGE] [--run ID] [-n N] [--json]",
      "show the audit log: calls, reads and spawns",
      "Every tools/call, prompts/get and resources/read (who, profile, server, name, outcome,\n"
      "duration, sizes) and every spawn of a server (its command line), newest last.\n"
@@ -167,6 +168,8 @@ const command_spec commands[] = {
            ->type_name("TOOL");
        c.add_option("--server", a.server, "only this server")->type_name("NAME");
        c.add_option("--since", a.since, "only the last AGE (90s, 15m, 1h, 2d)")->type_name("AGE");
+       c.add_option("--run", a.run, "only this code-mode run: its program and its tool calls")
+           ->type_name("ID");
        add_count(c, "-n,--lines", a.lines, 1, 100000, "a positive number of entries",
                  "how many of the newest entries (default 100)")
            ->type_name("N");

@@ -20,6 +20,7 @@ struct command_args {
   std::optional<std::string> server;     ///< tools: --server NAME
   std::string profile;                   ///< connect, tools: --profile NAME
   std::optional<std::string> since;      ///< history: --since AGE
+  std::optional<std::string> run;        ///< history: --run ID (a code-mode run)
   std::string target;                    ///< call: TOOL; logs, restart: SERVER
   std::optional<std::string> json_args;  ///< call: JSON_ARGS
   std::int64_t lines = 100;              ///< logs: -n N

@@ -44,6 +44,7 @@ outcome<exit_status> run_history(const context& ctx, const command_args& args) {
   json::object params{{"limit", args.lines}};
   if (args.server) params["server"] = *args.server;
   if (!args.target.empty()) params["tool"] = args.target;
+  if (args.run) params["run"] = *args.run;
   if (args.since) {
     auto age = parse_age(*args.since);
     if (!age)

@@ -93,6 +93,12 @@ test('a program calls three tools of two servers; its inner calls are audited un
   assert.ok(outer?.run, 'the run_code row carries the run id');
   const inner = rows.filter((e) => e.run === outer.run && e.name !== RUN).map((e) => `${e.server} ${e.name} ${e.outcome}`);
   assert.deepEqual(inner.sort(), ['everything everything__echo ok', 'memory memory__create_entities ok', 'memory memory__search_nodes ok']);
+  // `mcpmux history --run ID`: that run's rows and no other.
+  const one = await mcpmux(d.socket, ['history', '--run', outer.run, '--json']);
+  assert.equal(one.code, 0, one.stderr);
+  const runRows = JSON.parse(one.stdout);
+  assert.equal(runRows.length, 4);
+  assert.ok(runRows.every((e) => e.run === outer.run));
 });
 
 test('bad programs get clear answers and disturb nobody', async () => {
