@@ -2,6 +2,8 @@
 // modern caller's bridge to a legacy server's questions (input_required and the retry).
 #include "core/call.hpp"
 
+#include <boost/json/parse.hpp>
+
 #include <cerrno>
 #include <utility>
 
@@ -73,6 +75,7 @@ call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
       key_(std::move(r.key)),
       method_(std::move(r.method)),
       params_(std::move(r.params)),
+      unparsed_(std::move(r.unparsed)),
       exposed_(std::move(r.exposed)),
       era_(r.era),
       capabilities_(std::move(r.capabilities)),
@@ -92,8 +95,17 @@ call::call(std::string method, json::value params, response_handler done)
       progress_token_(progress_token_of(params_)),
       started_(steady_clock::now()) {}
 
+const json::value& call::params() const {
+  if (unparsed_) {
+    params_ = boost::json::parse(unparsed_->text);  // validated when read: only memory can fail
+    unparsed_.reset();
+  }
+  return params_;
+}
+
 std::string_view call::tool() const {
   if (method_ != "tools/call") return {};
+  if (unparsed_) return unparsed_->tool;
   const auto* p = params_.if_object();
   const auto* name = p ? p->if_contains("name") : nullptr;
   return name && name->is_string() ? std::string_view(name->get_string()) : std::string_view();

@@ -85,7 +85,10 @@ class call final : public call_owner,
     json::value client_id;  ///< the caller's id for it
     std::string key;        ///< the caller's key for it (its table's: the id serialized)
     std::string method;
-    json::value params;   ///< as the server gets them (names already the server's own)
+    json::value params;  ///< as the server gets them (names already the server's own)
+    /// Or, a call read unparsed (message::unparsed), their text: sent as it is unless a stage
+    /// needs them parsed (call::params() parses them then).
+    std::optional<unparsed_params> unparsed;
     std::string exposed;  ///< the name or URI the caller used (audit, a retry's binding)
     mcp::era era = mcp::era::legacy;  ///< the caller's
     json::object capabilities;        ///< a modern caller's, declared in the request's _meta
@@ -111,7 +114,8 @@ class call final : public call_owner,
   const json::value& client_id() const { return client_id_; }
   const std::string& key() const { return key_; }
   const std::string& method() const { return method_; }
-  const json::value& params() const { return params_; }
+  /// The params as the server gets them (parsed now when they came unparsed).
+  const json::value& params() const;
   /// The tool of a tools/call (the server's name for it); empty for other methods.
   std::string_view tool() const;
   /// The name or URI the caller used.
@@ -181,6 +185,8 @@ class call final : public call_owner,
   void run_stages(message& reply);
   void drop_questions();
   void end_audit(std::string_view outcome, std::size_t response_bytes);
+  /// The params to change (parsed first when they came unparsed).
+  json::value& params_dom() { return const_cast<json::value&>(params()); }
 
   // Who and what.
   std::weak_ptr<call_caller> caller_;
@@ -188,7 +194,9 @@ class call final : public call_owner,
   json::value client_id_;  ///< null while a modern call is parked
   std::string key_;
   std::string method_;
-  json::value params_;
+  // Parsed on first use when they came unparsed (params()): a plain call is sent as its text.
+  mutable json::value params_;
+  mutable std::optional<unparsed_params> unparsed_;
   std::string exposed_;
   mcp::era era_ = mcp::era::legacy;
   json::object capabilities_;

@@ -48,7 +48,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   void start() override { transport_->start(*this); }
 
   std::optional<std::int64_t> request(
-      std::string_view method, const json::value& params,
+      std::string_view method, request_params params,
       std::optional<std::chrono::milliseconds> timeout, response_handler done, reply_form form,
       request_tag* tag, std::vector<std::pair<std::string, std::string>> headers) override {
     if (closed_) {
@@ -60,9 +60,12 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     if (timeout) t = *timeout;
     const auto id =
         pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw, tag);
-    if (auto ec =
-            transport_->send_described(make_request(json::value(id), method, params),
-                                       describe_request(id, method, params, std::move(headers)))) {
+    static const json::value no_params;
+    auto text = params.dom ? make_request(json::value(id), method, *params.dom)
+                           : make_request_text(json::value(id), method, params.text);
+    if (auto ec = transport_->send_described(
+            std::move(text), describe_request(id, method, params.dom ? *params.dom : no_params,
+                                              std::move(headers)))) {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
     }

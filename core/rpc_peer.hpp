@@ -56,9 +56,9 @@ class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
   /// `tag`: what the request belongs to (found again by tag_of while it is pending).
   /// `headers`: the Mcp-Param-* fields of a 2026-07-28 tools/call, for a transport that sends
   /// them (the rest of what the transport is told, outgoing_info, comes from `method` and
-  /// `params`).
+  /// `params`; params sent as text are a legacy request's, which tells nothing more).
   virtual std::optional<std::int64_t> request(
-      std::string_view method, const json::value& params,
+      std::string_view method, request_params params,
       std::optional<std::chrono::milliseconds> timeout, response_handler done,
       reply_form form = reply_form::parsed, request_tag* tag = nullptr,
       std::vector<std::pair<std::string, std::string>> headers = {}) = 0;

@@ -117,7 +117,9 @@ void session::reply_error(const json::value& id, int code, std::string_view text
 void session::on_message(std::string_view text) {
   if (ended_) return;
   message_bytes_ = text.size();
-  handle(parser_.parse(text), text);
+  // An initialized legacy session's tools/call is forwarded without parsing its arguments.
+  handle(era_ == mcp::era::legacy && initialized_ ? parser_.parse_call(text) : parser_.parse(text),
+         text);
 }
 
 void session::on_message_buffer(std::string&& text) {
@@ -296,6 +298,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     return true;
   };
   const auto name_of = [&]() -> std::string_view {
+    if (msg.unparsed) return msg.unparsed->tool;
     const auto* n = msg.params().if_contains("name");
     return n && n->is_string() ? std::string_view(n->get_string()) : std::string_view();
   };
@@ -312,11 +315,16 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     const auto* r = manager_.find(c, name, profile_);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up) {
-      audit_refused(method, name, msg.params());
-      return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
+      const std::string unknown(name);
+      msg.parse_params();
+      audit_refused(method, unknown, msg.params());
+      return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, unknown));
     }
     std::string exposed(name);
-    msg.body["params"].as_object()["name"] = r->original;
+    if (msg.unparsed)
+      msg.unparsed->rename(r->original);
+    else
+      msg.body["params"].as_object()["name"] = r->original;
     forward(msg, up, {}, exposed, meta);
     return true;
   }
@@ -452,9 +460,12 @@ void session::serve_list(const json::value& id, collection c, const json::object
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
                       std::function<void(json::object&)> after, std::string_view exposed,
                       const mcp::request_meta* meta) {
-  call::request r(std::move(msg.body["params"]));
-  auto& params = r.params.as_object();
+  if (meta) msg.parse_params();  // (a call read unparsed is a legacy client's)
+  // (Constructed from the params, not assigned them: see call::request.)
+  auto r = msg.unparsed ? call::request() : call::request(std::move(msg.body["params"]));
+  r.unparsed = std::move(msg.unparsed);
   if (meta) {
+    auto& params = r.params.as_object();
     if ((params.contains("requestState") || params.contains("inputResponses")) &&
         up->era() != mcp::era::modern)
       return reply_error(
@@ -473,7 +484,8 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
   r.after = std::move(after);
   r.redact = manager_.result_detector(*up, profile_);
   add_page_stage(r, up);
-  r.audit = audit_begin(r.method, exposed, up->name(), params);
+  r.audit = r.unparsed ? audit_begin(r.method, exposed, up->name(), *r.unparsed)
+                       : audit_begin(r.method, exposed, up->name(), r.params.as_object());
   servers_used_.insert(up->name());
   auto c = std::make_shared<call>(std::move(r), std::weak_ptr<call_caller>(shared_from_this()),
                                   meta ? &manager_.mrtr() : nullptr);

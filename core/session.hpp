@@ -198,6 +198,11 @@ class session : public transport_events,
   /// is off or the method is not audited).
   std::optional<audit_entry> audit_begin(std::string_view method, std::string_view exposed,
                                          const std::string& server, const json::object& params);
+  std::optional<audit_entry> audit_begin(std::string_view method, std::string_view exposed,
+                                         const std::string& server, const unparsed_params& params);
+  /// audit_begin's row without the arguments.
+  std::optional<audit_entry> audit_row(std::string_view method, std::string_view exposed,
+                                       const std::string& server);
   /// A call refused before it reached a server (an unknown or hidden name): audited as
   /// `refused`, so that probing for hidden tools shows.
   void audit_refused(std::string_view method, std::string_view name, const json::object& params);

@@ -22,6 +22,25 @@ bool audited(std::string_view method) {
 std::optional<audit_entry> session::audit_begin(std::string_view method, std::string_view exposed,
                                                 const std::string& server,
                                                 const json::object& params) {
+  auto e = audit_row(method, exposed, server);
+  if (e && manager_.current_config().daemon.audit_arguments)
+    if (const auto* a = params.if_contains("arguments"))
+      e->detail = redact(clip(json::serialize(*a), max_audited_arguments));
+  return e;
+}
+
+std::optional<audit_entry> session::audit_begin(std::string_view method, std::string_view exposed,
+                                                const std::string& server,
+                                                const unparsed_params& params) {
+  auto e = audit_row(method, exposed, server);
+  // The arguments' text as the client wrote it.
+  if (e && manager_.current_config().daemon.audit_arguments && params.arguments_len)
+    e->detail = redact(clip(std::string(params.arguments()), max_audited_arguments));
+  return e;
+}
+
+std::optional<audit_entry> session::audit_row(std::string_view method, std::string_view exposed,
+                                              const std::string& server) {
   if (!manager_.auditing() || !audited(method)) return std::nullopt;
   if (client_label_.empty()) {
     client_label_ = who_.transport;
@@ -38,9 +57,6 @@ std::optional<audit_entry> session::audit_begin(std::string_view method, std::st
   e->server = server;
   e->name = exposed;
   e->request_bytes = static_cast<std::int64_t>(message_bytes_);
-  if (manager_.current_config().daemon.audit_arguments)
-    if (const auto* a = params.if_contains("arguments"))
-      e->detail = redact(clip(json::serialize(*a), max_audited_arguments));
   return e;
 }
 

@@ -51,7 +51,10 @@ void session::add_page_stage(call::request& r, const std::shared_ptr<upstream>& 
   if (!cap || *cap == 0) return;
   const bool tool = r.method == "tools/call";
   std::string original;
-  if (const auto* n = r.params.as_object().if_contains(tool ? "name" : "uri"); n && n->is_string())
+  if (r.unparsed)
+    original = r.unparsed->tool;
+  else if (const auto* n = r.params.as_object().if_contains(tool ? "name" : "uri");
+           n && n->is_string())
     original = n->get_string();
   r.page_above = *cap;
   // Every call carries the stage; only a long answer runs it, so its words are made then.

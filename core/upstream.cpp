@@ -340,7 +340,7 @@ void upstream::step_handshake(handshake_action a) {
   const auto gen = generation_;
   switch (a.what) {
     case handshake_action::send:
-      peer_->request(a.method, a.params, a.timeout,
+      peer_->request(a.method, json::value(a.params), a.timeout,
                      [weak = weak_from_this(), gen](rpc_outcome out) {
                        auto self = weak.lock();
                        if (!self || self->generation_ != gen || !self->handshake_) return;
@@ -406,7 +406,7 @@ void upstream::schedule_ping() {
         const bool modern = self->era_ == mcp::era::modern;
         self->peer_->request(
             modern ? "server/discover" : "ping",
-            modern ? json::object{{"_meta", modern_request_meta()}} : json::object{},
+            json::value(modern ? json::object{{"_meta", modern_request_meta()}} : json::object{}),
             self->live_.ping_timeout(), [weak, gen](rpc_outcome out) {
               auto s = weak.lock();
               if (!s || s->generation_ != gen) return;

@@ -96,10 +96,10 @@ void upstream::send_call(std::shared_ptr<call> c) {
     return expire_queue();
   }
   const auto remaining = policy().send_timeout(c->started_, steady_clock::now());
-  add_era_meta(c->params_, c.get());
+  if (era_ == mcp::era::modern) add_era_meta(c->params_dom(), c.get());
   // The server's progress token is the request's wire id: progress finds its call by it.
   if (c->progress_token_)
-    c->params_.as_object()["_meta"].as_object()["progressToken"] = peer_->next_id();
+    c->params_dom().as_object()["_meta"].as_object()["progressToken"] = peer_->next_id();
   // A page stage alone keeps the answer raw: only a long one is parsed (call::run_stages).
   const bool parse = c->done_ || c->after_ || (c->page_ && c->page_above_ == 0);
   const auto form = parse ? reply_form::parsed : reply_form::raw;
@@ -113,7 +113,10 @@ void upstream::send_call(std::shared_ptr<call> c) {
       return c->finish(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
     self->call_answered(c, std::move(out));
   };
-  c->wire_id_ = peer_->request(c->method_, c->params_, remaining, std::move(answered), form, tag,
+  // A call read unparsed and not changed since goes as its text.
+  const auto params = c->unparsed_ ? request_params(std::string_view(c->unparsed_->text))
+                                   : request_params(c->params_);
+  c->wire_id_ = peer_->request(c->method_, params, remaining, std::move(answered), form, tag,
                                std::move(headers));
 }
 
@@ -228,7 +231,7 @@ bool upstream::fulfil_input(const std::shared_ptr<call>& c, rpc_outcome& out) {
   auto resend = [weak = weak_from_this(), c, state](json::object responses) {
     auto self = weak.lock();
     if (!self || c->finished()) return;
-    auto& p = c->params_.as_object();
+    auto& p = c->params_dom().as_object();
     p["inputResponses"] = std::move(responses);
     if (state)
       p["requestState"] = *state;

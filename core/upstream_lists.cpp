@@ -258,8 +258,8 @@ void upstream::send_log_level() {
   if (log_level_.empty() || !peer_ || !capabilities_.contains("logging") ||
       era_ == mcp::era::modern)
     return;
-  peer_->request("logging/setLevel", json::object{{"level", log_level_}}, timeout_opt(),
-                 optional_call_handler("logging/setLevel"));
+  peer_->request("logging/setLevel", json::value(json::object{{"level", log_level_}}),
+                 timeout_opt(), optional_call_handler("logging/setLevel"));
 }
 
 void upstream::call_optional(std::string_view method, json::value params) {

@@ -322,6 +322,182 @@ class response_scanner : public unbounded_sizes {
   bool is_error_ = false;
 };
 
+// basic_parser events of a whole message, for a plain tools/call (message_parser::parse_call):
+// the top-level keys, the version, the id, the method, and of the params the tool's name and
+// where "params", "arguments" and the name are in the line. Anything else stops the scan (false
+// with `other` set), and the full parser takes over; so does a key or a value of interest that
+// is not in the line as it is (escaped).
+class call_scanner : public unbounded_sizes {
+ public:
+  void reset(std::string_view line) {
+    *this = call_scanner();
+    line_ = line;
+  }
+  bool complete() const {
+    return !other_ && version_ == "2.0" && has_id_ && has_method_ && params_key_end_ && name_len_;
+  }
+  json::value& id() { return id_; }
+  std::size_t params_key_end() const { return params_key_end_; }
+  std::size_t arguments_key_end() const { return arguments_key_end_; }
+  std::size_t name_pos() const { return name_pos_; }
+  std::size_t name_len() const { return name_len_; }
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code& ec) {
+    if (depth_ == 1 && !(key_ == "params")) return stop(ec);
+    return open(ec);
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_array_begin(boost::system::error_code& ec) {
+    if (depth_ <= 1) return stop(ec);  // a batch; params or another top-level value an array
+    return open(ec);
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_key_part(json::string_view, std::size_t, boost::system::error_code& ec) {
+    return watched() ? stop(ec) : true;  // a key of interest escaped: the full parser
+  }
+  bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec) {
+    if (depth_ == 1) {
+      key_.append(s);
+      if (key_ == "params") {
+        if (params_key_end_) return stop(ec);
+        return at_end_of(s, params_key_end_, ec);
+      }
+      if (key_ == "jsonrpc" || key_ == "id" || key_ == "method") return true;
+      return stop(ec);  // another key: parsed in full
+    }
+    if (!in_params()) return true;
+    key2_.append(s);
+    if (key2_ == "arguments") {
+      if (arguments_key_end_) return stop(ec);
+      return at_end_of(s, arguments_key_end_, ec);
+    }
+    return key2_ == "name" && !name_len_ ? true : stop(ec);
+  }
+  bool on_string_part(json::string_view, std::size_t, boost::system::error_code& ec) {
+    return watched_value() ? stop(ec) : true;
+  }
+  bool on_string(json::string_view s, std::size_t, boost::system::error_code& ec) {
+    if (depth_ == 1) {
+      if (key_ == "jsonrpc") {
+        if (version_seen_) return stop(ec);
+        version_seen_ = true;
+        version_.append(s);
+      } else if (key_ == "method") {
+        if (has_method_ || s != "tools/call") return stop(ec);
+        has_method_ = true;
+      } else if (key_ == "id") {
+        if (has_id_) return stop(ec);
+        has_id_ = true;
+        id_ = json::string_view(s);
+      } else {
+        return stop(ec);
+      }
+    } else if (in_params() && key2_ == "name") {
+      if (!inside(s) || s.empty() || std::string_view(s).starts_with("mcpmux")) return stop(ec);
+      name_pos_ = static_cast<std::size_t>(s.data() - line_.data());
+      name_len_ = s.size();
+    }
+    return after_value();
+  }
+  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t i, json::string_view, boost::system::error_code& ec) {
+    if (depth_ == 1 && key_ == "id" && !has_id_) {
+      has_id_ = true;
+      id_ = i;
+      return after_value();
+    }
+    return scalar(ec);
+  }
+  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
+    return scalar(ec);
+  }
+  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
+    if (!std::isfinite(d)) return stop(ec);  // refused by parse(), with its reason
+    return scalar(ec);
+  }
+  bool on_bool(bool, boost::system::error_code& ec) { return scalar(ec); }
+  bool on_null(boost::system::error_code& ec) { return scalar(ec); }
+  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  bool stop(boost::system::error_code& ec) {
+    other_ = true;
+    ec = json::error::extra_data;  // any error: the parse ends here
+    return false;
+  }
+  bool in_params() const { return depth_ == 2 && key_ == "params"; }
+  // A key read here is one the scan looks at; a value read here is one it keeps.
+  bool watched() const { return depth_ == 1 || in_params(); }
+  bool watched_value() const { return depth_ == 1 || (in_params() && key2_ == "name"); }
+  bool inside(json::string_view s) const {
+    return s.data() >= line_.data() && s.data() + s.size() <= line_.data() + line_.size();
+  }
+  // Where the key `s` ends in the line (its closing quote's offset + 1).
+  bool at_end_of(json::string_view s, std::size_t& end, boost::system::error_code& ec) {
+    if (!inside(s)) return stop(ec);
+    end = static_cast<std::size_t>(s.data() - line_.data()) + s.size() + 1;
+    return true;
+  }
+  // A scalar other than the id: anywhere but at the top or as the name.
+  bool scalar(boost::system::error_code& ec) {
+    if (watched_value()) return stop(ec);
+    return after_value();
+  }
+  bool open(boost::system::error_code& ec) {
+    if (in_params() && key2_ == "name") return stop(ec);
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return after_value();
+  }
+  bool after_value() {
+    if (depth_ == 1) key_.clear();
+    if (depth_ == 2) key2_.clear();
+    return true;
+  }
+
+  std::string_view line_;
+  std::size_t depth_ = 0;
+  short_text<16> key_;     ///< the current top-level key (first 16 bytes)
+  short_text<16> key2_;    ///< the current key of the params object (first 16 bytes)
+  short_text<8> version_;  ///< "jsonrpc"'s value (first 8 bytes)
+  json::value id_;
+  std::size_t params_key_end_ = 0, arguments_key_end_ = 0, name_pos_ = 0, name_len_ = 0;
+  bool version_seen_ = false, has_id_ = false, has_method_ = false, other_ = false;
+};
+
+// Where the JSON value that begins at or after `at` (after blanks and one colon) begins and
+// ends in `t`, which is valid JSON.
+std::pair<std::size_t, std::size_t> value_at(std::string_view t, std::size_t at) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (at < t.size() && (blank(t[at]) || t[at] == ':')) ++at;
+  const std::size_t begin = at;
+  if (at >= t.size()) return {begin, begin};
+  if (t[at] == '"' || t[at] == '{' || t[at] == '[') {
+    int depth = 0;
+    for (; at < t.size(); ++at) {
+      const char c = t[at];
+      if (c == '"') {
+        for (++at; at < t.size() && t[at] != '"'; ++at)
+          if (t[at] == '\\') ++at;
+        if (depth == 0) return {begin, at + 1};
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return {begin, at + 1};
+      }
+    }
+    return {begin, at};
+  }
+  while (at < t.size() && !blank(t[at]) && t[at] != ',' && t[at] != '}' && t[at] != ']') ++at;
+  return {begin, at};
+}
+
 // basic_parser events of a message's first bytes: the top-level keys until one tells what the
 // message is (line_head). Stops as soon as it knows.
 class head_reader : public unbounded_sizes {
@@ -441,6 +617,7 @@ struct message_parser::impl {
   static constexpr std::size_t keep_buffers_up_to = 1 << 20;
   std::optional<json::parser> parser{std::in_place, json::storage_ptr(), parse_limits()};
   json::basic_parser<response_scanner> scanner{parse_limits()};
+  json::basic_parser<call_scanner> calls{parse_limits()};
 };
 
 message_parser::message_parser() : impl_(std::make_unique<impl>()) {}
@@ -509,6 +686,46 @@ result<message> message_parser::parse(std::string_view line) {
   if (!all_finite(v))
     return rpc_error{rpc_code::parse_error, "Parse error: number out of range", nullptr};
   return classify(std::move(v));
+}
+
+result<message> message_parser::parse_call(std::string_view line) {
+  auto& p = impl_->calls;
+  p.reset();
+  p.handler().reset(line);
+  boost::system::error_code ec;
+  const auto used = p.write_some(false, line.data(), line.size(), ec);
+  auto& h = p.handler();
+  if (ec || used != line.size() || !h.complete()) return parse(line);
+  const auto [begin, end] = value_at(line, h.params_key_end());
+  unparsed_params u;
+  u.text = line.substr(begin, end - begin);
+  u.tool = line.substr(h.name_pos(), h.name_len());
+  u.tool_pos = h.name_pos() - 1 - begin;
+  u.tool_len = h.name_len() + 2;
+  if (h.arguments_key_end()) {
+    const auto [a, b] = value_at(line, h.arguments_key_end());
+    u.arguments_pos = a - begin;
+    u.arguments_len = b - a;
+  }
+  message m{message_kind::request,
+            json::object{{"jsonrpc", "2.0"}, {"id", std::move(h.id())}, {"method", "tools/call"}}};
+  m.unparsed = std::move(u);
+  return m;
+}
+
+void unparsed_params::rename(std::string_view name) {
+  std::string quoted;
+  append_string(quoted, name);
+  text.replace(tool_pos, tool_len, quoted);
+  if (arguments_pos > tool_pos) arguments_pos = arguments_pos - tool_len + quoted.size();
+  tool_len = quoted.size();
+  tool = name;
+}
+
+void message::parse_params() {
+  if (!unparsed) return;
+  body["params"] = json::parse(unparsed->text, json::storage_ptr(), parse_limits());
+  unparsed.reset();
 }
 
 std::string serialize_id(const json::value& id) {
@@ -598,6 +815,18 @@ std::string make_request(const json::value& id, std::string_view method,
   append_id(out, id);
   out += ',';
   return finish_call(std::move(out), method, params);
+}
+
+std::string make_request_text(const json::value& id, std::string_view method,
+                              std::string_view params_text) {
+  std::string out = begin_message(R"({"jsonrpc":"2.0","id":)");
+  append_id(out, id);
+  out += R"(,"method":)";
+  append_string(out, method);
+  out += R"(,"params":)";
+  out += params_text;
+  out += '}';
+  return out;
 }
 
 std::string make_notification(std::string_view method, const json::value& params) {

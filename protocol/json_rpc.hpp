@@ -17,6 +17,28 @@ namespace mcpmux {
 
 enum class message_kind { request, notification, response, error_response };
 
+/// The params of a tools/call read without parsing them (message_parser::parse_call): their text
+/// as received, forwarded with only the tool's name changed, and where its parts are in it.
+struct unparsed_params {
+  std::string text;          ///< the params object's JSON text
+  std::string tool;          ///< its "name" (written plain in the text: no escapes)
+  std::size_t tool_pos = 0;  ///< where the name's string, quotes included, begins in `text`
+  std::size_t tool_len = 0;  ///< its length there, quotes included
+  std::size_t arguments_pos = 0, arguments_len = 0;  ///< its "arguments" value (len 0: none)
+
+  std::string_view arguments() const { return {text.data() + arguments_pos, arguments_len}; }
+  /// Names the tool `name` instead (the server's own name for it), escaped as JSON needs.
+  void rename(std::string_view name);
+};
+
+/// A request's params as they are sent: a DOM, or JSON text as it came (unparsed_params).
+struct request_params {
+  request_params(const json::value& v) : dom(&v) {}  // a DOM: the usual case
+  explicit request_params(std::string_view json_text) : text(json_text) {}
+  const json::value* dom = nullptr;
+  std::string_view text;
+};
+
 /// A well-formed JSON-RPC 2.0 message.
 struct message {
   message_kind kind;
@@ -28,10 +50,16 @@ struct message {
   std::size_t raw_id_pos = 0, raw_id_len = 0;
   bool raw_is_error = false;  ///< the raw result's own "isError" is true (a tool's error)
 
+  /// A tools/call whose params were not parsed (message_parser::parse_call): `body` has no
+  /// "params" while this is set; parse_params() puts them there.
+  std::optional<unparsed_params> unparsed{};
+
   const json::value& id() const;    ///< null value for notifications
   std::string_view method() const;  ///< "" for responses
-  /// `params` as an object; an empty object when absent.
+  /// `params` as an object; an empty object when absent (or still `unparsed`).
   const json::object& params() const;
+  /// Parses `unparsed` params into `body` (validated when read: only memory can fail).
+  void parse_params();
   /// A raw response parsed into `body` (a stage that must change its result); true when the
   /// body holds it. The raw text was validated when it arrived, so only memory can fail.
   bool parse_raw();
@@ -58,6 +86,11 @@ class message_parser {
   message_parser& operator=(const message_parser&) = delete;
 
   result<message> parse(std::string_view line);
+  /// As parse(), but a plain tools/call — the keys jsonrpc, id, method and params only, params
+  /// with a "name" written without escapes that does not begin with "mcpmux" (mcpmux's own
+  /// tools read their arguments) and "arguments" only — keeps its params as text
+  /// (message::unparsed): a call is forwarded without a DOM of its arguments.
+  result<message> parse_call(std::string_view line);
 
   /// Validates `line` as JSON without building it and, when it is a success response with an
   /// integer id, says where the id is (and whether its result says isError). nullopt for anything
@@ -96,6 +129,9 @@ std::string make_result(const json::value& id, const json::value& result);
 std::string make_error(const json::value& id, int code, std::string_view msg,
                        const json::value* data = nullptr);
 std::string make_request(const json::value& id, std::string_view method, const json::value& params);
+/// A request whose params are JSON text already (unparsed_params::text).
+std::string make_request_text(const json::value& id, std::string_view method,
+                              std::string_view params_text);
 std::string make_notification(std::string_view method, const json::value& params);
 
 /// The serialized answer to `id` carrying `reply`'s result or error unchanged (a raw reply is

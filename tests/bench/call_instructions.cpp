@@ -4,9 +4,9 @@
 // guard that fails when a change makes the hop much dearer (tests/meson.build runs it so).
 //
 // The daemon runs under callgrind with one stdio server (the C++ fake), the audit log on (the
-// default) and the result stages' defaults (redaction with the patterns, paging at 100 KB). One
-// client on the Unix socket makes a warm-up, then the
-// counted calls, one at a time, each an echo of {"text":"x"}. Only those calls are counted: the
+// default), result redaction off (the terms: `redact_results = "off"` on the server) and
+// paging at its default 100 KB. One client on the Unix socket makes a warm-up, then the counted
+// calls, one at a time, each an echo of {"text":"x"}. Only those calls are counted: the
 // counters are zeroed before them and dumped after (callgrind_control), and around each of the
 // two a `mcpmux/history` of one entry hands the audit buffer to the writer and waits until the
 // store has it, so the window holds the audit rows of exactly the counted calls (and two history
@@ -123,10 +123,10 @@ int run(const options& o) {
   ::setenv("XDG_STATE_HOME", (home / "state").c_str(), 1);
   const auto cfg = tmp.path() / "mux.toml";
   {
-    // The defaults otherwise: the audit log on, no profile, results redacted with the patterns.
+    // The defaults otherwise: the audit log on, no profile, paging at 100 KB.
     std::ofstream f(cfg);
     f << "[daemon]\nlog_level = \"warn\"\ntimeout_ms = 120000\naudit = true\n"
-      << "\n[servers.f]\ncommand = " << toml_string(o.fake) << "\n";
+      << "\n[servers.f]\ncommand = " << toml_string(o.fake) << "\nredact_results = \"off\"\n";
     if (!f) fail("cannot write " + cfg.string());
   }
   const auto out = tmp.path() / "callgrind.out";
@@ -182,7 +182,7 @@ int run(const options& o) {
   const double total = loop + audit + other;
   fmt::print(
       "mcpmuxd instructions per sequential tools/call (callgrind, {} calls after {} "
-      "warm-up, audit on)\n",
+      "warm-up, audit on, redaction off)\n",
       o.calls, o.warm);
   fmt::print("  event loop thread   {:>8.0f}\n", loop / n);
   fmt::print("  audit writer thread {:>8.0f}\n", audit / n);

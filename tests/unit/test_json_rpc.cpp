@@ -507,6 +507,99 @@ TEST(ScanResponse, RefusesInvalidUtf8LikeParse) {
   EXPECT_TRUE(!(p.parse(line)).ok());
 }
 
+// A plain tools/call keeps its params as received: the id and method are read, the params are
+// their text, and the name and arguments are found in it.
+TEST(ParseCall, KeepsAPlainCallsParamsAsText) {
+  message_parser p;
+  const std::string line =
+      R"({"jsonrpc":"2.0","id":42,"method":"tools/call","params": {"name":"gh__search" ,)"
+      R"("arguments":{"q":"a \"b\" \u00e9","n":[1,2.5,{"x":null}]}}})";
+  auto r = p.parse_call(line);
+  ASSERT_TRUE(r.ok());
+  auto m = std::move(r).value();
+  EXPECT_EQ(m.kind, message_kind::request);
+  EXPECT_EQ(m.id(), json::value(42));
+  EXPECT_EQ(m.method(), "tools/call");
+  ASSERT_TRUE(m.unparsed);
+  EXPECT_TRUE(m.params().empty());  // not parsed
+  EXPECT_EQ(m.unparsed->text,
+            R"({"name":"gh__search" ,"arguments":{"q":"a \"b\" \u00e9","n":[1,2.5,{"x":null}]}})");
+  EXPECT_EQ(m.unparsed->tool, "gh__search");
+  EXPECT_EQ(m.unparsed->arguments(), R"({"q":"a \"b\" \u00e9","n":[1,2.5,{"x":null}]})");
+  // Parsed later, the params are what parse() reads.
+  auto full = std::move(p.parse(line)).value();
+  m.parse_params();
+  EXPECT_FALSE(m.unparsed);
+  EXPECT_EQ(m.body, full.body);
+}
+
+TEST(ParseCall, RenamesTheToolInTheText) {
+  message_parser p;
+  auto m =
+      std::move(
+          p.parse_call(
+              R"({"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"a__x","arguments":[true, "y"]}})"))
+          .value();
+  ASSERT_TRUE(m.unparsed);
+  EXPECT_EQ(m.id(), json::value("s1"));
+  m.unparsed->rename("x\"1\"\n");
+  EXPECT_EQ(m.unparsed->text, R"({"name":"x\"1\"\n","arguments":[true, "y"]})");
+  EXPECT_EQ(m.unparsed->arguments(), R"([true, "y"])");
+  EXPECT_EQ(m.unparsed->tool, "x\"1\"\n");
+  // Arguments before the name keep their place.
+  auto n =
+      std::move(
+          p.parse_call(
+              R"({"params":{"arguments":7,"name":"a__x"},"method":"tools/call","id":1,"jsonrpc":"2.0"})"))
+          .value();
+  ASSERT_TRUE(n.unparsed);
+  n.unparsed->rename("a_much_longer_name");
+  EXPECT_EQ(n.unparsed->text, R"({"arguments":7,"name":"a_much_longer_name"})");
+  EXPECT_EQ(n.unparsed->arguments(), "7");
+  EXPECT_EQ(
+      make_request_text(json::value(9), "tools/call", n.unparsed->text),
+      R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":7,"name":"a_much_longer_name"}})");
+}
+
+// Anything but a plain call is parsed in full, exactly as parse() would, errors included.
+TEST(ParseCall, LeavesEverythingElseToParse) {
+  message_parser p;
+  for (
+      const std::string line : {
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"a__x"}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a\u005fx"}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcpmux__search_tools"}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","_meta":{"progressToken":1}}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","name":"b__y"}})",
+          R"({"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"a__x"}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x"},"x":1})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":""}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":["a__x"]})",
+          R"({"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"a__x"}})",
+          R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"a__x"}})",
+          R"({"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"a__x"}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","arguments":{"n":1e999}}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x","arguments":{"n":}}})",
+          R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x"}} x)",
+          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+          "call\",\"params\":{\"name\":\"a\xff\"}}",
+          R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a__x"}}])",
+      }) {
+    auto scanned = p.parse_call(line);
+    auto full = p.parse(line);
+    ASSERT_EQ(scanned.ok(), full.ok()) << line;
+    if (!full.ok()) {
+      EXPECT_EQ(scanned.if_error()->code, full.if_error()->code) << line;
+      EXPECT_EQ(scanned.if_error()->message, full.if_error()->message) << line;
+      continue;
+    }
+    auto m = std::move(scanned).value();
+    EXPECT_FALSE(m.unparsed) << line;
+    EXPECT_EQ(m.body, std::move(full).value().body) << line;
+  }
+}
+
 // A raw reply is relayed with only its id rewritten: the result's bytes are untouched (no
 // reserialization: 1.0 stays 1.0, key order and escapes stay as the server wrote them).
 TEST(RelayReply, RewritesOnlyTheIdOfARawReply) {

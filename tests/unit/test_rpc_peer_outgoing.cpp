@@ -45,7 +45,7 @@ const std::vector<std::pair<std::string, std::string>> fields = {{"Mcp-Param-Reg
 
 TEST_F(rpc_peer_outgoing, ALegacyRequestIsARequestWithoutTheErasHeaders) {
   const auto id = peer_->request(
-      "tools/call", json::object{{"name", "t"}}, std::nullopt, [](rpc_outcome) {},
+      "tools/call", json::value(json::object{{"name", "t"}}), std::nullopt, [](rpc_outcome) {},
       reply_form::parsed, nullptr, fields);
   ASSERT_TRUE(id);
   EXPECT_EQ(last().what, outgoing_info::kind::request);
@@ -60,7 +60,8 @@ TEST_F(rpc_peer_outgoing, AModernRequestCarriesItsVersionTargetAndFields) {
   json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
   params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
   const auto id = peer_->request(
-      "tools/call", params, std::nullopt, [](rpc_outcome) {}, reply_form::parsed, nullptr, fields);
+      "tools/call", json::value(params), std::nullopt, [](rpc_outcome) {}, reply_form::parsed,
+      nullptr, fields);
   ASSERT_TRUE(id);
   EXPECT_EQ(last().what, outgoing_info::kind::request);
   EXPECT_EQ(last().id, *id);
@@ -75,7 +76,8 @@ TEST_F(rpc_peer_outgoing, NotificationsCancellationsAndResponsesSayWhatTheyAre) 
   EXPECT_EQ(last().method, "notifications/initialized");
   EXPECT_FALSE(last().cancels);
 
-  const auto id = peer_->request("tools/call", json::object{}, std::nullopt, [](rpc_outcome) {});
+  const auto id =
+      peer_->request("tools/call", json::value(json::object{}), std::nullopt, [](rpc_outcome) {});
   ASSERT_TRUE(id);
   peer_->cancel(*id, "client gave up");
   EXPECT_EQ(last().what, outgoing_info::kind::notification);
