@@ -57,7 +57,6 @@ const std::vector<std::vector<std::string_view>>& synonym_groups() {
       {"close", "dismiss"},
       {"link", "relation", "relationship", "connect"},
       {"note", "observation", "fact"},
-      {"memory", "graph", "knowledge", "entity", "entities"},
       {"pr", "pull"},
       {"db", "database"},
       {"k8s", "kubernetes"},
