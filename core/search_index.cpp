@@ -256,6 +256,8 @@ std::string any_of_words(const std::vector<std::string>& words) {
   return out;
 }
 
+namespace {
+
 // The words of `text` (split at spaces).
 std::vector<std::string> split_words(const std::string& text) {
   std::vector<std::string> out;
@@ -267,6 +269,8 @@ std::vector<std::string> split_words(const std::string& text) {
   }
   return out;
 }
+
+}  // namespace
 
 // How many tool matches one search ranks at most (see impl::prune).
 constexpr sqlite3_int64 match_budget = 1000;

@@ -36,7 +36,9 @@ tool_document document_of(std::string_view exposed, std::string_view server,
                           const json::object& tool);
 
 /// A person's words as the index searches them: lower case, split at spaces and punctuation,
-/// without repeats, stop words, numbers and single letters (unless there is nothing else).
+/// without repeats, stop words, numbers and single letters (unless there is nothing else); a web
+/// address is the word "url" and a quoted text ('Payment complete') is left out, being a value
+/// for the tool rather than words about it.
 std::vector<std::string> query_words(std::string_view query);
 /// Words that say the same as `words` in other terms ("folder" → directory, dir), for a second
 /// search at half weight; none of `words` themselves. With `stem`, a word and a table's word are
