@@ -39,13 +39,13 @@ const std::unordered_set<std::string_view>& stop_words() {
 const std::vector<std::vector<std::string_view>>& synonym_groups() {
   static const std::vector<std::vector<std::string_view>> groups{
       {"get", "fetch", "retrieve", "read", "show", "view", "load", "open"},
-      {"create", "add", "new", "make", "insert"},
+      {"create", "add", "new", "make", "insert", "setup"},
       {"update", "change", "edit", "modify", "patch", "rename", "replace"},
-      {"delete", "remove", "drop", "erase", "destroy", "forget", "clear"},
-      {"list", "enumerate", "every", "browse"},
-      {"search", "find", "query", "lookup", "locate"},
+      {"delete", "remove", "drop", "erase", "destroy", "forget", "clear", "rid"},
+      {"list", "enumerate", "every", "browse", "show"},
+      {"search", "find", "query", "lookup", "locate", "look"},
       {"run", "execute", "exec", "invoke"},
-      {"send", "post", "message"},
+      {"send", "post", "message", "tell", "notify"},
       {"write", "save", "store"},
       {"navigate", "go", "visit", "open"},
       {"screenshot", "capture", "snapshot"},
@@ -57,7 +57,6 @@ const std::vector<std::vector<std::string_view>>& synonym_groups() {
       {"close", "dismiss"},
       {"link", "relation", "relationship", "connect"},
       {"note", "observation", "fact"},
-      {"memory", "graph", "knowledge", "entity", "entities"},
       {"pr", "pull"},
       {"db", "database"},
       {"k8s", "kubernetes"},
@@ -124,7 +123,7 @@ tool_document document_of(std::string_view exposed, std::string_view server,
   d.name = exposed;
   d.server = identifier_words(server);
   if (const auto* n = tool.if_contains("name"); n && n->is_string())
-    d.words = identifier_words(n->get_string());
+    d.words = d.name_words = identifier_words(n->get_string());
   if (const auto* t = tool.if_contains("title"); t && t->is_string())
     d.words += " " + std::string(t->get_string());
   if (const auto* desc = tool.if_contains("description"); desc && desc->is_string())
@@ -146,38 +145,103 @@ tool_document document_of(std::string_view exposed, std::string_view server,
   return d;
 }
 
-std::vector<std::string> query_words(std::string_view query) {
-  // A person's words are split at spaces and punctuation only: "GitHub" is one word (split like
-  // an identifier it would be "git" and "hub").
-  std::vector<std::string> words, all;
+namespace {
+
+// A web address says that the tool takes one, not what the tool does: it is the word "url".
+bool is_url(std::string_view chunk) {
+  return chunk.find("://") != std::string_view::npos || chunk.substr(0, 4) == "www.";
+}
+
+// `query` without what it quotes ('Payment complete', "Alice"): a quoted text is a value the
+// tool is to be given, not words about the tool. A quote opens before a word and closes after
+// one, so that "what's" and "stripe.com's" hold none.
+std::string without_quoted(std::string_view query) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < query.size()) {
+    const char c = query[i];
+    const bool opens = (c == '\'' || c == '"') && (i == 0 || !is_word_char(query[i - 1])) &&
+                       i + 1 < query.size() && is_word_char(query[i + 1]);
+    if (opens) {
+      std::size_t j = i + 1;
+      while (j < query.size() && !(query[j] == c && is_word_char(query[j - 1]) &&
+                                   (j + 1 == query.size() || !is_word_char(query[j + 1]))))
+        ++j;
+      if (j < query.size()) {
+        out += ' ';
+        i = j + 1;
+        continue;
+      }
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+// A person's words in order, lower case, with repeats and stop words.
+std::vector<std::string> query_tokens(std::string_view query) {
+  // Split at spaces and punctuation only: "GitHub" is one word (split like an identifier it
+  // would be "git" and "hub").
+  std::vector<std::string> out;
   std::string w;
   const auto flush = [&] {
-    if (w.empty()) return;
-    if (std::find(all.begin(), all.end(), w) == all.end()) {
-      all.push_back(w);
-      const bool number = w.find_first_not_of("0123456789") == std::string::npos;
-      if (!stop_words().count(w) && w.size() > 1 && !number) words.push_back(w);
-    }
+    if (!w.empty()) out.push_back(std::move(w));
     w.clear();
   };
-  for (char c : query) {
-    if (is_word_char(c))
-      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else
+  std::size_t i = 0;
+  while (i < query.size()) {
+    const auto end = std::min(query.find_first_of(" \t\n\r", i), query.size());
+    const auto chunk = query.substr(i, end - i);
+    if (is_url(chunk)) {
       flush();
+      out.emplace_back("url");
+    } else {
+      for (char c : chunk) {
+        if (is_word_char(c))
+          w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        else
+          flush();
+      }
+      flush();
+    }
+    i = end + 1;
   }
-  flush();
+  return out;
+}
+
+bool is_number(const std::string& w) {
+  return w.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> query_words(std::string_view query) {
+  std::vector<std::string> words, all;
+  auto tokens = query_tokens(without_quoted(query));
+  if (tokens.empty()) tokens = query_tokens(query);  // only a quote: that is all there is
+  for (auto& w : tokens) {
+    if (std::find(all.begin(), all.end(), w) != all.end()) continue;
+    if (!stop_words().count(w) && w.size() > 1 && !is_number(w)) words.push_back(w);
+    all.push_back(std::move(w));
+  }
   if (words.empty()) words = std::move(all);  // only stop words: they are all there is
   return words;
 }
 
-std::vector<std::string> related_words(const std::vector<std::string>& words) {
+std::vector<std::string> related_words(const std::vector<std::string>& words,
+                                       const std::function<std::string(const std::string&)>& stem) {
+  const auto same = [&](const std::string& w, std::string_view other) {
+    if (w == other) return true;
+    return stem && stem(w) == stem(std::string(other));
+  };
   std::vector<std::string> out;
   for (const auto& w : words)
     for (const auto& group : synonym_groups())
-      if (std::find(group.begin(), group.end(), w) != group.end())
+      if (std::any_of(group.begin(), group.end(), [&](auto g) { return same(w, g); }))
         for (auto other : group)
-          if (std::find(words.begin(), words.end(), other) == words.end() &&
+          if (std::none_of(words.begin(), words.end(),
+                           [&](const auto& q) { return same(q, other); }) &&
               std::find(out.begin(), out.end(), other) == out.end())
             out.emplace_back(other);
   return out;
@@ -192,6 +256,22 @@ std::string any_of_words(const std::vector<std::string>& words) {
   return out;
 }
 
+namespace {
+
+// The words of `text` (split at spaces).
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto end = std::min(text.find(' ', i), text.size());
+    if (end > i) out.push_back(text.substr(i, end - i));
+    i = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 // How many tool matches one search ranks at most (see impl::prune).
 constexpr sqlite3_int64 match_budget = 1000;
 
@@ -204,9 +284,18 @@ struct search_index::impl {
   struct entry {
     std::uint64_t fingerprint;
     sqlite3_int64 row;
-    std::string server;  ///< its server's name in words
+    std::string server;                   ///< its server's name in words
+    std::vector<std::string> name_words;  ///< its own name's words, each once
   };
   std::unordered_map<std::string, entry> rows;
+  /// How many tools have each word in their name.
+  std::unordered_map<std::string, std::size_t> name_vocabulary;
+  /// The index's own stemmer (FTS5's porter over unicode61), so that the related words of a
+  /// query's words are found as the index would match them ("folders" is a folder); its answers
+  /// cached.
+  fts5_tokenizer porter{};
+  Fts5Tokenizer* stemmer = nullptr;
+  std::unordered_map<std::string, std::string> stems;
   logger log{"search"};
 
   impl() {
@@ -221,6 +310,15 @@ struct search_index::impl {
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     prepare(remove, "DELETE FROM tools WHERE rowid = ?1");
     prepare(count, "SELECT count(*) FROM tools WHERE tools MATCH ?1");
+    fts5_api* api = nullptr;
+    statement get_api;
+    prepare(get_api, "SELECT fts5(?1)");
+    sqlite3_bind_pointer(get_api.s, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+    sqlite3_step(get_api.s);
+    void* context = nullptr;
+    if (!api || api->xFindTokenizer(api, "porter", &context, &porter) != SQLITE_OK ||
+        porter.xCreate(context, nullptr, 0, &stemmer) != SQLITE_OK)
+      throw std::runtime_error("search index: no porter tokenizer");
     // BM25 with the tool's own name words weighing most, then its server, the head of its
     // description, the rest and its parameters.
     prepare(query,
@@ -228,6 +326,7 @@ struct search_index::impl {
             "WHERE tools MATCH ?1 ORDER BY rank LIMIT ?2");
   }
   ~impl() {
+    if (stemmer) porter.xDelete(stemmer);
     sqlite3_finalize(insert.s);
     sqlite3_finalize(remove.s);
     sqlite3_finalize(query.s);
@@ -246,6 +345,27 @@ struct search_index::impl {
   void prepare(statement& st, const char* sql) {
     if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st.s, nullptr) != SQLITE_OK)
       throw std::runtime_error(std::string("search index: ") + sqlite3_errmsg(db));
+  }
+  /// `word` as the index stems it ("directories" → "directori").
+  const std::string& stem(const std::string& word) {
+    if (stems.size() > 100000) stems.clear();
+    auto [it, fresh] = stems.try_emplace(word);
+    if (!fresh) return it->second;
+    std::string out;
+    porter.xTokenize(stemmer, &out, FTS5_TOKENIZE_DOCUMENT, word.data(),
+                     static_cast<int>(word.size()),
+                     [](void* ctx, int, const char* token, int size, int, int) {
+                       auto& first = *static_cast<std::string*>(ctx);
+                       if (first.empty()) first.assign(token, static_cast<std::size_t>(size));
+                       return SQLITE_OK;
+                     });
+    it->second = out.empty() ? word : std::move(out);
+    return it->second;
+  }
+  /// Counts `e`'s name words in (`by` 1) or out (`by` -1) of the vocabulary.
+  void count_names(const entry& e, int by) {
+    for (const auto& w : e.name_words)
+      if ((name_vocabulary[w] += by) == 0) name_vocabulary.erase(w);
   }
   /// How many tools `word` is in (in their name's words only, with `names_only`).
   sqlite3_int64 frequency_of(const std::string& word, bool names_only) {
@@ -332,7 +452,7 @@ std::size_t search_index::sync(const catalogue& cat, const std::vector<variant>&
     if (description) fingerprint ^= std::hash<std::string>{}(*description) * 31;
     auto known = impl_->rows.find(std::string(key));
     if (known != impl_->rows.end() && known->second.fingerprint == fingerprint) {
-      docs.push_back({tool_document{std::string(key), {}, {}, {}, {}}, fingerprint});
+      docs.push_back({tool_document{std::string(key), {}, {}, {}, {}, {}}, fingerprint});
       return;
     }
     boost::system::error_code ec;
@@ -356,10 +476,11 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
   present.reserve(docs.size());
   for (const auto& [doc, fp] : docs) present.insert(doc.name);
   d.exec("BEGIN");
-  const auto drop = [&](sqlite3_int64 row) {
-    sqlite3_bind_int64(d.remove.s, 1, row);
+  const auto drop = [&](const impl::entry& e) {
+    sqlite3_bind_int64(d.remove.s, 1, e.row);
     sqlite3_step(d.remove.s);
     sqlite3_reset(d.remove.s);
+    d.count_names(e, -1);
     ++changed;
   };
   for (auto it = d.rows.begin(); it != d.rows.end();) {
@@ -367,14 +488,14 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
       ++it;
       continue;
     }
-    drop(it->second.row);
+    drop(it->second);
     it = d.rows.erase(it);
   }
   for (auto& [doc, fp] : docs) {
     auto known = d.rows.find(doc.name);
     if (known != d.rows.end()) {
       if (known->second.fingerprint == fp) continue;
-      drop(known->second.row);
+      drop(known->second);
       d.rows.erase(known);
     }
     sqlite3_stmt* s = d.insert.s;
@@ -390,7 +511,12 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
       d.log.warn("cannot index tool {}: {}", doc.name, sqlite3_errmsg(d.db));
       continue;
     }
-    d.rows.emplace(doc.name, impl::entry{fp, sqlite3_last_insert_rowid(d.db), doc.server});
+    impl::entry e{fp, sqlite3_last_insert_rowid(d.db), doc.server, {}};
+    for (auto& w : split_words(doc.name_words))
+      if (std::find(e.name_words.begin(), e.name_words.end(), w) == e.name_words.end())
+        e.name_words.push_back(std::move(w));
+    d.count_names(e, 1);
+    d.rows.emplace(doc.name, std::move(e));
     ++changed;
   }
   d.exec("COMMIT");
@@ -402,14 +528,24 @@ std::vector<search_index::hit> search_index::search(
     std::string_view query, std::size_t limit,
     const std::function<bool(std::string_view)>& accept) const {
   auto& d = *impl_;
-  const auto words = query_words(query);
+  auto words = query_words(query);
   if (words.empty() || limit == 0) return {};
+  // Two words of the query that make one word of a tool's name or of the related words' table
+  // ("clean up" → cleanup, "look up" → lookup) are that word too.
+  const auto tokens = query_tokens(without_quoted(query));
+  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+    auto joined = tokens[i] + tokens[i + 1];
+    if ((d.name_vocabulary.count(joined) || !related_words({joined}).empty()) &&
+        std::find(words.begin(), words.end(), joined) == words.end())
+      words.push_back(std::move(joined));
+  }
   // The best of the query's own words, then of their related words in tool names at half
   // weight: a pool of candidates ranked on both.
   const std::size_t pool = std::max<std::size_t>(limit, 50);
   std::unordered_map<std::string, double> score;
   for (auto& h : d.ranked(d.prune(words, false), false, pool, accept)) score[h.name] += h.score;
-  if (auto related = related_words(words); !related.empty())
+  auto related = related_words(words, [&d](const std::string& w) { return d.stem(w); });
+  if (!related.empty())
     for (auto& h : d.ranked(d.prune(std::move(related), true), true, pool, accept))
       score[h.name] += 0.5 * h.score;
   // A query that names a server ("… on GitHub") wants that server's tools.

@@ -19,9 +19,10 @@ class catalogue;
 
 /// What the index knows of one tool.
 struct tool_document {
-  std::string name;    ///< exposed name (the key)
-  std::string server;  ///< the server's name
-  std::string words;   ///< the tool's own name split into words
+  std::string name;        ///< exposed name (the key)
+  std::string server;      ///< the server's name
+  std::string words;       ///< the tool's own name split into words, and its title
+  std::string name_words;  ///< the tool's own name split into words alone
   std::string description;
   std::string parameters;  ///< parameter names (split into words) and their descriptions
 };
@@ -35,11 +36,16 @@ tool_document document_of(std::string_view exposed, std::string_view server,
                           const json::object& tool);
 
 /// A person's words as the index searches them: lower case, split at spaces and punctuation,
-/// without repeats, stop words, numbers and single letters (unless there is nothing else).
+/// without repeats, stop words, numbers and single letters (unless there is nothing else); a web
+/// address is the word "url" and a quoted text ('Payment complete') is left out, being a value
+/// for the tool rather than words about it.
 std::vector<std::string> query_words(std::string_view query);
 /// Words that say the same as `words` in other terms ("folder" → directory, dir), for a second
-/// search at half weight; none of `words` themselves.
-std::vector<std::string> related_words(const std::vector<std::string>& words);
+/// search at half weight; none of `words` themselves. With `stem`, a word and a table's word are
+/// compared by their stems ("folders" is a folder).
+std::vector<std::string> related_words(
+    const std::vector<std::string>& words,
+    const std::function<std::string(const std::string&)>& stem = nullptr);
 /// The FTS5 query matching any of `words` ("read" OR "file"); empty when there are none.
 std::string any_of_words(const std::vector<std::string>& words);
 

@@ -91,6 +91,45 @@ TEST(SearchIndex, QueriesDropStopWordsAndQuoteEveryWord) {
   EXPECT_THAT(related_words({"zebra"}), IsEmpty());
 }
 
+TEST(SearchIndex, QueriesLeaveOutValuesAndComparePluralsByStem) {
+  // A web address is the word "url"; a quoted text is a value, not words about the tool (an
+  // apostrophe in a word is no quote).
+  EXPECT_THAT(query_words("Open https://example.com/a-b?q=1 and www.x.org"),
+              ElementsAre("open", "url"));
+  EXPECT_THAT(query_words("Wait until 'Payment complete' shows on stripe.com's page"),
+              ElementsAre("wait", "until", "shows", "stripe", "com", "page"));
+  EXPECT_THAT(query_words("Find \"Alice Chen\""), ElementsAre("find"));
+  EXPECT_THAT(query_words("'only a quote'"), ElementsAre("only", "quote"));
+  // With a stemmer a plural finds its word's group; without one only the word itself does.
+  const auto plural = [](const std::string& w) {
+    return w.size() > 3 && w.back() == 's' ? w.substr(0, w.size() - 1) : w;
+  };
+  EXPECT_THAT(related_words({"folders"}, plural), ElementsAre("directory", "dir"));
+  EXPECT_THAT(related_words({"folders"}), IsEmpty());
+}
+
+TEST(SearchIndex, ToolNamedForTheVerbAndObjectRanksFirst) {
+  world w;
+  w.files.push_back(tool("create_directory", "Make a new directory"));
+  w.files.push_back(tool("move_file", "Create the directory first if needed, then move a file"));
+  w.web.push_back(tool("monitor_delete", "Stop watching a page"));
+  w.web.push_back(tool("monitor_list", "Every page being watched, with its monitor id"));
+  w.web.push_back(tool("cleanup", "Forget every page watched so far"));
+  w.whole.rebuild(w.sources(), w.rules, w.warnings);
+  search_index index;
+  index.sync(w.whole);
+  const auto all = [](std::string_view) { return true; };
+  // The verb and object of the name beat the same words in a description.
+  EXPECT_EQ(index.search("create directory", 1, all).front().name, "files__create_directory");
+  // Related words of plurals, by the index's stemmer: folders are directories.
+  EXPECT_EQ(index.search("make folders", 1, all).front().name, "files__create_directory");
+  // "get rid of" is deleting; "clean up" is the one word of cleanup's name.
+  EXPECT_EQ(index.search("get rid of the monitor", 1, all).front().name, "web__monitor_delete");
+  EXPECT_EQ(index.search("clean up everything", 1, all).front().name, "web__cleanup");
+  // A web address asks for a tool that takes one.
+  EXPECT_EQ(index.search("https://example.com/pricing", 1, all).front().name, "web__fetch_url");
+}
+
 TEST(SearchIndex, RelatedWordsAndANamedServerHelp) {
   world w;
   w.files.push_back(tool("create_directory", "Make a new directory"));
