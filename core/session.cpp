@@ -315,10 +315,11 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
     const auto* r = manager_.find(c, name, profile_);
     auto up = r ? manager_.upstream_for(r->server, id_) : nullptr;
     if (!up) {
-      const std::string unknown(name);
-      msg.parse_params();
-      audit_refused(method, unknown, msg.params());
-      return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, unknown));
+      if (msg.unparsed)
+        audit_refused(method, name, *msg.unparsed);
+      else
+        audit_refused(method, name, msg.params());
+      return refuse(id, rpc_code::invalid_params, fmt::format("Unknown {}: {}", what, name));
     }
     std::string exposed(name);
     if (msg.unparsed)

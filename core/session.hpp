@@ -206,6 +206,8 @@ class session : public transport_events,
   /// A call refused before it reached a server (an unknown or hidden name): audited as
   /// `refused`, so that probing for hidden tools shows.
   void audit_refused(std::string_view method, std::string_view name, const json::object& params);
+  void audit_refused(std::string_view method, std::string_view name, const unparsed_params& params);
+  void audit_refused(std::optional<audit_entry> row);
   std::size_t message_bytes_ = 0;  ///< the size of the client message being handled
   std::string client_label_;       ///< who, for the audit log
   /// Its calls in flight, by the client's id (serialized).

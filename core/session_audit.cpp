@@ -62,7 +62,15 @@ std::optional<audit_entry> session::audit_row(std::string_view method, std::stri
 
 void session::audit_refused(std::string_view method, std::string_view name,
                             const json::object& params) {
-  auto e = audit_begin(method, name, {}, params);
+  audit_refused(audit_begin(method, name, {}, params));
+}
+
+void session::audit_refused(std::string_view method, std::string_view name,
+                            const unparsed_params& params) {
+  audit_refused(audit_begin(method, name, {}, params));
+}
+
+void session::audit_refused(std::optional<audit_entry> e) {
   if (!e) return;
   e->outcome = "refused";
   manager_.audit(std::move(*e));

@@ -707,8 +707,11 @@ result<message> message_parser::parse_call(std::string_view line) {
     u.arguments_pos = a - begin;
     u.arguments_len = b - a;
   }
-  message m{message_kind::request,
-            json::object{{"jsonrpc", "2.0"}, {"id", std::move(h.id())}, {"method", "tools/call"}}};
+  // Room for the params: parse_params() then moves none of the others (views of the id and
+  // method stay good).
+  message m{
+      message_kind::request,
+      json::object({{"jsonrpc", "2.0"}, {"id", std::move(h.id())}, {"method", "tools/call"}}, 4)};
   m.unparsed = std::move(u);
   return m;
 }
@@ -722,6 +725,8 @@ void unparsed_params::rename(std::string_view name) {
   tool = name;
 }
 
+// (A scanned call's body was made with room for the params: views of its id and method taken
+// before stay good.)
 void message::parse_params() {
   if (!unparsed) return;
   body["params"] = json::parse(unparsed->text, json::storage_ptr(), parse_limits());

@@ -526,11 +526,16 @@ TEST(ParseCall, KeepsAPlainCallsParamsAsText) {
             R"({"name":"gh__search" ,"arguments":{"q":"a \"b\" \u00e9","n":[1,2.5,{"x":null}]}})");
   EXPECT_EQ(m.unparsed->tool, "gh__search");
   EXPECT_EQ(m.unparsed->arguments(), R"({"q":"a \"b\" \u00e9","n":[1,2.5,{"x":null}]})");
-  // Parsed later, the params are what parse() reads.
+  // Parsed later, the params are what parse() reads; what was read of the message before stays
+  // good (the session holds the method and id while it parses them).
   auto full = std::move(p.parse(line)).value();
+  const auto method = m.method();
+  const auto& id = m.id();
   m.parse_params();
   EXPECT_FALSE(m.unparsed);
   EXPECT_EQ(m.body, full.body);
+  EXPECT_EQ(method, "tools/call");
+  EXPECT_EQ(id, json::value(42));
 }
 
 TEST(ParseCall, RenamesTheToolInTheText) {
