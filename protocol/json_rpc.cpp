@@ -190,16 +190,51 @@ class short_text {
   std::size_t n_ = 0;
 };
 
+// The basic_parser events a scan of a whole message answers alike: numbers and comments go by, a
+// number out of range stops it (parse() refuses it, with its reason), and stop() ends it for
+// the full parser to take over (`other`). `Scan` says what a scalar means where it is (scalar).
+template <class Scan>
+class stopping_scan : public unbounded_sizes {
+ public:
+  bool other() const { return other_; }
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
+    return self().scalar(ec);
+  }
+  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
+    if (!std::isfinite(d)) return stop(ec);
+    return self().scalar(ec);
+  }
+  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+ protected:
+  bool stop(boost::system::error_code& ec) {
+    other_ = true;
+    ec = json::error::extra_data;  // any error: the parse ends here
+    return false;
+  }
+
+  bool other_ = false;
+
+ private:
+  Scan& self() { return static_cast<Scan&>(*this); }
+};
+
 // basic_parser events of a whole message, keeping only what a success response needs: the
 // top-level keys, the jsonrpc version, the id's text and the result's own isError. Anything else
 // stops the scan (false with `other` set), and the full parser takes over.
-class response_scanner : public unbounded_sizes {
+class response_scanner : public stopping_scan<response_scanner> {
+  friend class stopping_scan<response_scanner>;
+
  public:
   void reset(std::string_view line) {
     *this = response_scanner();
     line_ = line;
   }
-  bool other() const { return other_; }
   std::optional<response_span> result() const {
     if (other_ || !has_id_ || !has_result_ || version_ != "2.0") return std::nullopt;
     auto out = span_;
@@ -207,8 +242,6 @@ class response_scanner : public unbounded_sizes {
     return out;
   }
 
-  bool on_document_begin(boost::system::error_code&) { return true; }
-  bool on_document_end(boost::system::error_code&) { return true; }
   bool on_object_begin(boost::system::error_code& ec) { return open(ec); }
   bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
   bool on_array_begin(boost::system::error_code& ec) {
@@ -246,7 +279,6 @@ class response_scanner : public unbounded_sizes {
     if (depth_ == 1 && key_ == "jsonrpc") has_version_ = true;
     return after_value();
   }
-  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
   bool on_int64(std::int64_t i, json::string_view s, boost::system::error_code& ec) {
     if (depth_ == 1 && key_ == "id") {
       // The id's bytes in the line (a number split over writes would not be: we write once).
@@ -258,27 +290,13 @@ class response_scanner : public unbounded_sizes {
     }
     return scalar(ec);
   }
-  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
-    return scalar(ec);
-  }
-  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
-    if (!std::isfinite(d)) return stop(ec);  // refused by parse(), with its reason
-    return scalar(ec);
-  }
   bool on_bool(bool b, boost::system::error_code& ec) {
     if (depth_ == 2 && in_result() && key2_ == "isError") is_error_ = b;
     return scalar(ec);
   }
   bool on_null(boost::system::error_code& ec) { return scalar(ec); }
-  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
-  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
 
  private:
-  bool stop(boost::system::error_code& ec) {
-    other_ = true;
-    ec = json::error::extra_data;  // any error: the parse ends here
-    return false;
-  }
   // A value at depth 1 belongs to key_; ids and versions must be the expected scalars.
   template <class Check>
   bool top_value(boost::system::error_code& ec, Check&& check) {
@@ -318,7 +336,7 @@ class response_scanner : public unbounded_sizes {
   short_text<16> key2_;    ///< the current key of the result object (first 16 bytes)
   short_text<8> version_;  ///< "jsonrpc"'s value (first 8 bytes)
   response_span span_{};
-  bool has_id_ = false, has_result_ = false, has_version_ = false, other_ = false;
+  bool has_id_ = false, has_result_ = false, has_version_ = false;
   bool is_error_ = false;
 };
 
@@ -327,7 +345,9 @@ class response_scanner : public unbounded_sizes {
 // where "params", "arguments" and the name are in the line. Anything else stops the scan (false
 // with `other` set), and the full parser takes over; so does a key or a value of interest that
 // is not in the line as it is (escaped).
-class call_scanner : public unbounded_sizes {
+class call_scanner : public stopping_scan<call_scanner> {
+  friend class stopping_scan<call_scanner>;
+
  public:
   void reset(std::string_view line) {
     *this = call_scanner();
@@ -342,8 +362,6 @@ class call_scanner : public unbounded_sizes {
   std::size_t name_pos() const { return name_pos_; }
   std::size_t name_len() const { return name_len_; }
 
-  bool on_document_begin(boost::system::error_code&) { return true; }
-  bool on_document_end(boost::system::error_code&) { return true; }
   bool on_object_begin(boost::system::error_code& ec) {
     if (depth_ == 1 && !(key_ == "params")) return stop(ec);
     return open(ec);
@@ -401,7 +419,6 @@ class call_scanner : public unbounded_sizes {
     }
     return after_value();
   }
-  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
   bool on_int64(std::int64_t i, json::string_view, boost::system::error_code& ec) {
     if (depth_ == 1 && key_ == "id" && !has_id_) {
       has_id_ = true;
@@ -410,24 +427,10 @@ class call_scanner : public unbounded_sizes {
     }
     return scalar(ec);
   }
-  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
-    return scalar(ec);
-  }
-  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
-    if (!std::isfinite(d)) return stop(ec);  // refused by parse(), with its reason
-    return scalar(ec);
-  }
   bool on_bool(bool, boost::system::error_code& ec) { return scalar(ec); }
   bool on_null(boost::system::error_code& ec) { return scalar(ec); }
-  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
-  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
 
  private:
-  bool stop(boost::system::error_code& ec) {
-    other_ = true;
-    ec = json::error::extra_data;  // any error: the parse ends here
-    return false;
-  }
   bool in_params() const { return depth_ == 2 && key_ == "params"; }
   // A key read here is one the scan looks at; a value read here is one it keeps.
   bool watched() const { return depth_ == 1 || in_params(); }
@@ -468,7 +471,7 @@ class call_scanner : public unbounded_sizes {
   short_text<8> version_;  ///< "jsonrpc"'s value (first 8 bytes)
   json::value id_;
   std::size_t params_key_end_ = 0, arguments_key_end_ = 0, name_pos_ = 0, name_len_ = 0;
-  bool version_seen_ = false, has_id_ = false, has_method_ = false, other_ = false;
+  bool version_seen_ = false, has_id_ = false, has_method_ = false;
 };
 
 // Where the JSON value that begins at or after `at` (after blanks and one colon) begins and
