@@ -81,7 +81,6 @@ call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
       capabilities_(std::move(r.capabilities)),
       after_(std::move(r.after)),
       redact_(std::move(r.redact)),
-      page_(std::move(r.page)),
       page_above_(r.page_above),
       audit_(std::move(r.audit)),
       progress_token_(progress_token_of(params_)),
@@ -190,7 +189,7 @@ void call::run_stages(message& reply) {
   // A raw answer is parsed only when a stage needs it: it may hold a secret, or it may be over
   // the page's cap (its text as received is never shorter than the text it holds).
   if (!reply.raw.empty()) {
-    const bool long_one = page_ && reply.raw.size() > page_above_;
+    const bool long_one = page_above_ && reply.raw.size() > *page_above_;
     const bool secret = redact_ && mcp::may_hold_secret(reply.raw, *redact_);
     if ((!long_one && !secret) || !reply.parse_raw()) return;  // relayed as received
   }
@@ -200,8 +199,9 @@ void call::run_stages(message& reply) {
   // Redacted first: what paging keeps for later reads holds no secret either.
   if (redact_) redacted_ += mcp::redact_result(*value, *redact_);
   if (after_) after_(*result);
-  if (!page_) return;
-  if (auto refused = page_(*result)) {
+  auto caller = page_above_ ? caller_.lock() : nullptr;
+  if (!caller) return;  // not paged, or nobody to answer
+  if (auto refused = caller->page_result(*this, *result)) {
     reply.kind = message_kind::error_response;
     reply.body.erase("result");
     reply.body["error"] =

@@ -69,6 +69,10 @@ class call_caller : public call_owner {
   virtual void call_replied(call& c, std::string text) = 0;
   /// The call's audit row, complete.
   virtual void call_audited(audit_entry&& entry) = 0;
+  /// The page stage of a call with a cap (call::request::page_above), on a success result
+  /// longer than the cap as received: cuts `result` to a page; an error it gives is the
+  /// answer instead. Runs after the other stages.
+  virtual std::optional<rpc_error> page_result(call&, json::object&) { return std::nullopt; }
 };
 
 class call final : public call_owner,
@@ -98,11 +102,10 @@ class call final : public call_owner,
     /// Replaces the secrets in its result and progress messages (`redact_results`; none: off).
     /// An answer is parsed only when its text may hold one (may_hold_secret).
     std::shared_ptr<const mcp::secret_detector> redact;
-    /// Pages a long result (core/result_pages), after `after`: it runs only on a result longer
-    /// than `page_above` bytes as received (a shorter one, without `after`, is relayed as text,
-    /// unparsed); an error it gives is the answer instead.
-    std::function<std::optional<rpc_error>(json::object&)> page;
-    std::size_t page_above = 0;
+    /// Pages a long result (the caller's page_result), after `after`: only a result longer than
+    /// `page_above` bytes as received (a shorter one, without `after`, is relayed as text,
+    /// unparsed). None: not paged.
+    std::optional<std::size_t> page_above;
     std::optional<audit_entry> audit;  ///< its audit row, begun (none: not audited)
   };
 
@@ -120,6 +123,10 @@ class call final : public call_owner,
   std::string_view tool() const;
   /// The name or URI the caller used.
   const std::string& exposed() const { return exposed_; }
+  /// The cap of its page stage (none: not paged).
+  std::optional<std::size_t> page_above() const { return page_above_; }
+  /// The server it went to (null before it was started, or when the server is gone).
+  std::shared_ptr<upstream> server() const { return up_.lock(); }
   mcp::era era() const { return era_; }
   bool finished() const { return finished_; }
   /// What was replaced in its answer and progress messages, by kind.
@@ -206,8 +213,7 @@ class call final : public call_owner,
   std::function<void(json::object&)> after_;
   std::shared_ptr<const mcp::secret_detector> redact_;
   mcp::redaction_counts redacted_;
-  std::function<std::optional<rpc_error>(json::object&)> page_;
-  std::size_t page_above_ = 0;
+  std::optional<std::size_t> page_above_;
   std::optional<audit_entry> audit_;
   std::string_view refused_ = {};  ///< the audit's outcome of a call a stage refused
   std::function<void(call&)> on_cancel_;

@@ -71,6 +71,7 @@ class session : public transport_events,
   // call_caller (its calls' answers, progress, and a server's requests to a legacy client)
   void call_replied(call& c, std::string text) override;
   void call_audited(audit_entry&& entry) override;
+  std::optional<rpc_error> page_result(call& c, json::object& result) override;
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
   std::int64_t ask_client(std::string_view method, const json::value& params,

@@ -47,31 +47,20 @@ std::optional<rpc_error> session::cut_answer(json::object& result, const page_ru
 
 void session::add_page_stage(call::request& r, const std::shared_ptr<upstream>& up) {
   if (r.method != "tools/call" && r.method != "resources/read") return;
-  const auto cap = result_cap(up.get());
-  if (!cap || *cap == 0) return;
-  const bool tool = r.method == "tools/call";
-  std::string original;
-  if (r.unparsed)
-    original = r.unparsed->tool;
-  else if (const auto* n = r.params.as_object().if_contains(tool ? "name" : "uri");
-           n && n->is_string())
-    original = n->get_string();
-  r.page_above = *cap;
-  // Every call carries the stage; only a long answer runs it, so its words are made then.
-  r.page = [weak = weak_from_this(), weak_up = std::weak_ptr<upstream>(up), tool, cap = *cap,
-            exposed = r.exposed,
-            original = std::move(original)](json::object& result) -> std::optional<rpc_error> {
-    auto self = weak.lock();
-    if (!self) return std::nullopt;  // nobody left to answer
-    page_rules rules{.cap = cap,
-                     .read_tool = self->read_tool(),
-                     .what = fmt::format("{} \"{}\"", tool ? "tool" : "resource", exposed)};
-    // Looked up only now, for the rare result that is long: the list may have changed since.
-    if (auto up = weak_up.lock(); up && tool)
-      if (const auto* t = find_tool(up->tools(), original))
-        rules.output_schema = t->contains("outputSchema");
-    return self->cut_answer(result, rules);
-  };
+  // Every call carries its cap; only a long answer runs the stage (page_result).
+  if (const auto cap = result_cap(up.get()); cap && *cap) r.page_above = cap;
+}
+
+std::optional<rpc_error> session::page_result(call& c, json::object& result) {
+  const bool tool = c.method() == "tools/call";
+  page_rules rules{.cap = *c.page_above(),
+                   .read_tool = read_tool(),
+                   .what = fmt::format("{} \"{}\"", tool ? "tool" : "resource", c.exposed())};
+  // Looked up only now, for the rare result that is long: the list may have changed since.
+  if (auto up = tool ? c.server() : nullptr)
+    if (const auto* t = find_tool(up->tools(), c.tool()))
+      rules.output_schema = t->contains("outputSchema");
+  return cut_answer(result, rules);
 }
 
 bool session::read_result_call(message& msg, const mcp::request_meta* meta) {

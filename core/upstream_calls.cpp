@@ -101,7 +101,7 @@ void upstream::send_call(std::shared_ptr<call> c) {
   if (c->progress_token_)
     c->params_dom().as_object()["_meta"].as_object()["progressToken"] = peer_->next_id();
   // A page stage alone keeps the answer raw: only a long one is parsed (call::run_stages).
-  const bool parse = c->done_ || c->after_ || (c->page_ && c->page_above_ == 0);
+  const bool parse = c->done_ || c->after_ || (c->page_above_ && *c->page_above_ == 0);
   const auto form = parse ? reply_form::parsed : reply_form::raw;
   auto* tag = c.get();
   // A tool's x-mcp-header arguments travel as headers too, where the connection takes them.
