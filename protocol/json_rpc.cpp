@@ -2,6 +2,7 @@
 #include "protocol/json_rpc.hpp"
 
 #include "base/text.hpp"
+#include "protocol/json_scan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -190,317 +191,6 @@ class short_text {
   std::size_t n_ = 0;
 };
 
-// The basic_parser events a scan of a whole message answers alike: numbers and comments go by, a
-// number out of range stops it (parse() refuses it, with its reason), and stop() ends it for
-// the full parser to take over (`other`). `Scan` says what a scalar means where it is (scalar).
-template <class Scan>
-class stopping_scan : public unbounded_sizes {
- public:
-  bool other() const { return other_; }
-
-  bool on_document_begin(boost::system::error_code&) { return true; }
-  bool on_document_end(boost::system::error_code&) { return true; }
-  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
-  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code& ec) {
-    return self().scalar(ec);
-  }
-  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
-    if (!std::isfinite(d)) return stop(ec);
-    return self().scalar(ec);
-  }
-  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
-  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
-
- protected:
-  bool stop(boost::system::error_code& ec) {
-    other_ = true;
-    ec = json::error::extra_data;  // any error: the parse ends here
-    return false;
-  }
-
-  bool other_ = false;
-
- private:
-  Scan& self() { return static_cast<Scan&>(*this); }
-};
-
-// basic_parser events of a whole message, keeping only what a success response needs: the
-// top-level keys, the jsonrpc version, the id's text and the result's own isError. Anything else
-// stops the scan (false with `other` set), and the full parser takes over.
-class response_scanner : public stopping_scan<response_scanner> {
-  friend class stopping_scan<response_scanner>;
-
- public:
-  void reset(std::string_view line) {
-    *this = response_scanner();
-    line_ = line;
-  }
-  std::optional<response_span> result() const {
-    if (other_ || !has_id_ || !has_result_ || version_ != "2.0") return std::nullopt;
-    auto out = span_;
-    out.is_error = is_error_;  // (the id may come after the result)
-    return out;
-  }
-
-  bool on_object_begin(boost::system::error_code& ec) { return open(ec); }
-  bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
-  bool on_array_begin(boost::system::error_code& ec) {
-    if (depth_ == 0) return stop(ec);  // a batch
-    return open(ec);
-  }
-  bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
-  bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
-    if (auto* k = key_at_depth()) k->append(s);
-    return true;
-  }
-  bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec) {
-    if (depth_ == 2 && in_result()) key2_.append(s);
-    if (depth_ != 1) return true;
-    key_.append(s);
-    if (key_ == "result") {
-      if (has_result_) return stop(ec);
-      has_result_ = true;
-    } else if (key_ == "id" || key_ == "jsonrpc") {
-      if ((key_ == "id" && has_id_) || (key_ == "jsonrpc" && has_version_)) return stop(ec);
-    } else if (key_ == "method" || key_ == "error") {
-      return stop(ec);  // a request, a notification or an error: parsed in full
-    }
-    return true;
-  }
-  bool on_string_part(json::string_view s, std::size_t, boost::system::error_code& ec) {
-    return top_value(ec, [&] {
-      if (key_ == "id") return false;
-      if (key_ == "jsonrpc") version_.append(s);
-      return true;
-    });
-  }
-  bool on_string(json::string_view s, std::size_t n, boost::system::error_code& ec) {
-    if (!on_string_part(s, n, ec)) return false;
-    if (depth_ == 1 && key_ == "jsonrpc") has_version_ = true;
-    return after_value();
-  }
-  bool on_int64(std::int64_t i, json::string_view s, boost::system::error_code& ec) {
-    if (depth_ == 1 && key_ == "id") {
-      // The id's bytes in the line (a number split over writes would not be: we write once).
-      if (s.data() < line_.data() || s.data() + s.size() > line_.data() + line_.size())
-        return stop(ec);
-      has_id_ = true;
-      span_ = {i, static_cast<std::size_t>(s.data() - line_.data()), s.size()};
-      return after_value();
-    }
-    return scalar(ec);
-  }
-  bool on_bool(bool b, boost::system::error_code& ec) {
-    if (depth_ == 2 && in_result() && key2_ == "isError") is_error_ = b;
-    return scalar(ec);
-  }
-  bool on_null(boost::system::error_code& ec) { return scalar(ec); }
-
- private:
-  // A value at depth 1 belongs to key_; ids and versions must be the expected scalars.
-  template <class Check>
-  bool top_value(boost::system::error_code& ec, Check&& check) {
-    if (depth_ == 0) return stop(ec);
-    if (depth_ == 1 && !check()) return stop(ec);
-    return true;
-  }
-  bool scalar(boost::system::error_code& ec) {
-    if (!top_value(ec, [&] { return key_ != "id" && key_ != "jsonrpc"; })) return false;
-    return after_value();
-  }
-  bool after_value() {
-    if (depth_ == 1) key_.clear();
-    if (depth_ == 2) key2_.clear();
-    return true;
-  }
-  bool in_result() const { return key_ == "result"; }
-  // The key being read: a top-level one, or one of the result object's own.
-  short_text<16>* key_at_depth() {
-    if (depth_ == 1) return &key_;
-    if (depth_ == 2 && in_result()) return &key2_;
-    return nullptr;
-  }
-  bool open(boost::system::error_code& ec) {
-    if (depth_ == 1 && (key_ == "id" || key_ == "jsonrpc")) return stop(ec);
-    ++depth_;
-    return true;
-  }
-  bool close() {
-    --depth_;
-    return after_value();
-  }
-
-  std::string_view line_;
-  std::size_t depth_ = 0;
-  short_text<16> key_;     ///< the current top-level key (first 16 bytes)
-  short_text<16> key2_;    ///< the current key of the result object (first 16 bytes)
-  short_text<8> version_;  ///< "jsonrpc"'s value (first 8 bytes)
-  response_span span_{};
-  bool has_id_ = false, has_result_ = false, has_version_ = false;
-  bool is_error_ = false;
-};
-
-// basic_parser events of a whole message, for a plain tools/call (message_parser::parse_call):
-// the top-level keys, the version, the id, the method, and of the params the tool's name and
-// where "params", "arguments" and the name are in the line. Anything else stops the scan (false
-// with `other` set), and the full parser takes over; so does a key or a value of interest that
-// is not in the line as it is (escaped).
-class call_scanner : public stopping_scan<call_scanner> {
-  friend class stopping_scan<call_scanner>;
-
- public:
-  void reset(std::string_view line) {
-    *this = call_scanner();
-    line_ = line;
-  }
-  bool complete() const {
-    return !other_ && version_ == "2.0" && has_id_ && has_method_ && params_key_end_ && name_len_;
-  }
-  json::value& id() { return id_; }
-  std::size_t params_key_end() const { return params_key_end_; }
-  std::size_t arguments_key_end() const { return arguments_key_end_; }
-  std::size_t name_pos() const { return name_pos_; }
-  std::size_t name_len() const { return name_len_; }
-
-  bool on_object_begin(boost::system::error_code& ec) {
-    if (depth_ == 1 && !(key_ == "params")) return stop(ec);
-    return open(ec);
-  }
-  bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
-  bool on_array_begin(boost::system::error_code& ec) {
-    if (depth_ <= 1) return stop(ec);  // a batch; params or another top-level value an array
-    return open(ec);
-  }
-  bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
-  bool on_key_part(json::string_view, std::size_t, boost::system::error_code& ec) {
-    return watched() ? stop(ec) : true;  // a key of interest escaped: the full parser
-  }
-  bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec) {
-    if (depth_ == 1) {
-      key_.append(s);
-      if (key_ == "params") {
-        if (params_key_end_) return stop(ec);
-        return at_end_of(s, params_key_end_, ec);
-      }
-      if (key_ == "jsonrpc" || key_ == "id" || key_ == "method") return true;
-      return stop(ec);  // another key: parsed in full
-    }
-    if (!in_params()) return true;
-    key2_.append(s);
-    if (key2_ == "arguments") {
-      if (arguments_key_end_) return stop(ec);
-      return at_end_of(s, arguments_key_end_, ec);
-    }
-    return key2_ == "name" && !name_len_ ? true : stop(ec);
-  }
-  bool on_string_part(json::string_view, std::size_t, boost::system::error_code& ec) {
-    return watched_value() ? stop(ec) : true;
-  }
-  bool on_string(json::string_view s, std::size_t, boost::system::error_code& ec) {
-    if (depth_ == 1) {
-      if (key_ == "jsonrpc") {
-        if (version_seen_) return stop(ec);
-        version_seen_ = true;
-        version_.append(s);
-      } else if (key_ == "method") {
-        if (has_method_ || s != "tools/call") return stop(ec);
-        has_method_ = true;
-      } else if (key_ == "id") {
-        if (has_id_) return stop(ec);
-        has_id_ = true;
-        id_ = json::string_view(s);
-      } else {
-        return stop(ec);
-      }
-    } else if (in_params() && key2_ == "name") {
-      if (!inside(s) || s.empty() || std::string_view(s).starts_with("mcpmux")) return stop(ec);
-      name_pos_ = static_cast<std::size_t>(s.data() - line_.data());
-      name_len_ = s.size();
-    }
-    return after_value();
-  }
-  bool on_int64(std::int64_t i, json::string_view, boost::system::error_code& ec) {
-    if (depth_ == 1 && key_ == "id" && !has_id_) {
-      has_id_ = true;
-      id_ = i;
-      return after_value();
-    }
-    return scalar(ec);
-  }
-  bool on_bool(bool, boost::system::error_code& ec) { return scalar(ec); }
-  bool on_null(boost::system::error_code& ec) { return scalar(ec); }
-
- private:
-  bool in_params() const { return depth_ == 2 && key_ == "params"; }
-  // A key read here is one the scan looks at; a value read here is one it keeps.
-  bool watched() const { return depth_ == 1 || in_params(); }
-  bool watched_value() const { return depth_ == 1 || (in_params() && key2_ == "name"); }
-  bool inside(json::string_view s) const {
-    return s.data() >= line_.data() && s.data() + s.size() <= line_.data() + line_.size();
-  }
-  // Where the key `s` ends in the line (its closing quote's offset + 1).
-  bool at_end_of(json::string_view s, std::size_t& end, boost::system::error_code& ec) {
-    if (!inside(s)) return stop(ec);
-    end = static_cast<std::size_t>(s.data() - line_.data()) + s.size() + 1;
-    return true;
-  }
-  // A scalar other than the id: anywhere but at the top or as the name.
-  bool scalar(boost::system::error_code& ec) {
-    if (watched_value()) return stop(ec);
-    return after_value();
-  }
-  bool open(boost::system::error_code& ec) {
-    if (in_params() && key2_ == "name") return stop(ec);
-    ++depth_;
-    return true;
-  }
-  bool close() {
-    --depth_;
-    return after_value();
-  }
-  bool after_value() {
-    if (depth_ == 1) key_.clear();
-    if (depth_ == 2) key2_.clear();
-    return true;
-  }
-
-  std::string_view line_;
-  std::size_t depth_ = 0;
-  short_text<16> key_;     ///< the current top-level key (first 16 bytes)
-  short_text<16> key2_;    ///< the current key of the params object (first 16 bytes)
-  short_text<8> version_;  ///< "jsonrpc"'s value (first 8 bytes)
-  json::value id_;
-  std::size_t params_key_end_ = 0, arguments_key_end_ = 0, name_pos_ = 0, name_len_ = 0;
-  bool version_seen_ = false, has_id_ = false, has_method_ = false;
-};
-
-// Where the JSON value that begins at or after `at` (after blanks and one colon) begins and
-// ends in `t`, which is valid JSON.
-std::pair<std::size_t, std::size_t> value_at(std::string_view t, std::size_t at) {
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (at < t.size() && (blank(t[at]) || t[at] == ':')) ++at;
-  const std::size_t begin = at;
-  if (at >= t.size()) return {begin, begin};
-  if (t[at] == '"' || t[at] == '{' || t[at] == '[') {
-    int depth = 0;
-    for (; at < t.size(); ++at) {
-      const char c = t[at];
-      if (c == '"') {
-        for (++at; at < t.size() && t[at] != '"'; ++at)
-          if (t[at] == '\\') ++at;
-        if (depth == 0) return {begin, at + 1};
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if ((c == '}' || c == ']') && --depth == 0) {
-        return {begin, at + 1};
-      }
-    }
-    return {begin, at};
-  }
-  while (at < t.size() && !blank(t[at]) && t[at] != ',' && t[at] != '}' && t[at] != ']') ++at;
-  return {begin, at};
-}
-
 // basic_parser events of a message's first bytes: the top-level keys until one tells what the
 // message is (line_head). Stops as soon as it knows.
 class head_reader : public unbounded_sizes {
@@ -619,21 +309,49 @@ json::parse_options parse_limits() {
 struct message_parser::impl {
   static constexpr std::size_t keep_buffers_up_to = 1 << 20;
   std::optional<json::parser> parser{std::in_place, json::storage_ptr(), parse_limits()};
-  json::basic_parser<response_scanner> scanner{parse_limits()};
-  json::basic_parser<call_scanner> calls{parse_limits()};
+  json_scan scan;
 };
 
 message_parser::message_parser() : impl_(std::make_unique<impl>()) {}
 message_parser::~message_parser() = default;
 
+namespace {
+
+// Takes `m` as the one member named `key` (false: named so twice).
+bool take(const json_scan::member*& slot, const json_scan::member& m) {
+  if (slot) return false;
+  slot = &m;
+  return true;
+}
+
+}  // namespace
+
 std::optional<response_span> message_parser::scan_response(std::string_view line) {
-  auto& p = impl_->scanner;
-  p.reset();
-  p.handler().reset(line);
-  boost::system::error_code ec;
-  const auto used = p.write_some(false, line.data(), line.size(), ec);
-  if (ec || used != line.size()) return std::nullopt;
-  return p.handler().result();
+  auto& s = impl_->scan;
+  if (!s.scan(line, "result")) return std::nullopt;
+  const json_scan::member *version = nullptr, *id = nullptr, *result = nullptr, *is_error = nullptr;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto& m = s[i];
+    if (m.parent >= 0) {  // the result's own
+      if (m.key == "isError" && !take(is_error, m)) return std::nullopt;
+      continue;
+    }
+    bool once = true;
+    if (m.key == "jsonrpc")
+      once = take(version, m);
+    else if (m.key == "id")
+      once = take(id, m);
+    else if (m.key == "result")
+      once = take(result, m);
+    else if (m.key == "method" || m.key == "error")
+      return std::nullopt;  // a request, a notification or an error: parsed in full
+    if (!once) return std::nullopt;
+  }
+  if (!version || version->value != R"("2.0")" || !id || !result) return std::nullopt;
+  const auto n = json_scan::integer(id->value);
+  if (!n) return std::nullopt;
+  return response_span{*n, static_cast<std::size_t>(id->value.data() - line.data()),
+                       id->value.size(), is_error && is_error->value == "true"};
 }
 
 line_head read_line_head(std::string_view head) {
@@ -692,29 +410,64 @@ result<message> message_parser::parse(std::string_view line) {
 }
 
 result<message> message_parser::parse_call(std::string_view line) {
-  auto& p = impl_->calls;
-  p.reset();
-  p.handler().reset(line);
-  boost::system::error_code ec;
-  const auto used = p.write_some(false, line.data(), line.size(), ec);
-  auto& h = p.handler();
-  if (ec || used != line.size() || !h.complete()) return parse(line);
-  const auto [begin, end] = value_at(line, h.params_key_end());
+  auto& s = impl_->scan;
+  if (!s.scan(line, "params")) return parse(line);
+  // The keys jsonrpc, id, method and params, once each, and no other; the params an object of a
+  // name and maybe arguments.
+  const json_scan::member *version = nullptr, *id = nullptr, *method = nullptr, *params = nullptr,
+                          *name = nullptr, *arguments = nullptr;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto& m = s[i];
+    bool once = false;
+    if (m.parent >= 0) {
+      if (m.key == "name")
+        once = take(name, m);
+      else if (m.key == "arguments")
+        once = take(arguments, m);
+    } else if (m.key == "jsonrpc") {
+      once = take(version, m);
+    } else if (m.key == "id") {
+      once = take(id, m);
+    } else if (m.key == "method") {
+      once = take(method, m);
+    } else if (m.key == "params") {
+      once = take(params, m);
+    }
+    if (!once) return parse(line);
+  }
+  if (!version || !id || !method || !params || !name || version->value != R"("2.0")" ||
+      method->value != R"("tools/call")" || params->value.front() != '{')
+    return parse(line);
+  // The name written plain (no escapes), not one of mcpmux's own tools.
+  const auto tool = name->value.substr(1, name->value.size() - 2);
+  if (name->value.front() != '"' || tool.empty() || tool.find('\\') != std::string_view::npos ||
+      tool.starts_with("mcpmux"))
+    return parse(line);
+  json::value id_value;
+  if (const auto n = json_scan::integer(id->value)) {
+    id_value = *n;
+  } else if (id->value.front() == '"' && id->value.find('\\') == std::string_view::npos) {
+    id_value = id->value.substr(1, id->value.size() - 2);
+  } else {
+    return parse(line);
+  }
+  const auto at = [&](std::string_view part) {
+    return static_cast<std::size_t>(part.data() - params->value.data());
+  };
   unparsed_params u;
-  u.text = line.substr(begin, end - begin);
-  u.tool = line.substr(h.name_pos(), h.name_len());
-  u.tool_pos = h.name_pos() - 1 - begin;
-  u.tool_len = h.name_len() + 2;
-  if (h.arguments_key_end()) {
-    const auto [a, b] = value_at(line, h.arguments_key_end());
-    u.arguments_pos = a - begin;
-    u.arguments_len = b - a;
+  u.text = params->value;
+  u.tool = tool;
+  u.tool_pos = at(name->value);
+  u.tool_len = name->value.size();
+  if (arguments) {
+    u.arguments_pos = at(arguments->value);
+    u.arguments_len = arguments->value.size();
   }
   // Room for the params: parse_params() then moves none of the others (views of the id and
   // method stay good).
   message m{
       message_kind::request,
-      json::object({{"jsonrpc", "2.0"}, {"id", std::move(h.id())}, {"method", "tools/call"}}, 4)};
+      json::object({{"jsonrpc", "2.0"}, {"id", std::move(id_value)}, {"method", "tools/call"}}, 4)};
   m.unparsed = std::move(u);
   return m;
 }
