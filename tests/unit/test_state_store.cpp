@@ -97,8 +97,10 @@ TEST(StateStore, KeepsTheAuditLogPrivatelyAndAcrossReopens) {
   EXPECT_EQ(store->audit_rows(), 3);
 }
 
-// A batch goes in by groups of rows in one statement and the rest one by one: 37 entries, every
-// field different from row to row, come back in order and whole.
+// A batch goes in by groups of rows in one statement and the rest one by one, plain rows (no
+// detail, nothing redacted, no run) by statements of their own: 37 entries, every field
+// different from row to row, the first group plain, the second mixed, come back in order and
+// whole.
 TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
   temp_db t;
   auto store = t.open();
@@ -116,7 +118,9 @@ TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
     e.outcome = i % 3 ? "ok" : "error";
     e.request_bytes = 100 + i;
     e.response_bytes = 200 + i;
-    e.detail = std::string(static_cast<std::size_t>(i), 'd');
+    if (i >= 16 && i % 3 == 0) e.detail = std::string(static_cast<std::size_t>(i), 'd');
+    if (i == 20 || i == 34) e.redacted = "github-token " + std::to_string(i);
+    if (i == 21 || i == 35) e.run = "run-" + std::to_string(i);
     batch.push_back(std::move(e));
   }
   ASSERT_TRUE(store->append(batch).ok());
@@ -139,6 +143,8 @@ TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
     EXPECT_EQ(row.request_bytes, want.request_bytes);
     EXPECT_EQ(row.response_bytes, want.response_bytes);
     EXPECT_EQ(row.detail, want.detail);
+    EXPECT_EQ(row.redacted, want.redacted);
+    EXPECT_EQ(row.run, want.run);
   }
 }
 
