@@ -121,7 +121,7 @@ void call::finish(rpc_outcome out) {
   }
   // Parked: the retry gets it, on whichever connection it comes (its first may be gone).
   if (era_ == mcp::era::modern && client_id_.is_null() && !done_) {
-    held_ = std::move(out);
+    modern_bridge().held = std::move(out);
     return;
   }
   auto caller = caller_.lock();
@@ -148,7 +148,7 @@ void call::cancel(std::string_view why) {
   if (finished_) return;
   finished_ = true;
   drop_questions();
-  held_.reset();
+  if (bridge_) bridge_->held.reset();
   if (auto undo = std::exchange(on_cancel_, {})) undo(*this);
   if (auto up = up_.lock()) up->cancel(*this, why);
   end_audit("cancelled", 0);
@@ -223,7 +223,9 @@ void call::end_audit(std::string_view outcome, std::size_t response_bytes) {
 }
 
 void call::drop_questions() {
-  for (auto& [n, q] : std::exchange(questions_, {})) q.done({errc::cancelled, std::nullopt});
+  if (!bridge_) return;
+  for (auto& [n, q] : std::exchange(bridge_->questions, {}))
+    q.done({errc::cancelled, std::nullopt});
 }
 
 void call::attach(std::weak_ptr<call_caller> caller, json::value client_id, std::string key) {
@@ -233,25 +235,26 @@ void call::attach(std::weak_ptr<call_caller> caller, json::value client_id, std:
 }
 
 void call::resume(const json::object* responses) {
+  auto& b = modern_bridge();
   if (responses)
     for (const auto& [key, value] : *responses) {
       const auto n = number_of(key);
-      auto it = n ? questions_.find(*n) : questions_.end();
+      auto it = n ? b.questions.find(*n) : b.questions.end();
       // An answer is a result object; anything else leaves the question open (asked again).
-      if (it == questions_.end() || !value.is_object()) continue;
+      if (it == b.questions.end() || !value.is_object()) continue;
       auto done = std::move(it->second.done);
-      questions_.erase(it);
+      b.questions.erase(it);
       message answer;
       answer.kind = message_kind::response;
       answer.body["result"] = value;
       done({{}, std::move(answer)});
     }
-  if (held_) {
-    auto out = std::move(*held_);
-    held_.reset();
+  if (b.held) {
+    auto out = std::move(*b.held);
+    b.held.reset();
     return finish(std::move(out));
   }
-  if (!questions_.empty()) ask_caller();
+  if (!b.questions.empty()) ask_caller();
 }
 
 void call::on_progress(const json::object& params) {
@@ -285,21 +288,22 @@ std::int64_t call::ask_client(std::string_view method, const json::value& params
     }
     return caller->ask_client(method, params, std::move(done));
   }
-  const auto n = next_key_++;
+  auto& b = modern_bridge();
+  const auto n = b.next_key++;
   json::value p = params.is_object() ? params : json::value(json::object{});
   // An input request carries no _meta and no task of its own (2026-07-28 schema).
   p.as_object().erase("_meta");
   p.as_object().erase("task");
-  questions_[n] = question{std::string(method), std::move(p), std::move(done)};
+  b.questions[n] = question{std::string(method), std::move(p), std::move(done)};
   if (!client_id_.is_null()) ask_caller();
   return n;
 }
 
 std::int64_t call::ask_before_forwarding(std::string_view method, const json::value& params,
                                          response_handler done) {
-  asking_first_ = true;
+  modern_bridge().asking_first = true;
   const auto id = ask_client(method, params, std::move(done));
-  asking_first_ = false;
+  bridge_->asking_first = false;
   return id;
 }
 
@@ -308,14 +312,14 @@ void call::cancel_ask(std::int64_t id, std::string_view reason) {
     if (auto caller = caller_.lock()) caller->cancel_ask(id, reason);
     return;
   }
-  questions_.erase(id);
+  if (bridge_) bridge_->questions.erase(id);
 }
 
 void call::ask_caller() {
   auto caller = caller_.lock();
   if (!caller || !mrtr_) return cancel("client disconnected");
   json::object requests;
-  for (const auto& [n, q] : questions_)
+  for (const auto& [n, q] : modern_bridge().questions)
     requests[key_of(n)] = json::object{{"method", q.method}, {"params", q.params}};
   json::object result;
   result["resultType"] = "input_required";
@@ -326,7 +330,7 @@ void call::ask_caller() {
   caller->call_replied(*this, std::move(text));
   // A question from mcpmux itself (a confirmation, before the call reached a server) keeps the
   // row open: its outcome is what the answer leads to (declined, or the server's answer).
-  if (!asking_first_) end_audit("input_required", bytes);
+  if (!bridge_->asking_first) end_audit("input_required", bytes);
 }
 
 std::string_view outcome_of(const rpc_outcome& out) {

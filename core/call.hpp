@@ -226,12 +226,20 @@ class call final : public call_owner,
   std::optional<std::int64_t> wire_id_;  ///< on the wire: the request's id there
   bool retried_ = false;                 ///< already resent once after a dropped connection
   int input_rounds_ = 0;                 ///< a modern server's input_required rounds fulfilled
-  // A modern caller's bridge (a legacy server's questions → input_required).
+  // A modern caller's bridge (a legacy server's questions → input_required), made when first
+  // needed: most calls ask nothing, and a call small enough comes from malloc's fast lists.
+  struct bridge {
+    std::map<std::int64_t, question> questions;  ///< by our key number ("q<N>")
+    std::int64_t next_key = 1;
+    bool asking_first = false;        ///< ask_before_forwarding is asking
+    std::optional<rpc_outcome> held;  ///< the final answer, come while parked
+  };
+  bridge& modern_bridge() {
+    if (!bridge_) bridge_ = std::make_unique<bridge>();
+    return *bridge_;
+  }
   mrtr_registry* mrtr_ = nullptr;
-  std::map<std::int64_t, question> questions_;  ///< by our key number ("q<N>")
-  std::int64_t next_key_ = 1;
-  bool asking_first_ = false;                 ///< ask_before_forwarding is asking
-  std::optional<rpc_outcome> held_;           ///< the final answer, come while parked
+  std::unique_ptr<bridge> bridge_;
   std::vector<std::shared_ptr<void>> holds_;  ///< given back at the end (hold())
 };
 
