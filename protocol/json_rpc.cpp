@@ -93,11 +93,13 @@ void append_id(std::string& out, const json::value& id) {
 }  // namespace
 
 const json::value& message::id() const {
+  if (scanned) return scanned_id;
   auto* p = body.if_contains("id");
   return p ? *p : null_value;
 }
 
 std::string_view message::method() const {
+  if (scanned) return "tools/call";
   auto* p = body.if_contains("method");
   return p && p->is_string() ? std::string_view(p->get_string()) : std::string_view();
 }
@@ -463,12 +465,11 @@ result<message> message_parser::parse_call(std::string_view line) {
     u.arguments_pos = at(arguments->value);
     u.arguments_len = arguments->value.size();
   }
-  // Room for the params: parse_params() then moves none of the others (views of the id and
-  // method stay good).
-  message m{
-      message_kind::request,
-      json::object({{"jsonrpc", "2.0"}, {"id", std::move(id_value)}, {"method", "tools/call"}}, 4)};
+  // No DOM at all: the id and method are the message's own fields.
+  message m{message_kind::request, {}};
   m.unparsed = std::move(u);
+  m.scanned = true;
+  m.scanned_id = std::move(id_value);
   return m;
 }
 
@@ -481,8 +482,7 @@ void unparsed_params::rename(std::string_view name) {
   tool = name;
 }
 
-// (A scanned call's body was made with room for the params: views of its id and method taken
-// before stay good.)
+// (A scanned call's id and method are fields of their own: views of them stay good.)
 void message::parse_params() {
   if (!unparsed) return;
   body["params"] = json::parse(unparsed->text, json::storage_ptr(), parse_limits());

@@ -53,6 +53,10 @@ struct message {
   /// A tools/call whose params were not parsed (message_parser::parse_call): `body` has no
   /// "params" while this is set; parse_params() puts them there.
   std::optional<unparsed_params> unparsed{};
+  /// A call read by parse_call: its id is `scanned_id` and its method tools/call, and `body`
+  /// holds nothing but the params once parse_params() has put them there.
+  bool scanned = false;
+  json::value scanned_id{};
 
   const json::value& id() const;    ///< null value for notifications
   std::string_view method() const;  ///< "" for responses

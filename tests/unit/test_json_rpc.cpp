@@ -533,7 +533,9 @@ TEST(ParseCall, KeepsAPlainCallsParamsAsText) {
   const auto& id = m.id();
   m.parse_params();
   EXPECT_FALSE(m.unparsed);
-  EXPECT_EQ(m.body, full.body);
+  EXPECT_EQ(m.params(), full.params());
+  EXPECT_EQ(m.id(), full.id());
+  EXPECT_EQ(m.method(), full.method());
   EXPECT_EQ(method, "tools/call");
   EXPECT_EQ(id, json::value(42));
 }
