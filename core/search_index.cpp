@@ -96,6 +96,8 @@ struct statement {
 struct bm25f_stats {
   std::vector<double> idf;      ///< by phrase of the query
   std::vector<double> average;  ///< tokens per row, by column
+  std::vector<double> per_hit;  ///< a match's weight in this row, by column (scratch)
+  std::vector<double> tf;       ///< this row's weighted matches, by phrase (scratch)
 };
 
 void bm25f(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_context* result, int argc,
@@ -124,6 +126,8 @@ void bm25f(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_context* resul
       const auto n = static_cast<double>(rows), h = static_cast<double>(hits);
       fresh->idf.push_back(std::max(1e-6, std::log((n - h + 0.5) / (h + 0.5))));  // as bm25()
     }
+    fresh->per_hit.resize(static_cast<std::size_t>(columns));
+    fresh->tf.resize(static_cast<std::size_t>(phrases));
     stats = fresh.release();  // SQLite's now: it deletes it, also when this fails
     if (api->xSetAuxdata(ctx, stats, [](void* p) { delete static_cast<bm25f_stats*>(p); }) !=
         SQLITE_OK) {
@@ -134,14 +138,15 @@ void bm25f(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_context* resul
   const auto arg = [&](int i, double fallback) {
     return i < argc ? sqlite3_value_double(argv[i]) : fallback;
   };
-  std::vector<double> per_hit(static_cast<std::size_t>(columns));
+  auto& per_hit = stats->per_hit;
   for (int c = 0; c < columns; ++c) {
     int size = 0;
     api->xColumnSize(ctx, c, &size);
     const double b = arg(columns + c, 0.75);
     per_hit[c] = arg(c, 1.0) / (1.0 - b + b * size / stats->average[c]);
   }
-  std::vector<double> tf(static_cast<std::size_t>(phrases));
+  auto& tf = stats->tf;
+  std::fill(tf.begin(), tf.end(), 0.0);
   int instances = 0;
   api->xInstCount(ctx, &instances);
   for (int i = 0; i < instances; ++i) {
