@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <unordered_map>
@@ -86,6 +87,76 @@ struct statement {
   statement& operator=(const statement&) = delete;
   ~statement() { sqlite3_finalize(s); }
 };
+
+// BM25F (Robertson and Zaragoza): a word's occurrences in each column, weighted by the column and
+// normalised by that column's length against its average there (`b` per column: 0 leaves a
+// column's length out), add up before they saturate. FTS5's own bm25() normalises every column
+// by the length of the whole row, so that a tool with long parameter descriptions ranked low even
+// for a word of its name. Arguments: a weight per column, then its b.
+struct bm25f_stats {
+  std::vector<double> idf;      ///< by phrase of the query
+  std::vector<double> average;  ///< tokens per row, by column
+  std::vector<double> per_hit;  ///< a match's weight in this row, by column (scratch)
+  std::vector<double> tf;       ///< this row's weighted matches, by phrase (scratch)
+};
+
+void bm25f(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_context* result, int argc,
+           sqlite3_value** argv) {
+  constexpr double k1 = 1.2;
+  const int columns = api->xColumnCount(ctx);
+  const int phrases = api->xPhraseCount(ctx);
+  // What depends on the query only, once per query.
+  auto* stats = static_cast<bm25f_stats*>(api->xGetAuxdata(ctx, 0));
+  if (!stats) {
+    auto fresh = std::make_unique<bm25f_stats>();
+    sqlite3_int64 rows = 0;
+    api->xRowCount(ctx, &rows);
+    for (int c = 0; c < columns; ++c) {
+      sqlite3_int64 total = 0;
+      api->xColumnTotalSize(ctx, c, &total);
+      fresh->average.push_back(
+          rows > 0 ? std::max(1.0, static_cast<double>(total) / static_cast<double>(rows)) : 1.0);
+    }
+    for (int p = 0; p < phrases; ++p) {
+      sqlite3_int64 hits = 0;
+      api->xQueryPhrase(ctx, p, &hits, [](const Fts5ExtensionApi*, Fts5Context*, void* n) {
+        ++*static_cast<sqlite3_int64*>(n);
+        return SQLITE_OK;
+      });
+      const auto n = static_cast<double>(rows), h = static_cast<double>(hits);
+      fresh->idf.push_back(std::max(1e-6, std::log((n - h + 0.5) / (h + 0.5))));  // as bm25()
+    }
+    fresh->per_hit.resize(static_cast<std::size_t>(columns));
+    fresh->tf.resize(static_cast<std::size_t>(phrases));
+    stats = fresh.release();  // SQLite's now: it deletes it, also when this fails
+    if (api->xSetAuxdata(ctx, stats, [](void* p) { delete static_cast<bm25f_stats*>(p); }) !=
+        SQLITE_OK) {
+      sqlite3_result_error_nomem(result);
+      return;
+    }
+  }
+  const auto arg = [&](int i, double fallback) {
+    return i < argc ? sqlite3_value_double(argv[i]) : fallback;
+  };
+  auto& per_hit = stats->per_hit;
+  for (int c = 0; c < columns; ++c) {
+    int size = 0;
+    api->xColumnSize(ctx, c, &size);
+    const double b = arg(columns + c, 0.75);
+    per_hit[c] = arg(c, 1.0) / (1.0 - b + b * size / stats->average[c]);
+  }
+  auto& tf = stats->tf;
+  std::fill(tf.begin(), tf.end(), 0.0);
+  int instances = 0;
+  api->xInstCount(ctx, &instances);
+  for (int i = 0; i < instances; ++i) {
+    int phrase = 0, column = 0, offset = 0;
+    if (api->xInst(ctx, i, &phrase, &column, &offset) == SQLITE_OK) tf[phrase] += per_hit[column];
+  }
+  double score = 0;
+  for (int p = 0; p < phrases; ++p) score += stats->idf[p] * tf[p] * (k1 + 1) / (tf[p] + k1);
+  sqlite3_result_double(result, -score);  // lower is better, as bm25()
+}
 
 }  // namespace
 
@@ -319,11 +390,15 @@ struct search_index::impl {
     if (!api || api->xFindTokenizer(api, "porter", &context, &porter) != SQLITE_OK ||
         porter.xCreate(context, nullptr, 0, &stemmer) != SQLITE_OK)
       throw std::runtime_error("search index: no porter tokenizer");
-    // BM25 with the tool's own name words weighing most, then its server, the head of its
-    // description, the rest and its parameters.
+    if (api->xCreateFunction(api, "bm25f", nullptr, &bm25f, nullptr) != SQLITE_OK)
+      throw std::runtime_error("search index: cannot add bm25f");
+    // BM25F with the tool's own name words weighing most, then its server, the head of its
+    // description, the rest and its parameters. A name's few words and the head of a description
+    // (at most 200 bytes) say as much whatever their length: b 0 and 0.3 there, BM25's usual
+    // 0.75 for the rest.
     prepare(query,
-            "SELECT name, bm25(tools, 0.0, 6.0, 2.0, 2.0, 1.0, 1.0) AS rank FROM tools "
-            "WHERE tools MATCH ?1 ORDER BY rank LIMIT ?2");
+            "SELECT name, bm25f(tools, 0.0, 6.0, 2.0, 2.0, 1.0, 1.0, 0.0, 0.0, 0.75, 0.3, 0.75, "
+            "0.75) AS rank FROM tools WHERE tools MATCH ?1 ORDER BY rank LIMIT ?2");
   }
   ~impl() {
     if (stemmer) porter.xDelete(stemmer);

@@ -1,6 +1,6 @@
 // The tool search index of `search` profiles: SQLite FTS5 (in memory) over every exposed tool's
 // name split into words, its server, its description and its parameters' names and
-// descriptions, ranked by BM25. Kept in step with the catalogue: a sync re-indexes only the
+// descriptions, ranked by BM25F. Kept in step with the catalogue: a sync re-indexes only the
 // tools that are new or changed.
 #pragma once
 

@@ -130,6 +130,23 @@ TEST(SearchIndex, ToolNamedForTheVerbAndObjectRanksFirst) {
   EXPECT_EQ(index.search("https://example.com/pricing", 1, all).front().name, "web__fetch_url");
 }
 
+TEST(SearchIndex, LongParameterDescriptionsDoNotHideTheWordsOfAName) {
+  world w;
+  // Each column's length counts against that column only (BM25F): a tool that documents its
+  // parameters at length still ranks by its name.
+  std::string manual;
+  for (int i = 0; i < 60; ++i) manual += "The selector of the element, as CSS or as text. ";
+  w.web.push_back(tool("page_click", "Click an element",
+                       {{"selector", json::object{{"type", "string"}, {"description", manual}}},
+                        {"button", json::object{{"type", "string"}, {"description", manual}}}}));
+  w.web.push_back(tool("hover", "Move the mouse over an element, as before a page click"));
+  w.whole.rebuild(w.sources(), w.rules, w.warnings);
+  search_index index;
+  index.sync(w.whole);
+  const auto all = [](std::string_view) { return true; };
+  EXPECT_EQ(index.search("click on the page", 1, all).front().name, "web__page_click");
+}
+
 TEST(SearchIndex, RelatedWordsAndANamedServerHelp) {
   world w;
   w.files.push_back(tool("create_directory", "Make a new directory"));
