@@ -86,6 +86,24 @@ struct json_scan::cursor {
   }
   bool at(char c) const { return p < end && *p == c; }
 
+  // Enters the object or array that opens at p: true when it is empty (its `close` taken).
+  bool enter_empty(char close) {
+    ++p;
+    skip_blanks();
+    if (!at(close)) return false;
+    ++p;
+    return true;
+  }
+  // After an item of a container: a comma (`more`), or its `close`; false when neither.
+  bool after_item(char close, bool& more) {
+    skip_blanks();
+    more = at(',');
+    if (!more && !at(close)) return false;
+    ++p;
+    if (more) skip_blanks();
+    return true;
+  }
+
   // The string whose opening quote is at p: moves past its closing quote; `escaped` when it
   // holds an escape. The usual string, plain ASCII, is read here; the rest by rest_of_string.
   bool string(bool& escaped) {
@@ -203,13 +221,8 @@ bool json_scan::value(cursor& c, int depth, int record_as) {
 
 bool json_scan::object(cursor& c, int depth, int record_as) {
   if (depth > max_depth) return false;
-  ++c.p;
-  c.skip_blanks();
-  if (c.at('}')) {
-    ++c.p;
-    return true;
-  }
-  for (;;) {
+  if (c.enter_empty('}')) return true;
+  for (bool more = true; more;) {
     if (!c.at('"')) return false;
     const char* key_begin = c.p + 1;
     bool escaped = false;
@@ -231,38 +244,17 @@ bool json_scan::object(cursor& c, int depth, int record_as) {
     if (!value(c, depth, child)) return false;
     if (index >= 0)
       members_[index].value = {value_begin, static_cast<std::size_t>(c.p - value_begin)};
-    c.skip_blanks();
-    if (c.at(',')) {
-      ++c.p;
-      c.skip_blanks();
-      continue;
-    }
-    if (!c.at('}')) return false;
-    ++c.p;
-    return true;
+    if (!c.after_item('}', more)) return false;
   }
+  return true;
 }
 
 bool json_scan::array(cursor& c, int depth) {
   if (depth > max_depth) return false;
-  ++c.p;
-  c.skip_blanks();
-  if (c.at(']')) {
-    ++c.p;
-    return true;
-  }
-  for (;;) {
-    if (!value(c, depth, not_recorded)) return false;
-    c.skip_blanks();
-    if (c.at(',')) {
-      ++c.p;
-      c.skip_blanks();
-      continue;
-    }
-    if (!c.at(']')) return false;
-    ++c.p;
-    return true;
-  }
+  if (c.enter_empty(']')) return true;
+  for (bool more = true; more;)
+    if (!value(c, depth, not_recorded) || !c.after_item(']', more)) return false;
+  return true;
 }
 
 int json_scan::record(std::string_view key, int parent) {
