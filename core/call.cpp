@@ -70,42 +70,33 @@ rpc_outcome refusal(std::string_view method, std::string text) {
 }
 
 call::call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr)
-    : caller_(std::move(caller)),
-      client_id_(std::move(r.client_id)),
-      key_(std::move(r.key)),
-      method_(std::move(r.method)),
-      params_(std::move(r.params)),
-      unparsed_(std::move(r.unparsed)),
-      exposed_(std::move(r.exposed)),
-      era_(r.era),
-      capabilities_(std::move(r.capabilities)),
-      after_(std::move(r.after)),
-      redact_(std::move(r.redact)),
-      page_above_(r.page_above),
-      audit_(std::move(r.audit)),
-      progress_token_(progress_token_of(params_)),
-      started_(steady_clock::now()),
-      mrtr_(mrtr) {}
+    : caller_(std::move(caller)), r_(std::move(r)), mrtr_(mrtr) {
+  begin();
+}
+
+void call::begin() {
+  progress_token_ = progress_token_of(r_.params);
+  started_ = steady_clock::now();
+}
 
 call::call(std::string method, json::value params, response_handler done)
-    : done_(std::move(done)),
-      method_(std::move(method)),
-      params_(std::move(params)),
-      progress_token_(progress_token_of(params_)),
-      started_(steady_clock::now()) {}
+    : done_(std::move(done)), r_(std::move(params)) {
+  r_.method = std::move(method);
+  begin();
+}
 
 const json::value& call::params() const {
-  if (unparsed_) {
-    params_ = boost::json::parse(unparsed_->text);  // validated when read: only memory can fail
-    unparsed_.reset();
+  if (r_.unparsed) {
+    r_.params = boost::json::parse(r_.unparsed->text);  // validated when read: only memory can fail
+    r_.unparsed.reset();
   }
-  return params_;
+  return r_.params;
 }
 
 std::string_view call::tool() const {
-  if (method_ != "tools/call") return {};
-  if (unparsed_) return unparsed_->tool;
-  const auto* p = params_.if_object();
+  if (r_.method != "tools/call") return {};
+  if (r_.unparsed) return r_.unparsed->tool;
+  const auto* p = r_.params.if_object();
   const auto* name = p ? p->if_contains("name") : nullptr;
   return name && name->is_string() ? std::string_view(name->get_string()) : std::string_view();
 }
@@ -120,7 +111,7 @@ void call::finish(rpc_outcome out) {
     out.reply = std::move(msg);
   }
   // Parked: the retry gets it, on whichever connection it comes (its first may be gone).
-  if (era_ == mcp::era::modern && client_id_.is_null() && !done_) {
+  if (r_.era == mcp::era::modern && r_.client_id.is_null() && !done_) {
     modern_bridge().held = std::move(out);
     return;
   }
@@ -157,49 +148,49 @@ void call::cancel(std::string_view why) {
 
 void call::refuse(std::string text, std::string_view outcome) {
   refused_ = outcome;
-  finish(refusal(method_, std::move(text)));
+  finish(refusal(r_.method, std::move(text)));
 }
 
 std::string call::reply_text(rpc_outcome& out) {
   auto& reply = *out.reply;
-  if (era_ != mcp::era::modern) return relay_reply(client_id_, reply);
+  if (r_.era != mcp::era::modern) return relay_reply(r_.client_id, reply);
   if (reply.kind == message_kind::error_response) {
     // 2026-07-28 names a missing resource -32602, where 2025-11-25 servers say -32002.
     if (auto* e = reply.body["error"].if_object())
       if (auto* code = e->if_contains("code");
           code && code->is_int64() && code->get_int64() == -32002)
         *code = rpc_code::invalid_params;
-    return relay_reply(client_id_, reply);
+    return relay_reply(r_.client_id, reply);
   }
   // A success kept as text gets resultType spliced in; a parsed one on its object.
   const bool raw = !reply.raw.empty();
   if (!raw)
     if (auto* result = reply.body["result"].if_object()) mcp::mark_complete(*result);
-  auto text = relay_reply(client_id_, reply);
+  auto text = relay_reply(r_.client_id, reply);
   if (raw) mcp::mark_complete(text);
   return text;
 }
 
 void call::run_stages(message& reply) {
   if (reply.kind == message_kind::error_response) {
-    if (auto* error = redact_ ? reply.body.if_contains("error") : nullptr)
-      redacted_ += mcp::redact_error(*error, *redact_);
+    if (auto* error = r_.redact ? reply.body.if_contains("error") : nullptr)
+      redacted_ += mcp::redact_error(*error, *r_.redact);
     return;
   }
   // A raw answer is parsed only when a stage needs it: it may hold a secret, or it may be over
   // the page's cap (its text as received is never shorter than the text it holds).
   if (!reply.raw.empty()) {
-    const bool long_one = page_above_ && reply.raw.size() > *page_above_;
-    const bool secret = redact_ && mcp::may_hold_secret(reply.raw, *redact_);
+    const bool long_one = r_.page_above && reply.raw.size() > *r_.page_above;
+    const bool secret = r_.redact && mcp::may_hold_secret(reply.raw, *r_.redact);
     if ((!long_one && !secret) || !reply.parse_raw()) return;  // relayed as received
   }
   auto* value = reply.body.if_contains("result");
   auto* result = value ? value->if_object() : nullptr;
   if (!result) return;
   // Redacted first: what paging keeps for later reads holds no secret either.
-  if (redact_) redacted_ += mcp::redact_result(*value, *redact_);
-  if (after_) after_(*result);
-  auto caller = page_above_ ? caller_.lock() : nullptr;
+  if (r_.redact) redacted_ += mcp::redact_result(*value, *r_.redact);
+  if (r_.after) r_.after(*result);
+  auto caller = r_.page_above ? caller_.lock() : nullptr;
   if (!caller) return;  // not paged, or nobody to answer
   if (auto refused = caller->page_result(*this, *result)) {
     reply.kind = message_kind::error_response;
@@ -210,16 +201,16 @@ void call::run_stages(message& reply) {
 }
 
 void call::end_audit(std::string_view outcome, std::size_t response_bytes) {
-  if (!audit_) return;
+  if (!r_.audit) return;
   // Completed where it lies and moved once, to the buffer: a row is seven strings.
-  auto& e = *audit_;
+  auto& e = *r_.audit;
   e.duration_us =
       std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started_).count();
   e.outcome = outcome;
   e.response_bytes = static_cast<std::int64_t>(response_bytes);
   if (!redacted_.empty()) e.redacted = describe(redacted_);
   if (auto caller = caller_.lock()) caller->call_audited(std::move(e));
-  audit_.reset();
+  r_.audit.reset();
 }
 
 void call::drop_questions() {
@@ -230,8 +221,8 @@ void call::drop_questions() {
 
 void call::attach(std::weak_ptr<call_caller> caller, json::value client_id, std::string key) {
   caller_ = std::move(caller);
-  client_id_ = std::move(client_id);
-  key_ = std::move(key);
+  r_.client_id = std::move(client_id);
+  r_.key = std::move(key);
 }
 
 void call::resume(const json::object* responses) {
@@ -258,29 +249,29 @@ void call::resume(const json::object* responses) {
 }
 
 void call::on_progress(const json::object& params) {
-  if (client_id_.is_null() || !progress_token_) return;  // parked, or nobody asked for it
+  if (r_.client_id.is_null() || !progress_token_) return;  // parked, or nobody asked for it
   auto caller = caller_.lock();
   if (!caller) return;
   json::object p = params;
   p["progressToken"] = *progress_token_;
-  if (redact_) {
+  if (r_.redact) {
     json::value v(std::move(p));
-    redacted_ += mcp::redact_notification("notifications/progress", v, *redact_);
+    redacted_ += mcp::redact_notification("notifications/progress", v, *r_.redact);
     p = std::move(v.as_object());
   }
   caller->on_progress(p);
 }
 
 bool call::client_supports(std::string_view capability) const {
-  if (era_ == mcp::era::modern)
-    return capabilities_.contains(capability) || mcp::has_extension(capabilities_, capability);
+  if (r_.era == mcp::era::modern)
+    return r_.capabilities.contains(capability) || mcp::has_extension(r_.capabilities, capability);
   auto caller = caller_.lock();
   return caller && caller->client_supports(capability);
 }
 
 std::int64_t call::ask_client(std::string_view method, const json::value& params,
                               response_handler done) {
-  if (era_ != mcp::era::modern) {  // a legacy caller is asked with a real request
+  if (r_.era != mcp::era::modern) {  // a legacy caller is asked with a real request
     auto caller = caller_.lock();
     if (!caller) {
       done({errc::cancelled, std::nullopt});
@@ -295,7 +286,7 @@ std::int64_t call::ask_client(std::string_view method, const json::value& params
   p.as_object().erase("_meta");
   p.as_object().erase("task");
   b.questions[n] = question{std::string(method), std::move(p), std::move(done)};
-  if (!client_id_.is_null()) ask_caller();
+  if (!r_.client_id.is_null()) ask_caller();
   return n;
 }
 
@@ -308,7 +299,7 @@ std::int64_t call::ask_before_forwarding(std::string_view method, const json::va
 }
 
 void call::cancel_ask(std::int64_t id, std::string_view reason) {
-  if (era_ != mcp::era::modern) {
+  if (r_.era != mcp::era::modern) {
     if (auto caller = caller_.lock()) caller->cancel_ask(id, reason);
     return;
   }
@@ -325,7 +316,7 @@ void call::ask_caller() {
   result["resultType"] = "input_required";
   result["inputRequests"] = std::move(requests);
   result["requestState"] = mrtr_->park(shared_from_this(), mrtr_registry::clock::now());
-  auto text = make_result(std::exchange(client_id_, nullptr), result);
+  auto text = make_result(std::exchange(r_.client_id, nullptr), result);
   const auto bytes = text.size();
   caller->call_replied(*this, std::move(text));
   // A question from mcpmux itself (a confirmation, before the call reached a server) keeps the

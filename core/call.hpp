@@ -111,29 +111,38 @@ class call final : public call_owner,
 
   /// A caller's call; a modern caller's calls park in `mrtr` while they wait for input.
   call(request r, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr = nullptr);
+  /// The same, described in place: `describe(request&)` fills in what the caller asks, around
+  /// `params` (moved in whole, see request), and nothing is moved after it.
+  template <class Describe>
+  call(json::value&& params, std::weak_ptr<call_caller> caller, mrtr_registry* mrtr,
+       Describe&& describe)
+      : caller_(std::move(caller)), r_(std::move(params)), mrtr_(mrtr) {
+    describe(r_);
+    begin();
+  }
   /// A request made on the server's behalf (subscriptions): `done` gets its one outcome.
   call(std::string method, json::value params, response_handler done);
 
-  const json::value& client_id() const { return client_id_; }
-  const std::string& key() const { return key_; }
-  const std::string& method() const { return method_; }
+  const json::value& client_id() const { return r_.client_id; }
+  const std::string& key() const { return r_.key; }
+  const std::string& method() const { return r_.method; }
   /// The params as the server gets them (parsed now when they came unparsed).
   const json::value& params() const;
   /// The tool of a tools/call (the server's name for it); empty for other methods.
   std::string_view tool() const;
   /// The name or URI the caller used.
-  const std::string& exposed() const { return exposed_; }
+  const std::string& exposed() const { return r_.exposed; }
   /// The cap of its page stage (none: not paged).
-  std::optional<std::size_t> page_above() const { return page_above_; }
+  std::optional<std::size_t> page_above() const { return r_.page_above; }
   /// The server it went to (null before it was started, or when the server is gone).
   std::shared_ptr<upstream> server() const { return up_.lock(); }
-  mcp::era era() const { return era_; }
+  mcp::era era() const { return r_.era; }
   bool finished() const { return finished_; }
   /// What was replaced in its answer and progress messages, by kind.
   const mcp::redaction_counts& redacted() const { return redacted_; }
   /// The server to bind a retry to: `method` and `name` must be the request's own.
   bool same_request(std::string_view method, std::string_view name) const {
-    return method == method_ && name == exposed_;
+    return method == r_.method && name == r_.exposed;
   }
 
   // The ends.
@@ -166,7 +175,7 @@ class call final : public call_owner,
   // call_owner: the server's requests while it serves this call.
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
-  bool takes_input_required() const override { return era_ == mcp::era::modern; }
+  bool takes_input_required() const override { return r_.era == mcp::era::modern; }
   std::int64_t ask_client(std::string_view method, const json::value& params,
                           response_handler done) override;
   void cancel_ask(std::int64_t id, std::string_view reason) override;
@@ -192,29 +201,21 @@ class call final : public call_owner,
   void run_stages(message& reply);
   void drop_questions();
   void end_audit(std::string_view outcome, std::size_t response_bytes);
+  /// The server's time starts, and the progress token is read from the params.
+  void begin();
   /// The params to change (parsed first when they came unparsed).
   json::value& params_dom() {
     (void)params();
-    return params_;
+    return r_.params;
   }
 
   // Who and what.
   std::weak_ptr<call_caller> caller_;
   response_handler done_;  ///< a request on the server's behalf: no caller
-  json::value client_id_;  ///< null while a modern call is parked
-  std::string key_;
-  std::string method_;
-  // Parsed on first use when they came unparsed (params()): a plain call is sent as its text.
-  mutable json::value params_;
-  mutable std::optional<unparsed_params> unparsed_;
-  std::string exposed_;
-  mcp::era era_ = mcp::era::legacy;
-  json::object capabilities_;
-  std::function<void(json::object&)> after_;
-  std::shared_ptr<const mcp::secret_detector> redact_;
+  /// What the caller asked (its client_id null while a modern call is parked). The params are
+  /// parsed on first use when they came unparsed (params()): a plain call is sent as its text.
+  mutable request r_;
   mcp::redaction_counts redacted_;
-  std::optional<std::size_t> page_above_;
-  std::optional<audit_entry> audit_;
   std::string_view refused_ = {};  ///< the audit's outcome of a call a stage refused
   std::function<void(call&)> on_cancel_;
   std::optional<json::value> progress_token_;  ///< the caller's own (the server gets the wire id)

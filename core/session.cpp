@@ -461,35 +461,42 @@ void session::serve_list(const json::value& id, collection c, const json::object
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
                       std::function<void(json::object&)> after, std::string_view exposed,
                       const mcp::request_meta* meta) {
-  if (meta) msg.parse_params();  // (a call read unparsed is a legacy client's)
-  // (Constructed from the params, not assigned them: see call::request.)
-  auto r = msg.unparsed ? call::request() : call::request(std::move(msg.body["params"]));
-  r.unparsed = std::move(msg.unparsed);
   if (meta) {
-    auto& params = r.params.as_object();
+    msg.parse_params();  // (a call read unparsed is a legacy client's)
+    const auto& params = msg.params();
     if ((params.contains("requestState") || params.contains("inputResponses")) &&
         up->era() != mcp::era::modern)
       return reply_error(
           msg.id(), rpc_code::invalid_params,
           "Invalid params: requestState is unknown (not issued by mcpmux, and server \"" +
               up->name() + "\" does not speak 2026-07-28)");
-    mcp::strip_protocol_meta(params);
     modern_result_rules(msg.method(), *up, *meta, after);
-    r.era = mcp::era::modern;
-    r.capabilities = meta->capabilities;
   }
-  r.client_id = msg.id();
-  r.key = serialize_id(r.client_id);
-  r.method = msg.method();
-  r.exposed = exposed;
-  r.after = std::move(after);
-  r.redact = manager_.result_detector(*up, profile_);
-  add_page_stage(r, up);
-  r.audit = r.unparsed ? audit_begin(r.method, exposed, up->name(), *r.unparsed)
-                       : audit_begin(r.method, exposed, up->name(), r.params.as_object());
   servers_used_.insert(up->name());
-  auto c = std::make_shared<call>(std::move(r), std::weak_ptr<call_caller>(shared_from_this()),
-                                  meta ? &manager_.mrtr() : nullptr);
+  // Described in place: what the call keeps is not moved again.
+  auto describe = [&](call::request& r) {
+    r.unparsed = std::move(msg.unparsed);
+    if (meta) {
+      mcp::strip_protocol_meta(r.params.as_object());
+      r.era = mcp::era::modern;
+      r.capabilities = meta->capabilities;
+    }
+    r.client_id = msg.id();
+    r.key = serialize_id(r.client_id);
+    r.method = msg.method();
+    r.exposed = exposed;
+    r.after = std::move(after);
+    r.redact = manager_.result_detector(*up, profile_);
+    add_page_stage(r, up);
+    if (r.unparsed)
+      audit_begin(r.audit, r.method, exposed, up->name(), *r.unparsed);
+    else
+      audit_begin(r.audit, r.method, exposed, up->name(), r.params.as_object());
+  };
+  // (The params are moved in whole, not assigned: see call::request.)
+  auto c = std::make_shared<call>(msg.unparsed ? json::value() : std::move(msg.body["params"]),
+                                  std::weak_ptr<call_caller>(shared_from_this()),
+                                  meta ? &manager_.mrtr() : nullptr, describe);
   // Entered before it starts: a call that fails at once is answered (and leaves) inside.
   call_entered(c, meta ? meta->log_level : std::string());
   if (confirm_first(c, up)) return;

@@ -195,15 +195,16 @@ class session : public transport_events,
   std::string protocol_version_;
   json::object client_capabilities_;
   // The audit log (session_audit.cpp).
-  /// The audit row of a call of `method` to `server` for `exposed`, begun (none when the audit
-  /// is off or the method is not audited).
-  std::optional<audit_entry> audit_begin(std::string_view method, std::string_view exposed,
-                                         const std::string& server, const json::object& params);
-  std::optional<audit_entry> audit_begin(std::string_view method, std::string_view exposed,
-                                         const std::string& server, const unparsed_params& params);
+  /// Begins in `row`, in place, the audit row of a call of `method` to `server` for `exposed`
+  /// (left empty when the audit is off or the method is not audited).
+  void audit_begin(std::optional<audit_entry>& row, std::string_view method,
+                   std::string_view exposed, const std::string& server, const json::object& params);
+  void audit_begin(std::optional<audit_entry>& row, std::string_view method,
+                   std::string_view exposed, const std::string& server,
+                   const unparsed_params& params);
   /// audit_begin's row without the arguments.
-  std::optional<audit_entry> audit_row(std::string_view method, std::string_view exposed,
-                                       const std::string& server);
+  void audit_row(std::optional<audit_entry>& row, std::string_view method, std::string_view exposed,
+                 const std::string& server);
   /// A call refused before it reached a server (an unknown or hidden name): audited as
   /// `refused`, so that probing for hidden tools shows.
   void audit_refused(std::string_view method, std::string_view name, const json::object& params);

@@ -19,29 +19,27 @@ bool audited(std::string_view method) {
 
 }  // namespace
 
-std::optional<audit_entry> session::audit_begin(std::string_view method, std::string_view exposed,
-                                                const std::string& server,
-                                                const json::object& params) {
-  auto e = audit_row(method, exposed, server);
+void session::audit_begin(std::optional<audit_entry>& e, std::string_view method,
+                          std::string_view exposed, const std::string& server,
+                          const json::object& params) {
+  audit_row(e, method, exposed, server);
   if (e && manager_.current_config().daemon.audit_arguments)
     if (const auto* a = params.if_contains("arguments"))
       e->detail = redact(clip(json::serialize(*a), max_audited_arguments));
-  return e;
 }
 
-std::optional<audit_entry> session::audit_begin(std::string_view method, std::string_view exposed,
-                                                const std::string& server,
-                                                const unparsed_params& params) {
-  auto e = audit_row(method, exposed, server);
+void session::audit_begin(std::optional<audit_entry>& e, std::string_view method,
+                          std::string_view exposed, const std::string& server,
+                          const unparsed_params& params) {
+  audit_row(e, method, exposed, server);
   // The arguments' text as the client wrote it.
   if (e && manager_.current_config().daemon.audit_arguments && params.arguments_len)
     e->detail = redact(clip(std::string(params.arguments()), max_audited_arguments));
-  return e;
 }
 
-std::optional<audit_entry> session::audit_row(std::string_view method, std::string_view exposed,
-                                              const std::string& server) {
-  if (!manager_.auditing() || !audited(method)) return std::nullopt;
+void session::audit_row(std::optional<audit_entry>& e, std::string_view method,
+                        std::string_view exposed, const std::string& server) {
+  if (!manager_.auditing() || !audited(method)) return;
   if (client_label_.empty()) {
     client_label_ = who_.transport;
     if (!who_.token.empty()) client_label_ += " token " + who_.token;
@@ -49,7 +47,7 @@ std::optional<audit_entry> session::audit_row(std::string_view method, std::stri
     if (who_.pid) client_label_ += " pid " + std::to_string(who_.pid);
     if (!who_.agent_program.empty()) client_label_ += " " + who_.agent_program;
   }
-  std::optional<audit_entry> e{std::in_place};
+  e.emplace();
   e->time_ms = unix_now_ms();
   e->kind = method;
   e->client = client_label_;
@@ -57,17 +55,20 @@ std::optional<audit_entry> session::audit_row(std::string_view method, std::stri
   e->server = server;
   e->name = exposed;
   e->request_bytes = static_cast<std::int64_t>(message_bytes_);
-  return e;
 }
 
 void session::audit_refused(std::string_view method, std::string_view name,
                             const json::object& params) {
-  audit_refused(audit_begin(method, name, {}, params));
+  std::optional<audit_entry> e;
+  audit_begin(e, method, name, {}, params);
+  audit_refused(std::move(e));
 }
 
 void session::audit_refused(std::string_view method, std::string_view name,
                             const unparsed_params& params) {
-  audit_refused(audit_begin(method, name, {}, params));
+  std::optional<audit_entry> e;
+  audit_begin(e, method, name, {}, params);
+  audit_refused(std::move(e));
 }
 
 void session::audit_refused(std::optional<audit_entry> e) {

@@ -75,7 +75,7 @@ bool session::run_code_call(message& msg, const mcp::request_meta* meta) {
   p.id = id;
   p.exposed = v->code_tool;
   p.modern = meta != nullptr;
-  p.audit = audit_begin("tools/call", v->code_tool, "mcpmux", params);
+  audit_begin(p.audit, "tools/call", v->code_tool, "mcpmux", params);
   if (p.audit) p.audit->run = run_id;
   p.started = steady_clock::now();
   p.run = std::make_shared<code_run>(manager_.io(), std::weak_ptr<code_host>(shared_from_this()),
@@ -97,7 +97,8 @@ std::shared_ptr<call> session::start_inner_call(const std::shared_ptr<code_run>&
   json::object params{{"name", r ? r->original : std::string(name)},
                       {"arguments", std::move(arguments)}};
   if (!up) {
-    if (auto e = audit_begin("tools/call", name, {}, params)) {
+    std::optional<audit_entry> e;
+    if (audit_begin(e, "tools/call", name, {}, params); e) {
       e->outcome = "refused";
       e->run = run->id();
       manager_.audit(std::move(*e));
@@ -110,7 +111,7 @@ std::shared_ptr<call> session::start_inner_call(const std::shared_ptr<code_run>&
   req.method = "tools/call";
   req.exposed = name;
   req.redact = manager_.result_detector(*up, profile_);
-  req.audit = audit_begin(req.method, name, up->name(), req.params.as_object());
+  audit_begin(req.audit, req.method, name, up->name(), req.params.as_object());
   if (req.audit)
     req.audit->request_bytes =
         static_cast<std::int64_t>(json::serialize(req.params.as_object().at("arguments")).size());

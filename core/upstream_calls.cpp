@@ -101,22 +101,23 @@ void upstream::send_call(std::shared_ptr<call> c) {
   if (c->progress_token_)
     c->params_dom().as_object()["_meta"].as_object()["progressToken"] = peer_->next_id();
   // A page stage alone keeps the answer raw: only a long one is parsed (call::run_stages).
-  const bool parse = c->done_ || c->after_ || (c->page_above_ && *c->page_above_ == 0);
+  const bool parse = c->done_ || c->r_.after || (c->r_.page_above && *c->r_.page_above == 0);
   const auto form = parse ? reply_form::parsed : reply_form::raw;
   auto* tag = c.get();
   // A tool's x-mcp-header arguments travel as headers too, where the connection takes them.
   auto headers = param_header_fields(*c);
-  auto answered = [weak = weak_from_this(), c](rpc_outcome out) {
+  // (The call alone is held: its server is the one it names.)
+  auto answered = [c](rpc_outcome out) {
     c->wire_id_.reset();
-    auto self = weak.lock();
+    auto self = c->up_.lock();
     if (!self)
       return c->finish(error_reply(rpc_code::connection_closed, "mcpmux is shutting down"));
     self->call_answered(c, std::move(out));
   };
   // A call read unparsed and not changed since goes as its text.
-  const auto params = c->unparsed_ ? request_params(std::string_view(c->unparsed_->text))
-                                   : request_params(c->params_);
-  c->wire_id_ = peer_->request(c->method_, params, remaining, std::move(answered), form, tag,
+  const auto params = c->r_.unparsed ? request_params(std::string_view(c->r_.unparsed->text))
+                                     : request_params(c->r_.params);
+  c->wire_id_ = peer_->request(c->r_.method, params, remaining, std::move(answered), form, tag,
                                std::move(headers));
 }
 
@@ -131,7 +132,7 @@ void upstream::call_answered(const std::shared_ptr<call>& c, rpc_outcome out) {
   if (dropped && policy().resend_after_drop(drop)) {
     c->retried_ = true;
     log_.info("{} failed with a dropped connection; resending once after the reconnect",
-              c->method_);
+              c->r_.method);
     enqueue(c);
     if (state() == upstream_state::ready && peer_)
       flush_queue();
@@ -143,7 +144,7 @@ void upstream::call_answered(const std::shared_ptr<call>& c, rpc_outcome out) {
   if (!out.ec) return c->finish(std::move(out));
   if (out.ec == errc::timeout)
     return c->finish(error_reply(rpc_code::request_timeout,
-                                 "MCP server \"" + cfg_.name + "\" did not answer " + c->method_ +
+                                 "MCP server \"" + cfg_.name + "\" did not answer " + c->r_.method +
                                      " within " + std::to_string(timeout_.count()) + "ms"));
   std::string why = last_error_.empty() ? out.ec.message() : last_error_;
   if (dropped && drop.reached_server && !drop.server_stopped) why = not_repeated(*c, drop, why);
