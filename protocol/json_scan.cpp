@@ -3,6 +3,7 @@
 #include "protocol/json_scan.hpp"
 
 #include <array>
+#include <bit>
 #include <cstring>
 
 namespace mcpmux {
@@ -75,186 +76,197 @@ bool same_key(const json_scan::member& m, std::string_view key, int parent) {
          (key.empty() ||
           (m.key[0] == key[0] && std::memcmp(m.key.data(), key.data(), key.size()) == 0));
 }
-}  // namespace
 
-struct json_scan::cursor {
-  const char* p;
-  const char* end;
+// Each step below takes where it starts and gives where it ended: null when the text there is not
+// one it vouches for. (Positions passed by value stay in registers through the recursion.)
 
-  void skip_blanks() {  // (most tokens have none after them: one comparison says so)
-    while (p < end && static_cast<unsigned char>(*p) <= ' ' && blank(*p)) ++p;
-  }
-  bool at(char c) const { return p < end && *p == c; }
+const char* skip_blanks(const char* p, const char* end) {
+  // (Most tokens have none after them: one comparison says so.)
+  while (p < end && static_cast<unsigned char>(*p) <= ' ' && blank(*p)) ++p;
+  return p;
+}
 
-  // Enters the object or array that opens at p: true when it is empty (its `close` taken).
-  bool enter_empty(char close) {
-    ++p;
-    skip_blanks();
-    if (!at(close)) return false;
-    ++p;
-    return true;
-  }
-  // After an item of a container: a comma (`more`), or its `close`; false when neither.
-  bool after_item(char close, bool& more) {
-    skip_blanks();
-    more = at(',');
-    if (!more && !at(close)) return false;
-    ++p;
-    if (more) skip_blanks();
-    return true;
-  }
+// Past the byte `c` at p, blanks before it allowed.
+const char* past(const char* p, const char* end, char c) {
+  if (p < end && *p == c) return p + 1;
+  p = skip_blanks(p, end);
+  return p < end && *p == c ? p + 1 : nullptr;
+}
 
-  // The string whose opening quote is at p: moves past its closing quote; `escaped` when it
-  // holds an escape. The usual string, plain ASCII, is read here; the rest by rest_of_string.
-  bool string(bool& escaped) {
-    const auto* s = reinterpret_cast<const unsigned char*>(p) + 1;
-    const auto* e = reinterpret_cast<const unsigned char*>(end);
-    while (s < e && string_bytes[*s] == plain) ++s;
-    if (s < e && *s == '"') {
-      p = reinterpret_cast<const char*>(s + 1);
-      return true;
+// Where the run of plain string bytes from `s` ends: eight at a time where eight are left. A word
+// is plain when none of its bytes is a quote, a backslash, a control or beyond ASCII; the lowest
+// flagged byte of the tests below is always a true one (a borrow flags only bytes above it).
+const unsigned char* plain_run(const unsigned char* s, const unsigned char* e) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    const auto zero_byte = [&](std::uint64_t x) { return (x - ones) & ~x & highs; };
+    for (; e - s >= 8; s += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, s, 8);
+      const auto special = zero_byte(w ^ (ones * '"')) | zero_byte(w ^ (ones * '\\')) |
+                           ((w - ones * 0x20) & ~w & highs) | (w & highs);
+      if (special) return s + std::countr_zero(special) / 8;
     }
-    return rest_of_string(s, escaped);
   }
+  while (s < e && string_bytes[*s] == plain) ++s;
+  return s;
+}
 
-  [[gnu::noinline]] bool rest_of_string(const unsigned char* s, bool& escaped) {
-    const auto* e = reinterpret_cast<const unsigned char*>(end);
-    for (;;) {
-      while (s < e && string_bytes[*s] == plain) ++s;
-      if (s >= e) return false;
-      switch (string_bytes[*s]) {
-        case quote:
-          p = reinterpret_cast<const char*>(s + 1);
-          return true;
-        case backslash: {
-          escaped = true;
-          if (e - s < 2) return false;
-          const char c = static_cast<char>(s[1]);
-          if (c != 'u') {
-            if (!std::strchr("\"\\/bfnrt", c) || c == 0) return false;
-            s += 2;
-            break;
-          }
-          const long u = unit_at(s, e);
-          if (u < 0xD800 || u > 0xDFFF) {  // (-1: not four hex digits)
-            if (u < 0) return false;
-            s += 6;
-            break;
-          }
-          // A surrogate: a high one followed by a low one, or the full parser decides.
-          const long low = u <= 0xDBFF ? unit_at(s + 6, e) : -1;
-          if (low < 0xDC00 || low > 0xDFFF) return false;
-          s += 12;
+// The rest of a string after its plain run: escapes, UTF-8, and the closing quote.
+[[gnu::noinline]] const char* rest_of_string(const unsigned char* s, const unsigned char* e,
+                                             bool& escaped) {
+  for (;;) {
+    s = plain_run(s, e);
+    if (s >= e) return nullptr;
+    switch (string_bytes[*s]) {
+      case quote:
+        return reinterpret_cast<const char*>(s + 1);
+      case backslash: {
+        escaped = true;
+        if (e - s < 2) return nullptr;
+        const char c = static_cast<char>(s[1]);
+        if (c != 'u') {
+          if (!std::strchr("\"\\/bfnrt", c) || c == 0) return nullptr;
+          s += 2;
           break;
         }
-        case control:
-          return false;
-        default: {
-          const auto n = utf8_length(s, e);
-          if (n == 0) return false;
-          s += n;
+        const long u = unit_at(s, e);
+        if (u < 0xD800 || u > 0xDFFF) {  // (-1: not four hex digits)
+          if (u < 0) return nullptr;
+          s += 6;
+          break;
         }
+        // A surrogate: a high one followed by a low one, or the full parser decides.
+        const long low = u <= 0xDBFF ? unit_at(s + 6, e) : -1;
+        if (low < 0xDC00 || low > 0xDFFF) return nullptr;
+        s += 12;
+        break;
+      }
+      case control:
+        return nullptr;
+      default: {
+        const auto n = utf8_length(s, e);
+        if (n == 0) return nullptr;
+        s += n;
       }
     }
   }
+}
 
-  // A number: at most 18 digits before the point, no exponent (1e999 is the full parser's).
-  bool number() {
-    const char* s = p;
-    if (s < end && *s == '-') ++s;
-    const char* first = s;
-    if (s < end && *s == '0') {
-      ++s;
-    } else {
-      while (s < end && digit(*s)) ++s;
-      if (s == first || s - first > 18) return false;
-    }
-    if (s < end && *s == '.') {
-      const char* fraction = ++s;
-      while (s < end && digit(*s)) ++s;
-      if (s == fraction) return false;
-    }
-    if (s < end && (*s == 'e' || *s == 'E')) return false;
-    p = s;
-    return true;
-  }
+// The string whose opening quote is at p: past its closing quote; `escaped` when it holds an
+// escape. The usual string, plain ASCII, is read here.
+const char* string_end(const char* p, const char* end, bool& escaped) {
+  const auto* e = reinterpret_cast<const unsigned char*>(end);
+  const auto* s = plain_run(reinterpret_cast<const unsigned char*>(p) + 1, e);
+  if (s < e && *s == '"') return reinterpret_cast<const char*>(s + 1);
+  return rest_of_string(s, e, escaped);
+}
 
-  bool word(std::string_view w) {
-    if (static_cast<std::size_t>(end - p) < w.size() || std::memcmp(p, w.data(), w.size()) != 0)
-      return false;
-    p += w.size();
-    return true;
+// A number: at most 18 digits before the point, no exponent (1e999 is the full parser's).
+const char* number(const char* s, const char* end) {
+  if (s < end && *s == '-') ++s;
+  const char* first = s;
+  if (s < end && *s == '0') {
+    ++s;
+  } else {
+    while (s < end && digit(*s)) ++s;
+    if (s == first || s - first > 18) return nullptr;
   }
-};
+  if (s < end && *s == '.') {
+    const char* fraction = ++s;
+    while (s < end && digit(*s)) ++s;
+    if (s == fraction) return nullptr;
+  }
+  if (s < end && (*s == 'e' || *s == 'E')) return nullptr;
+  return s;
+}
+
+const char* word(const char* p, const char* end, std::string_view w) {
+  if (static_cast<std::size_t>(end - p) < w.size() || std::memcmp(p, w.data(), w.size()) != 0)
+    return nullptr;
+  return p + w.size();
+}
+
+// After an item of a container: past a comma and the blanks after it (`more`), or past its
+// `close`; null when neither.
+const char* after_item(const char* p, const char* end, char close, bool& more) {
+  p = skip_blanks(p, end);
+  if (p >= end) return nullptr;
+  more = *p == ',';
+  if (more) return skip_blanks(p + 1, end);
+  return *p == close ? p + 1 : nullptr;
+}
+}  // namespace
 
 bool json_scan::scan(std::string_view text, std::string_view nested) {
   size_ = 0;
   nested_ = nested;
-  cursor c{text.data(), text.data() + text.size()};
-  c.skip_blanks();
-  if (!c.at('{') || !object(c, 1, -1)) return false;
-  c.skip_blanks();
-  return c.p == c.end;
+  end_ = text.data() + text.size();
+  const char* p = skip_blanks(text.data(), end_);
+  if (p == end_ || *p != '{') return false;
+  p = object(p, 1, -1);
+  return p && skip_blanks(p, end_) == end_;
 }
 
-bool json_scan::value(cursor& c, int depth, int record_as) {
-  if (c.p >= c.end) return false;
-  switch (*c.p) {
+const char* json_scan::value(const char* p, int depth, int record_as) {
+  if (p >= end_) return nullptr;
+  switch (*p) {
     case '{':
-      return object(c, depth + 1, record_as);
+      return object(p, depth + 1, record_as);
     case '[':
-      return array(c, depth + 1);
+      return array(p, depth + 1);
     case '"': {
       bool escaped = false;
-      return c.string(escaped);
+      return string_end(p, end_, escaped);
     }
     case 't':
-      return c.word("true");
+      return word(p, end_, "true");
     case 'f':
-      return c.word("false");
+      return word(p, end_, "false");
     case 'n':
-      return c.word("null");
+      return word(p, end_, "null");
     default:
-      return c.number();
+      return number(p, end_);
   }
 }
 
-bool json_scan::object(cursor& c, int depth, int record_as) {
-  if (depth > max_depth) return false;
-  if (c.enter_empty('}')) return true;
+const char* json_scan::object(const char* p, int depth, int record_as) {
+  if (depth > max_depth) return nullptr;
+  p = skip_blanks(p + 1, end_);
+  if (p < end_ && *p == '}') return p + 1;
   for (bool more = true; more;) {
-    if (!c.at('"')) return false;
-    const char* key_begin = c.p + 1;
+    if (p >= end_ || *p != '"') return nullptr;
+    const char* key_begin = p + 1;
     bool escaped = false;
-    if (!c.string(escaped)) return false;
-    const std::string_view key(key_begin, static_cast<std::size_t>(c.p - 1 - key_begin));
-    c.skip_blanks();
-    if (!c.at(':')) return false;
-    ++c.p;
-    c.skip_blanks();
+    if (!(p = string_end(p, end_, escaped))) return nullptr;
+    const std::string_view key(key_begin, static_cast<std::size_t>(p - 1 - key_begin));
+    if (!(p = past(p, end_, ':'))) return nullptr;
+    p = skip_blanks(p, end_);
     int index = not_recorded;
     if (record_as != not_recorded) {
-      if (escaped || (index = record(key, record_as)) < 0) return false;
+      if (escaped || (index = record(key, record_as)) < 0) return nullptr;
     }
     // The message's member `nested` has its own members recorded.
     const int child = record_as == -1 && index >= 0 && same_key(members_[index], nested_, -1)
                           ? index
                           : not_recorded;
-    const char* value_begin = c.p;
-    if (!value(c, depth, child)) return false;
+    const char* value_begin = p;
+    if (!(p = value(p, depth, child))) return nullptr;
     if (index >= 0)
-      members_[index].value = {value_begin, static_cast<std::size_t>(c.p - value_begin)};
-    if (!c.after_item('}', more)) return false;
+      members_[index].value = {value_begin, static_cast<std::size_t>(p - value_begin)};
+    if (!(p = after_item(p, end_, '}', more))) return nullptr;
   }
-  return true;
+  return p;
 }
 
-bool json_scan::array(cursor& c, int depth) {
-  if (depth > max_depth) return false;
-  if (c.enter_empty(']')) return true;
+const char* json_scan::array(const char* p, int depth) {
+  if (depth > max_depth) return nullptr;
+  p = skip_blanks(p + 1, end_);
+  if (p < end_ && *p == ']') return p + 1;
   for (bool more = true; more;)
-    if (!value(c, depth, not_recorded) || !c.after_item(']', more)) return false;
-  return true;
+    if (!(p = value(p, depth, not_recorded)) || !(p = after_item(p, end_, ']', more)))
+      return nullptr;
+  return p;
 }
 
 int json_scan::record(std::string_view key, int parent) {

@@ -40,12 +40,13 @@ class json_scan {
   static std::optional<std::int64_t> integer(std::string_view value);
 
  private:
-  struct cursor;
-  bool value(cursor& c, int depth, int record_as);
-  bool object(cursor& c, int depth, int record_as);
-  bool array(cursor& c, int depth);
+  // Each takes where its value starts and gives where it ended (null: not one it vouches for).
+  const char* value(const char* p, int depth, int record_as);
+  const char* object(const char* p, int depth, int record_as);
+  const char* array(const char* p, int depth);
   int record(std::string_view key, int parent);
 
+  const char* end_ = nullptr;  ///< of the text being scanned
   std::string_view nested_;
   member members_[capacity];
   std::size_t size_ = 0;
