@@ -56,6 +56,8 @@ const std::vector<std::vector<std::string_view>>& synonym_groups() {
       {"user", "member", "person", "people", "account"},
       {"repository", "repo", "repositories"},
       {"close", "dismiss"},
+      {"comment", "reply"},
+      {"review", "approve"},
       {"link", "relation", "relationship", "connect"},
       {"note", "observation", "fact"},
       {"pr", "pull"},

@@ -48,6 +48,11 @@ struct world {
     whole.rebuild(s, rules, warnings);
     return set.rebuild(s, rules, {{"files", "Reads and writes your files."}, {"web", ""}}, whole);
   }
+  /// Makes `index` hold the tools of both servers as they are now.
+  void index_into(search_index& index) {
+    whole.rebuild(sources(), rules, warnings);
+    index.sync(whole);
+  }
 };
 
 std::vector<std::string> names(const catalogue& c, collection k = collection::tools) {
@@ -161,6 +166,31 @@ TEST(SearchIndex, RelatedWordsAndANamedServerHelp) {
   // The server the query names ranks first.
   EXPECT_EQ(index.search("make a folder on files", 1, all).front().name, "files__create_directory");
   EXPECT_EQ(index.search("make a folder on web", 1, all).front().name, "web__create_directory");
+}
+
+TEST(SearchIndex, ForgeVerbsFindTheirTools) {
+  // On a forge, a reply is a comment and an approval a review.
+  EXPECT_THAT(related_words({"reply"}), ElementsAre("comment"));
+  EXPECT_THAT(related_words({"approved"},
+                            [](const std::string& w) {
+                              return w == "approved" ? std::string("approve") : w;
+                            }),
+              ElementsAre("review"));
+
+  world w;
+  // Without the related words the issue's and the pull request's own tools, which say their
+  // words more often, would come first.
+  w.web.push_back(tool("get_issue", "Get an issue by its issue number"));
+  w.web.push_back(tool("add_issue_comment", "Add a comment to an issue"));
+  w.web.push_back(tool("get_pull_request", "Get a pull request by its pull request number"));
+  w.web.push_back(tool("create_pull_request_review", "Submit a review of a pull request"));
+  search_index index;
+  w.index_into(index);
+  const auto first = [&](std::string_view query) {
+    return index.search(query, 1, nullptr).front().name;
+  };
+  EXPECT_EQ(first("reply on issue 17 that it is fixed"), "web__add_issue_comment");
+  EXPECT_EQ(first("approve pull request 88"), "web__create_pull_request_review");
 }
 
 TEST(SearchIndex, RanksByNameAndDescriptionAndKeepsInStepWithTheCatalogue) {
