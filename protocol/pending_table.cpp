@@ -3,13 +3,34 @@
 
 namespace mcpmux {
 
+namespace {
+constexpr auto later =
+    std::greater<>();  // (std::*_heap keep the greatest on top: this, the earliest)
+}  // namespace
+
+void pending_table::prune_top() const {
+  while (!deadlines_.empty() && stale(deadlines_.front())) {
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), later);
+    deadlines_.pop_back();
+  }
+}
+
+void pending_table::push_deadline(steady_clock::time_point deadline, std::int64_t id) {
+  if (deadlines_.size() >= 2 * entries_.size() + 64) {
+    std::erase_if(deadlines_, [this](const deadline_of& d) { return stale(d); });
+    std::make_heap(deadlines_.begin(), deadlines_.end(), later);
+  }
+  deadlines_.emplace_back(deadline, id);
+  std::push_heap(deadlines_.begin(), deadlines_.end(), later);
+}
+
 std::int64_t pending_table::add(std::string method, steady_clock::time_point now,
                                 std::optional<steady_clock::duration> timeout,
                                 response_handler handler, bool raw_reply, request_tag* tag) {
   const auto id = next_id_++;
   const auto deadline = timeout ? now + *timeout : steady_clock::time_point::max();
   entries_.emplace(id, entry{std::move(method), now, deadline, std::move(handler), raw_reply, tag});
-  if (timeout) deadlines_.emplace(deadline, id);
+  if (timeout) push_deadline(deadline, id);
   return id;
 }
 
@@ -17,26 +38,25 @@ std::optional<pending_table::entry> pending_table::take(std::int64_t id) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return std::nullopt;
   entry e = std::move(it->second);
-  entries_.erase(it);
-  if (e.deadline != steady_clock::time_point::max()) deadlines_.erase({e.deadline, id});
+  entries_.erase(it);  // (its deadline, if any, goes when it reaches the top)
   return e;
 }
 
 bool pending_table::set_deadline(std::int64_t id, steady_clock::time_point deadline) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return false;
-  if (it->second.deadline != steady_clock::time_point::max())
-    deadlines_.erase({it->second.deadline, id});
-  it->second.deadline = deadline;
-  if (deadline != steady_clock::time_point::max()) deadlines_.emplace(deadline, id);
+  it->second.deadline = deadline;  // (the old one is stale now)
+  if (deadline != steady_clock::time_point::max()) push_deadline(deadline, id);
   return true;
 }
 
 std::vector<std::pair<std::int64_t, pending_table::entry>> pending_table::take_expired(
     steady_clock::time_point now) {
   std::vector<std::pair<std::int64_t, entry>> out;
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    const auto id = deadlines_.begin()->second;
+  for (prune_top(); !deadlines_.empty() && deadlines_.front().first <= now; prune_top()) {
+    const auto id = deadlines_.front().second;
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), later);
+    deadlines_.pop_back();
     if (auto e = take(id)) out.emplace_back(id, std::move(*e));
   }
   return out;
@@ -53,8 +73,9 @@ std::vector<std::pair<std::int64_t, pending_table::entry>> pending_table::take_a
 }
 
 std::optional<steady_clock::time_point> pending_table::next_deadline() const {
+  prune_top();
   if (deadlines_.empty()) return std::nullopt;
-  return deadlines_.begin()->first;
+  return deadlines_.front().first;
 }
 
 }  // namespace mcpmux

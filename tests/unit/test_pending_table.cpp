@@ -116,6 +116,26 @@ TEST(PendingTable, TakeExpiredReturnsOnlyExpiredInDeadlineOrder) {
   EXPECT_TRUE(t.take_expired(t0 + 2h).empty());
 }
 
+// Deadlines are dropped lazily (a heap): many answered requests and moved deadlines leave the
+// next deadline and the expiry exactly as if each had been removed at once.
+TEST(PendingTable, AnsweredAndMovedDeadlinesNeverExpire) {
+  pending_table t;
+  const auto kept = t.add("kept", t0, 500s, nullptr);
+  for (int i = 0; i < 1000; ++i) {
+    const auto id = t.add("answered", t0, std::chrono::seconds(1 + i % 7), nullptr);
+    ASSERT_TRUE(t.take(id));
+  }
+  const auto moved = t.add("moved", t0, 1s, nullptr);
+  for (int i = 2; i <= 300; ++i) ASSERT_TRUE(t.set_deadline(moved, t0 + std::chrono::seconds(i)));
+  EXPECT_EQ(t.next_deadline(), t0 + 300s);
+  EXPECT_TRUE(t.take_expired(t0 + 299s).empty());
+  EXPECT_THAT(ids_of(t.take_expired(t0 + 400s)), ElementsAre(moved));
+  EXPECT_EQ(t.next_deadline(), t0 + 500s);
+  EXPECT_THAT(ids_of(t.take_expired(t0 + 1h)), ElementsAre(kept));
+  EXPECT_FALSE(t.next_deadline());
+  EXPECT_EQ(t.size(), 0u);
+}
+
 TEST(PendingTable, SetDeadlineMovesEntry) {
   pending_table t;
   const auto a = t.add("a", t0, 10s, nullptr);
