@@ -98,7 +98,8 @@ std::shared_ptr<call> session::start_inner_call(const std::shared_ptr<code_run>&
                       {"arguments", std::move(arguments)}};
   if (!up) {
     std::optional<audit_entry> e;
-    if (audit_begin(e, "tools/call", name, {}, params); e) {
+    audit_begin(e, "tools/call", name, {}, params);
+    if (e) {
       e->outcome = "refused";
       e->run = run->id();
       manager_.audit(std::move(*e));

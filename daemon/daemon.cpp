@@ -294,7 +294,7 @@ int run_daemon(const daemon_options& opt) {
 
   ::signal(SIGPIPE, SIG_IGN);
   // One thread runs the loop, and only it starts or performs I/O on a descriptor: the reactor's
-  // per-descriptor locks are off (~220 instructions a call). The scheduler keeps its lock, for
+  // per-descriptor locks are off (~470 instructions a call). The scheduler keeps its lock, for
   // what other threads hand it (the resolver's answers, signals).
   asio::io_context io(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO);
   // What one read makes the loop send goes out in one write per destination (write_batch.hpp):

@@ -4,8 +4,8 @@
 namespace mcpmux {
 
 namespace {
-constexpr auto later =
-    std::greater<>();  // (std::*_heap keep the greatest on top: this, the earliest)
+// The heap's order: std::*_heap keep the greatest on top, and with this the earliest.
+constexpr auto later = std::greater<>();
 }  // namespace
 
 void pending_table::prune_top() const {
