@@ -472,7 +472,7 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
               up->name() + "\" does not speak 2026-07-28)");
     modern_result_rules(msg.method(), *up, *meta, after);
   }
-  servers_used_.insert(up->name());
+  used(up->name());
   // Described in place: what the call keeps is not moved again.
   auto describe = [&](call::request& r) {
     r.unparsed = std::move(msg.unparsed);

@@ -216,6 +216,10 @@ class session : public transport_events,
   std::unordered_map<std::string, std::shared_ptr<call>> calls_;
   /// Servers this client has sent requests to (they hear of its roots/list_changed).
   std::set<std::string> servers_used_;
+  const std::string* last_used_ = nullptr;  ///< the last one added (most calls go to it again)
+  void used(const std::string& server) {
+    if (!last_used_ || *last_used_ != server) last_used_ = &*servers_used_.insert(server).first;
+  }
   /// Requests mcpmux sent the client on a server's behalf (sampling, elicitation, roots).
   pending_table asked_;
   /// A modern client's open subscriptions/listen requests, by serialized id.

@@ -116,7 +116,7 @@ std::shared_ptr<call> session::start_inner_call(const std::shared_ptr<code_run>&
   if (req.audit)
     req.audit->request_bytes =
         static_cast<std::int64_t>(json::serialize(req.params.as_object().at("arguments")).size());
-  servers_used_.insert(up->name());
+  used(up->name());
   // The program gets the whole result (the cap applies to its own answer).
   auto c = std::make_shared<call>(std::move(req), std::weak_ptr<call_caller>(run));
   if (!confirm_first(c, up)) manager_.start_call(c, up, profile_);

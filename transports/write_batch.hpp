@@ -49,6 +49,7 @@ class write_batch {
   int depth_ = 0;
   bool last_line_ = false;
   std::vector<std::shared_ptr<member>> members_;
+  std::vector<std::shared_ptr<member>> spare_;  ///< the last flush's list, emptied, for the next
 };
 
 }  // namespace mcpmux

@@ -68,5 +68,38 @@ TEST(write_batch, AMemberMayJoinAgainWhileTheBatchFlushes) {
   EXPECT_EQ(log, (std::vector<std::string>{"flushed", "next"}));
 }
 
+// Batch after batch (the list's storage kept between them), and a flush inside a member's write:
+// each member writes once per batch it joined, and none is kept alive by the batch after.
+TEST(write_batch, BatchAfterBatchEachMemberWritesOnceAndIsLetGo) {
+  std::vector<std::string> log;
+  write_batch b;
+  struct flushing_again : write_batch::member {
+    write_batch& b;
+    std::vector<std::string>& log;
+    flushing_again(write_batch& b, std::vector<std::string>& log) : b(b), log(log) {}
+    void flush_batched() override {
+      log.push_back("outer");
+      b.join(std::make_shared<recorded>(log, "inner"));
+      b.flush();  // a handler that runs a read of its own, fed and released at once
+    }
+  };
+  std::vector<std::weak_ptr<write_batch::member>> joined;
+  for (int round = 0; round < 3; ++round) {
+    b.hold();
+    auto m = std::make_shared<recorded>(log, "r" + std::to_string(round));
+    joined.push_back(m);
+    b.join(std::move(m));
+    b.release();
+  }
+  auto outer = std::make_shared<flushing_again>(b, log);
+  joined.push_back(outer);
+  b.hold();
+  b.join(std::move(outer));
+  b.release();
+  b.flush();  // nothing left: nobody writes twice
+  EXPECT_EQ(log, (std::vector<std::string>{"r0", "r1", "r2", "outer", "inner"}));
+  for (const auto& w : joined) EXPECT_TRUE(w.expired());
+}
+
 }  // namespace
 }  // namespace mcpmux
