@@ -30,16 +30,16 @@ std::string seconds(std::chrono::milliseconds t) {
 bool session::confirm_first(const std::shared_ptr<call>& c, const std::shared_ptr<upstream>& up) {
   if (c->method() != "tools/call" || allowed_.count(c->exposed())) return false;
   // A profile's own list, else the daemon's; read at each call, so a reload applies at once.
-  const std::vector<std::string>* rules = &manager_.current_config().daemon.confirm;
   const auto* v = profile_.empty() ? nullptr : manager_.profile(profile_);
-  if (v && v->settings.confirm) rules = &*v->settings.confirm;
+  const bool profile_rules = v && v->settings.confirm;
+  const auto* rules =
+      profile_rules ? &*v->settings.confirm : &manager_.current_config().daemon.confirm;
   if (rules->empty()) return false;
   const auto rule = confirm_rule_for(*rules, c->exposed(), find_tool(up->tools(), c->tool()));
   if (!rule) return false;
   // (Its words made only for a call it names.)
-  const std::string key = v && v->settings.confirm
-                              ? fmt::format("confirm in [profiles.{}]", profile_)
-                              : std::string("confirm in [daemon]");
+  const std::string key = profile_rules ? fmt::format("confirm in [profiles.{}]", profile_)
+                                        : std::string("confirm in [daemon]");
   const auto& exposed = c->exposed();
   if (!c->client_supports("elicitation")) {
     log_.info("refused {}: {} asks for a confirmation and the client cannot ask one", exposed, key);

@@ -172,9 +172,9 @@ struct unbounded_sizes {
   static constexpr std::size_t max_string_size = std::size_t(-1);
 };
 
-// The first N bytes of a key or a value read in parts: enough to tell the few names compared
-// against. (A std::string paid a call, a strlen and a memcmp per comparison: ~700 instructions
-// of a reply's scan.)
+// The first N bytes of a key or a value read in parts: enough to tell the few names
+// head_reader compares against. (A std::string paid a call, a strlen and a memcmp per
+// comparison.)
 template <std::size_t N>
 class short_text {
  public:

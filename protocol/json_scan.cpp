@@ -275,12 +275,6 @@ int json_scan::record(std::string_view key, int parent) {
   return static_cast<int>(size_++);
 }
 
-const json_scan::member* json_scan::find(std::string_view key, int parent) const {
-  for (std::size_t i = 0; i < size_; ++i)
-    if (same_key(members_[i], key, parent)) return &members_[i];
-  return nullptr;
-}
-
 std::optional<std::int64_t> json_scan::integer(std::string_view v) {
   std::size_t i = 0;
   const bool negative = !v.empty() && v[0] == '-';

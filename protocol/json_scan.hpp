@@ -29,10 +29,6 @@ class json_scan {
   /// Scans `text`: true when it is one JSON object (blanks around it) this scan vouches for.
   /// The members of its member `nested`'s value are recorded too, when that is an object.
   bool scan(std::string_view text, std::string_view nested);
-  /// The (first) member `key` of the message object (parent -1) or of member `parent`'s object.
-  const member* find(std::string_view key, int parent = -1) const;
-  /// The index of `m` (a parent for find()).
-  int index_of(const member* m) const { return static_cast<int>(m - members_); }
   std::size_t size() const { return size_; }
   const member& operator[](std::size_t i) const { return members_[i]; }
 

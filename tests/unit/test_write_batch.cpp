@@ -3,6 +3,7 @@
 #include "transports/write_batch.hpp"
 
 #include <gtest/gtest.h>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,13 @@ struct recorded : write_batch::member {
   void flush_batched() override { log.push_back(name); }
   std::vector<std::string>& log;
   std::string name;
+};
+
+// A member whose write runs `write` (which may join or flush the batch again).
+struct acting : write_batch::member {
+  explicit acting(std::function<void()> write) : write(std::move(write)) {}
+  void flush_batched() override { write(); }
+  std::function<void()> write;
 };
 
 TEST(write_batch, MembersWriteAtTheOutermostReleaseInTheOrderTheyJoined) {
@@ -51,17 +59,11 @@ TEST(write_batch, OnlyTheOutermostReadsLastLineCountsAndItEndsWithTheRelease) {
 TEST(write_batch, AMemberMayJoinAgainWhileTheBatchFlushes) {
   std::vector<std::string> log;
   write_batch b;
-  struct rejoining : write_batch::member {
-    write_batch& b;
-    std::vector<std::string>& log;
-    rejoining(write_batch& b, std::vector<std::string>& log) : b(b), log(log) {}
-    void flush_batched() override {
-      log.push_back("flushed");
-      if (log.size() == 1) b.join(std::make_shared<recorded>(log, "next"));
-    }
-  };
   b.hold();
-  b.join(std::make_shared<rejoining>(b, log));
+  b.join(std::make_shared<acting>([&] {
+    log.push_back("flushed");
+    if (log.size() == 1) b.join(std::make_shared<recorded>(log, "next"));
+  }));
   b.release();
   EXPECT_EQ(log, std::vector<std::string>{"flushed"});
   b.flush();  // what joined during the flush waits for the next one
@@ -73,16 +75,6 @@ TEST(write_batch, AMemberMayJoinAgainWhileTheBatchFlushes) {
 TEST(write_batch, BatchAfterBatchEachMemberWritesOnceAndIsLetGo) {
   std::vector<std::string> log;
   write_batch b;
-  struct flushing_again : write_batch::member {
-    write_batch& b;
-    std::vector<std::string>& log;
-    flushing_again(write_batch& b, std::vector<std::string>& log) : b(b), log(log) {}
-    void flush_batched() override {
-      log.push_back("outer");
-      b.join(std::make_shared<recorded>(log, "inner"));
-      b.flush();  // a handler that runs a read of its own, fed and released at once
-    }
-  };
   std::vector<std::weak_ptr<write_batch::member>> joined;
   for (int round = 0; round < 3; ++round) {
     b.hold();
@@ -91,7 +83,11 @@ TEST(write_batch, BatchAfterBatchEachMemberWritesOnceAndIsLetGo) {
     b.join(std::move(m));
     b.release();
   }
-  auto outer = std::make_shared<flushing_again>(b, log);
+  auto outer = std::make_shared<acting>([&] {
+    log.push_back("outer");
+    b.join(std::make_shared<recorded>(log, "inner"));
+    b.flush();  // a handler that runs a read of its own, fed and released at once
+  });
   joined.push_back(outer);
   b.hold();
   b.join(std::move(outer));
