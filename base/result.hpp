@@ -52,7 +52,13 @@ inline rpc_error failure(std::string message, int code = rpc_code::internal_erro
 template <class T = void>
 class [[nodiscard]] result {
  public:
-  result(T value) : v_(std::move(value)) {}  // NOLINT: a value is a success
+  // A value is a success. (Taken by reference, not by value: a message moved in is moved once.)
+  result(T&& value) : v_(std::move(value)) {}  // NOLINT
+  result(const T& value) : v_(value) {}        // NOLINT
+  /// A success made in place (`result<message> r(std::in_place, …)`: nothing moved at all).
+  template <class... Args>
+  explicit result(std::in_place_t, Args&&... args)
+      : v_(std::in_place_index<0>, std::forward<Args>(args)...) {}
   result(rpc_error e) : v_(std::move(e)) {}  // NOLINT: an error is a failure
   /// A failure with `message` (code: internal error).
   static result fail(std::string message, int code = rpc_code::internal_error) {

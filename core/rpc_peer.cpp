@@ -69,7 +69,7 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
     }
-    if (timeout) arm_timer();
+    if (t) arm_timer(now + *t);
     return id;
   }
 
@@ -238,6 +238,13 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   }
 
   // One timer per connection, armed at the earliest deadline.
+  // For a new deadline: one no earlier than the armed one changes nothing (the table's
+  // answered deadlines are dropped when the timer fires, not at every request).
+  void arm_timer(steady_clock::time_point deadline) {
+    if (armed_ && *armed_ <= deadline) return;
+    arm_timer();
+  }
+
   void arm_timer() {
     auto next = pending_.next_deadline();
     if (!next || (armed_ && *armed_ <= *next)) return;

@@ -191,12 +191,26 @@ void session::call_entered(std::shared_ptr<call> c, const std::string& log_level
     log_calls_[key] = log_level;
     update_log_level();
   }
-  calls_[key] = std::move(c);
+  if (spare_call_node_.empty()) {
+    calls_[key] = std::move(c);
+    return;
+  }
+  spare_call_node_.key() = key;
+  spare_call_node_.mapped() = std::move(c);
+  auto placed = calls_.insert(std::move(spare_call_node_));
+  if (placed.inserted) return;
+  // A client reusing the id of a call in flight: the newer call is the one kept.
+  placed.position->second = std::move(placed.node.mapped());
+  spare_call_node_ = std::move(placed.node);
 }
 
 void session::call_left(const std::string& key) {
-  calls_.erase(key);
-  if (log_calls_.erase(key)) update_log_level();
+  const bool logged = !log_calls_.empty() && log_calls_.erase(key) > 0;
+  if (auto node = calls_.extract(key)) {
+    spare_call_node_ = std::move(node);
+    spare_call_node_.mapped().reset();  // (`key` may be the call's own: not used after this)
+  }
+  if (logged) update_log_level();
 }
 
 void session::update_log_level() {

@@ -466,11 +466,12 @@ result<message> message_parser::parse_call(std::string_view line) {
     u.arguments_len = arguments->value.size();
   }
   // No DOM at all: the id and method are the message's own fields.
-  message m{message_kind::request, {}};
+  result<message> out(std::in_place, message_kind::request, json::object());
+  auto& m = *out;
   m.unparsed = std::move(u);
   m.scanned = true;
   m.scanned_id = std::move(id_value);
-  return m;
+  return out;
 }
 
 void unparsed_params::rename(std::string_view name) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +82,32 @@ TEST(PendingTable, TakeResolvesOnce) {
   EXPECT_FALSE(t.next_deadline());
   EXPECT_TRUE(t.take_expired(t0 + 1h).empty());
   EXPECT_EQ(calls, 0);  // the table never calls handlers itself
+}
+
+// A taken entry's node is kept for the next request: what the handler held must go with the
+// entry taken, not stay in the table; the next request's entry is all its own.
+TEST(PendingTable, ATakenEntryLeavesNothingOfItsOwnBehind) {
+  pending_table t;
+  auto held = std::make_shared<int>(1);
+  const auto first = t.add(
+      "first", t0, 1s, [held](rpc_outcome) {}, true, nullptr);
+  std::optional<pending_table::entry> taken = t.take(first);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(held.use_count(), 2);  // the taken entry's handler
+  taken.reset();
+  EXPECT_EQ(held.use_count(), 1);  // and nothing else
+  int calls = 0;
+  const auto second = t.add("second", t0 + 1s, std::nullopt, counting(&calls));
+  EXPECT_NE(second, first);
+  EXPECT_FALSE(t.wants_raw(second));
+  auto e = t.take(second);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->method, "second");
+  EXPECT_EQ(e->started, t0 + 1s);
+  EXPECT_EQ(e->deadline, steady_clock::time_point::max());
+  e->handler({});
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(t.next_deadline());  // the first one's deadline went with it
 }
 
 TEST(PendingTable, TakeUnknownId) {
