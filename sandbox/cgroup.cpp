@@ -435,7 +435,9 @@ server_group& server_group::operator=(server_group&& other) noexcept {
 server_group::~server_group() {
   if (dirs_.empty() || remove()) return;
   // A process left behind (the server's own child that outlived it) must not keep the group.
-  kill_all(20);
+  // (A killed process leaves its group when it has exited: 20 ms was too short on a loaded
+  // machine, and the group stayed behind.)
+  kill_all(250);
   remove();
 }
 
