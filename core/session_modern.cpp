@@ -4,6 +4,7 @@
 // a legacy server's requests to its client become input_required results (mrtr.hpp).
 #include <boost/json/serialize.hpp>
 
+#include "base/node_reuse.hpp"
 #include "base/text.hpp"
 #include "core/session.hpp"
 #include "protocol/error.hpp"
@@ -191,25 +192,14 @@ void session::call_entered(std::shared_ptr<call> c, const std::string& log_level
     log_calls_[key] = log_level;
     update_log_level();
   }
-  if (spare_call_node_.empty()) {
-    calls_[key] = std::move(c);
-    return;
-  }
-  spare_call_node_.key() = key;
-  spare_call_node_.mapped() = std::move(c);
-  auto placed = calls_.insert(std::move(spare_call_node_));
-  if (placed.inserted) return;
-  // A client reusing the id of a call in flight: the newer call is the one kept.
-  placed.position->second = std::move(placed.node.mapped());
-  spare_call_node_ = std::move(placed.node);
+  // (A client reusing the id of a call in flight: the newer call is the one kept.)
+  slot_reusing(calls_, spare_call_node_, key) = std::move(c);
 }
 
 void session::call_left(const std::string& key) {
   const bool logged = !log_calls_.empty() && log_calls_.erase(key) > 0;
-  if (auto node = calls_.extract(key)) {
-    spare_call_node_ = std::move(node);
-    spare_call_node_.mapped().reset();  // (`key` may be the call's own: not used after this)
-  }
+  // (`key` may be the call's own: not used after this.)
+  (void)take_keeping_node(calls_, spare_call_node_, key);
   if (logged) update_log_level();
 }
 

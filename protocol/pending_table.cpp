@@ -1,6 +1,8 @@
 // Request correlation table.
 #include "protocol/pending_table.hpp"
 
+#include "base/node_reuse.hpp"
+
 namespace mcpmux {
 
 namespace {
@@ -29,31 +31,20 @@ std::int64_t pending_table::add(std::string method, steady_clock::time_point now
                                 response_handler handler, bool raw_reply, request_tag* tag) {
   const auto id = next_id_++;
   const auto deadline = timeout ? now + *timeout : steady_clock::time_point::max();
-  if (spare_.empty()) {
-    entries_.emplace(id,
-                     entry{std::move(method), now, deadline, std::move(handler), raw_reply, tag});
-  } else {
-    spare_.key() = id;
-    auto& e = spare_.mapped();
-    e.method = std::move(method);
-    e.started = now;
-    e.deadline = deadline;
-    e.handler = std::move(handler);
-    e.raw_reply = raw_reply;
-    e.tag = tag;
-    entries_.insert(std::move(spare_));  // (ids are new: it always goes in)
-  }
+  auto& e = slot_reusing(entries_, spare_, id);  // (filled in place, not moved in)
+  e.method = std::move(method);
+  e.started = now;
+  e.deadline = deadline;
+  e.handler = std::move(handler);
+  e.raw_reply = raw_reply;
+  e.tag = tag;
   if (timeout) push_deadline(deadline, id);
   return id;
 }
 
 std::optional<pending_table::entry> pending_table::take(std::int64_t id) {
-  auto node = entries_.extract(id);  // (its deadline, if any, goes when it reaches the top)
-  if (node.empty()) return std::nullopt;
-  std::optional<entry> e(std::move(node.mapped()));
-  node.mapped().handler = nullptr;  // (what the handler holds goes with the answer, not later)
-  spare_ = std::move(node);
-  return e;
+  // (Its deadline, if any, goes when it reaches the top.)
+  return take_keeping_node(entries_, spare_, id);
 }
 
 bool pending_table::set_deadline(std::int64_t id, steady_clock::time_point deadline) {
