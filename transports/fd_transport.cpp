@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "protocol/error.hpp"
@@ -88,11 +89,18 @@ class fd_transport final : public transport,
   std::error_code send_spliced(spliced_text message) override {
     if (closing_ || write_failed_ || !wr().is_open()) return errc::transport_closed;
     if (queued_ + message.size() + 1 > opt_.limits.max_queue_bytes) return errc::queue_full;
+    auto* batch = opt_.batch.get();
+    // Nothing waits before it and it would go now: it is written from where it is, and queued
+    // only if the descriptor does not take it all.
+    if (queue_.empty() && !writing_ && (!batch || !batch->held() || batch->last_line())) {
+      write_alone(std::move(message));
+      if (batch && batch->last_line()) batch->flush();  // the others this read caused
+      return {};
+    }
     // The newline goes out as a buffer of its own: appending it could reallocate a big message.
     queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
     if (writing_) return {};
-    auto* batch = opt_.batch.get();
     if (!batch || !batch->held()) {
       write_more();
       return {};
@@ -345,6 +353,31 @@ class fd_transport final : public transport,
       pop_written();
     }
     writing_ = false;
+  }
+
+  // One message with an empty queue, written at once. What the descriptor does not take is
+  // queued and waits for room, as write_more leaves it; a failure is met again by the wait.
+  void write_alone(spliced_text message) {
+    static constexpr char newline = '\n';
+    std::array<asio::const_buffer, 4> buffers;
+    std::size_t count = 0;
+    const auto add = [&](std::string_view s) {
+      if (!s.empty()) buffers[count++] = asio::const_buffer(s.data(), s.size());
+    };
+    add(message.head);
+    add(message.middle());
+    add(message.tail);
+    add({&newline, 1});
+    const std::size_t bytes = message.size() + 1;
+    error_code ec;
+    const std::size_t n = wr().write_some(std::span(buffers.data(), count), ec);
+    if (!ec && n == bytes) return;
+    queued_ += bytes;
+    queue_.push_back(std::move(message));
+    writing_ = true;
+    gather();
+    consume(n);
+    wait_writable();
   }
 
   // What is left of the gather goes when the descriptor has room: async_write_some tries at

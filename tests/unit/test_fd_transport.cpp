@@ -106,6 +106,22 @@ TEST_F(fd_transport_write, ABigSharedMiddleIsWrittenInFull) {
   EXPECT_EQ(got.find_first_not_of('x', 1), got.size() - 2);
 }
 
+// A message written from where it is (the queue empty) that the descriptor takes only part of
+// is queued with what is left: what is sent next goes after it.
+TEST_F(fd_transport_write, WhatFollowsAMessageWrittenInPartGoesAfterIt) {
+  auto t = open();
+  auto shared = std::make_shared<const std::string>(3u << 20, 'y');
+  ASSERT_FALSE(t->send_spliced({"[", shared, "]"}));
+  const auto first = shared->size() + 3;
+  EXPECT_EQ(t->queued_bytes(), first);
+  ASSERT_FALSE(t->send("next"));
+  EXPECT_EQ(t->queued_bytes(), first + 5);
+  const auto got = drain(*t, first + 5);
+  ASSERT_EQ(got.size(), first + 5);
+  EXPECT_EQ(got.substr(got.size() - 8), "y]\nnext\n");
+  EXPECT_EQ(shared.use_count(), 1);
+}
+
 TEST_F(fd_transport_write, TheQueueCapCountsTheSharedMiddle) {
   auto t = open(1024);
   auto shared = std::make_shared<const std::string>(2000, 'x');
