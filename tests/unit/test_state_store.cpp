@@ -227,6 +227,143 @@ TEST(StateStore, AStoreWithTheOldIndexesLosesThemAndKeepsItsRows) {
   EXPECT_THAT(names(store->history({"b", "", 0, 100})), ElementsAre("y"));
 }
 
+// What one query of a store's own database answers, as text ("" when nothing).
+std::string ask(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+      if (const auto* t = sqlite3_column_text(s, 0)) out = reinterpret_cast<const char*>(t);
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+bool run_sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  bool ok = sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+            sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+  sqlite3_close(db);
+  return ok;
+}
+
+// A row holds the ids of its words (kind, client, profile, server, name, outcome); each word is
+// kept once, however many rows use it.
+TEST(StateStore, AnAuditRowHoldsItsWordsOnceEach) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  std::vector<audit_entry> rows;
+  for (int i = 0; i < 50; ++i) rows.push_back(entry(i, "s", "n" + std::to_string(i % 3), "ok"));
+  ASSERT_TRUE(store->append(rows).ok());
+  // tools/call, the client, "" (the profile), s, n0, n1, n2, ok
+  EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text"), "8");
+  EXPECT_EQ(ask(t.path(), "SELECT typeof(client) || typeof(server) FROM audit LIMIT 1"),
+            "integerinteger");
+  const auto got = store->history({"s", "n1", 0, 100});
+  ASSERT_EQ(got.size(), 17u);
+  EXPECT_EQ(got[0].client, "socket pid 1 /usr/bin/node");
+  EXPECT_EQ(got[0].kind, "tools/call");
+  EXPECT_EQ(got[0].outcome, "ok");
+  EXPECT_EQ(got[0].time_ms, 1);
+  EXPECT_TRUE(store->history({"nobody", "", 0, 100}).empty());
+}
+
+// A store made before the words had ids (and before the redacted and run columns) keeps its
+// rows: they come back as they were written, and new rows join them.
+TEST(StateStore, AStoreWithTheWordsInEveryRowIsRewrittenWithTheirIds) {
+  temp_db t;
+  std::filesystem::create_directories(std::filesystem::path(t.path()).parent_path());
+  ASSERT_TRUE(run_sql(
+      t.path(),
+      "CREATE TABLE audit (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+      " client TEXT NOT NULL, profile TEXT NOT NULL, server TEXT NOT NULL, name TEXT NOT NULL,"
+      " duration_us INTEGER NOT NULL, outcome TEXT NOT NULL, request_bytes INTEGER NOT NULL,"
+      " response_bytes INTEGER NOT NULL, detail TEXT NOT NULL);"
+      "CREATE INDEX audit_server ON audit(server, time_ms);"
+      "INSERT INTO audit VALUES (1, 100, 'tools/call', 'socket pid 7 node', 'work', 'gh',"
+      " 'gh__get_issue', 1500, 'ok', 80, 900, '{\"number\":1}');"
+      "INSERT INTO audit VALUES (2, 200, 'resources/read', 'http', '', 'fs', 'file:///a',"
+      " 300, 'error', 60, 120, '');"
+      "INSERT INTO audit VALUES (3, 300, 'tools/call', 'socket pid 7 node', 'work', 'gh',"
+      " 'gh__get_issue', 900, 'tool_error', 80, 100, '');"));
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(ask(t.path(), "SELECT typeof(client) FROM audit LIMIT 1"), "integer");
+  EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text"), "13");
+  auto got = store->history({"", "", 0, 100});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].time_ms, 100);
+  EXPECT_EQ(got[0].kind, "tools/call");
+  EXPECT_EQ(got[0].client, "socket pid 7 node");
+  EXPECT_EQ(got[0].profile, "work");
+  EXPECT_EQ(got[0].server, "gh");
+  EXPECT_EQ(got[0].name, "gh__get_issue");
+  EXPECT_EQ(got[0].duration_us, 1500);
+  EXPECT_EQ(got[0].outcome, "ok");
+  EXPECT_EQ(got[0].request_bytes, 80);
+  EXPECT_EQ(got[0].response_bytes, 900);
+  EXPECT_EQ(got[0].detail, R"({"number":1})");
+  EXPECT_EQ(got[0].redacted, "");
+  EXPECT_EQ(got[1].name, "file:///a");
+  EXPECT_EQ(got[1].profile, "");
+  EXPECT_EQ(got[2].outcome, "tool_error");
+  ASSERT_TRUE(store->append(std::vector{entry(400, "gh", "gh__get_issue", "ok")}).ok());
+  got = store->history({"gh", "", 0, 100});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].time_ms, 400);
+  EXPECT_EQ(got[2].client, "socket pid 1 /usr/bin/node");
+  store.reset();
+  store = t.open();  // once rewritten, opened as any other
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->audit_rows(), 4);
+}
+
+// A client's label holds its pid: one word a connection. The words no row uses any more go
+// with the rows the retention drops.
+TEST(StateStore, TheWordsNoRowUsesGoWithTheRowsThatUsedThem) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  std::vector<audit_entry> rows;
+  for (int i = 0; i < 200; ++i) {
+    rows.push_back(entry(i, "s", "n", "ok"));
+    rows.back().client = "socket pid " + std::to_string(i);
+  }
+  ASSERT_TRUE(store->append(rows).ok());
+  EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text"), "205");
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 10}, 1000), 190);
+  EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text"), "15");  // 10 clients, 5 words
+  const auto kept = store->history({"", "", 0, 100});
+  ASSERT_EQ(kept.size(), 10u);
+  EXPECT_EQ(kept[0].client, "socket pid 190");
+  // Words that went come back when a row brings them again.
+  ASSERT_TRUE(store->append(std::vector{rows[3]}).ok());
+  EXPECT_EQ(store->history({"", "", 0, 1})[0].client, "socket pid 3");
+}
+
+// A batch that cannot be kept takes the words it added with it: the next one adds them again.
+TEST(StateStore, ARefusedBatchLeavesNoWordBehindThatItsRowsNeeded) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(run_sql(t.path(),
+                      "CREATE TRIGGER refuse BEFORE INSERT ON audit WHEN NEW.duration_us = 666"
+                      " BEGIN SELECT RAISE(FAIL, 'refused'); END;"));
+  auto e = entry(1, "fresh-server", "fresh-tool", "ok");
+  e.duration_us = 666;
+  EXPECT_FALSE(store->append(std::vector{e}).ok());
+  EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text WHERE text = 'fresh-server'"), "0");
+  ASSERT_TRUE(run_sql(t.path(), "DROP TRIGGER refuse"));
+  e.duration_us = 1;
+  ASSERT_TRUE(store->append(std::vector{e}).ok());
+  const auto got = store->history({"fresh-server", "", 0, 10});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "fresh-tool");
+}
+
 TEST(StateStore, KeepsPinsAndTrustPerServerAndConfiguration) {
   temp_db t;
   auto store = t.open();
