@@ -6,6 +6,10 @@
 #include <bit>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace mcpmux {
 namespace {
 
@@ -93,10 +97,24 @@ const char* past(const char* p, const char* end, char c) {
   return p < end && *p == c ? p + 1 : nullptr;
 }
 
-// Where the run of plain string bytes from `s` ends: eight at a time where eight are left. A word
-// is plain when none of its bytes is a quote, a backslash, a control or beyond ASCII; the lowest
-// flagged byte of the tests below is always a true one (a borrow flags only bytes above it).
+// Where the run of plain string bytes from `s` ends: sixteen at a time where sixteen are left
+// (SSE2), then eight. A byte is plain when it is no quote, no backslash, no control and not
+// beyond ASCII; as a signed byte, a control or a byte beyond ASCII is below 0x20. In a word of
+// eight, the lowest flagged byte of the tests below is always a true one (a borrow flags only
+// bytes above it).
 const unsigned char* plain_run(const unsigned char* s, const unsigned char* e) {
+#if defined(__SSE2__)
+  const __m128i quotes = _mm_set1_epi8('"'), backslashes = _mm_set1_epi8('\\'),
+                spaces = _mm_set1_epi8(0x20);
+  for (; e - s >= 16; s += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quotes), _mm_cmpeq_epi8(v, backslashes)),
+                     _mm_cmplt_epi8(v, spaces));
+    if (const int mask = _mm_movemask_epi8(special))
+      return s + std::countr_zero(static_cast<unsigned>(mask));
+  }
+#endif
   if constexpr (std::endian::native == std::endian::little) {
     constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
     const auto zero_byte = [&](std::uint64_t x) { return (x - ones) & ~x & highs; };
