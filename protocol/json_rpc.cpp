@@ -65,7 +65,7 @@ void append_json(std::string& out, const json::value& v) {
 std::string begin_message(std::string_view head) {
   std::string out;
   out.reserve(512);
-  out = head;
+  out.append(head);
   return out;
 }
 
@@ -87,7 +87,7 @@ void append_id(std::string& out, const json::value& id) {
   if (!id.is_int64()) return append_json(out, id);
   char buf[24];
   const auto end = std::to_chars(buf, buf + sizeof buf, id.get_int64()).ptr;
-  out.append(buf, end);
+  out.append(buf, static_cast<std::size_t>(end - buf));  // (a pointer pair would take _M_replace)
 }
 
 }  // namespace
