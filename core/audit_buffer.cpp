@@ -54,7 +54,11 @@ void audit_buffer::flush() {
   auto& writer = batching_->writer;
   if (auto error = writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
   if (buffer_.empty()) return;
+  const auto rows = buffer_.size();
   writer.write(std::exchange(buffer_, writer.take_spare()));
+  // The next batch likely holds about as many: room for half as many again now (the writer may
+  // still hold the spare), not grown as rows come with every row moved at each growth.
+  if (buffer_.capacity() < rows + rows / 2) buffer_.reserve(rows + rows / 2);
   // Retention now and then, not at every batch.
   if (flushes_++ % 64 == 0) writer.trim(retention_, unix_now_ms());
 }
