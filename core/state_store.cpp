@@ -164,6 +164,17 @@ struct state_store::impl {
   std::array<std::pair<std::string, sqlite3_int64>, audit_word_columns.size()> last_words;
   /// How many words there were after the last sweep of the unused ones (see trim).
   std::size_t words_after_sweep = 0;
+  /// The ids of `a`'s words (see words()); none when one cannot be added.
+  std::optional<std::array<sqlite3_int64, 6>> word_ids_of(const audit_entry& a) {
+    std::array<sqlite3_int64, 6> ids{};
+    const auto w = words(a);
+    for (std::size_t k = 0; k < w.size(); ++k) {
+      const auto id = word_id(k, w[k]);
+      if (!id) return std::nullopt;
+      ids[k] = *id;
+    }
+    return ids;
+  }
   /// The id of `w`, the word of column `k` (see audit_word_columns).
   std::optional<sqlite3_int64> word_id(std::size_t k, std::string_view w) {
     auto& [last, last_id] = last_words[k];
@@ -376,14 +387,9 @@ result<> state_store::append(std::span<const audit_entry> entries) {
     const int columns = plain_rows ? plain_audit_columns : audit_columns;
     bool ok = true;
     for (std::size_t r = 0; ok && r < rows; ++r) {
-      std::array<sqlite3_int64, 6> ids{};
-      const auto w = words(group[r]);
-      for (std::size_t k = 0; ok && k < w.size(); ++k) {
-        const auto id = d.word_id(k, w[k]);
-        ok = id.has_value();
-        if (ok) ids[k] = *id;
-      }
-      if (ok) bind_entry(s, static_cast<int>(r) * columns + 1, group[r], plain_rows, ids);
+      const auto ids = d.word_ids_of(group[r]);
+      ok = ids.has_value();
+      if (ok) bind_entry(s, static_cast<int>(r) * columns + 1, group[r], plain_rows, *ids);
     }
     const int rc = ok ? sqlite3_step(s) : SQLITE_ERROR;
     sqlite3_reset(s);

@@ -61,6 +61,20 @@ bool would_block(const error_code& ec) {
   return ec == asio::error::would_block || ec == asio::error::try_again;
 }
 
+// The buffers a message goes out as, each to `add`: its parts that are not empty, then the
+// newline (a buffer of its own: appending it could reallocate a big message).
+template <class Add>
+void message_buffers(const spliced_text& m, Add&& add) {
+  static constexpr char newline = '\n';
+  const auto part = [&](std::string_view p) {
+    if (!p.empty()) add(asio::const_buffer(p.data(), p.size()));
+  };
+  part(m.head);
+  part(m.middle());
+  part(m.tail);
+  add(asio::const_buffer(&newline, 1));
+}
+
 class fd_transport final : public transport,
                            public write_batch::member,
                            public std::enable_shared_from_this<fd_transport> {
@@ -97,7 +111,7 @@ class fd_transport final : public transport,
       if (batch && batch->last_line()) batch->flush();  // the others this read caused
       return {};
     }
-    // The newline goes out as a buffer of its own: appending it could reallocate a big message.
+    // (With its newline: see message_buffers.)
     queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
     if (writing_) return {};
@@ -358,16 +372,9 @@ class fd_transport final : public transport,
   // One message with an empty queue, written at once. What the descriptor does not take is
   // queued and waits for room, as write_more leaves it; a failure is met again by the wait.
   void write_alone(spliced_text message) {
-    static constexpr char newline = '\n';
     std::array<asio::const_buffer, 4> buffers;
     std::size_t count = 0;
-    const auto add = [&](std::string_view s) {
-      if (!s.empty()) buffers[count++] = asio::const_buffer(s.data(), s.size());
-    };
-    add(message.head);
-    add(message.middle());
-    add(message.tail);
-    add({&newline, 1});
+    message_buffers(message, [&](asio::const_buffer b) { buffers[count++] = b; });
     const std::size_t bytes = message.size() + 1;
     error_code ec;
     const std::size_t n = wr().write_some(std::span(buffers.data(), count), ec);
@@ -392,15 +399,8 @@ class fd_transport final : public transport,
   void gather() {
     gather_.clear();
     in_flight_ = std::min(queue_.size(), max_gather);
-    static constexpr char newline = '\n';
-    const auto add = [this](std::string_view s) { gather_.emplace_back(s.data(), s.size()); };
-    for (std::size_t i = 0; i < in_flight_; ++i) {
-      const auto& m = queue_[i];
-      if (!m.head.empty()) add(m.head);
-      if (m.shared) add(*m.shared);
-      if (!m.tail.empty()) add(m.tail);
-      add({&newline, 1});
-    }
+    for (std::size_t i = 0; i < in_flight_; ++i)
+      message_buffers(queue_[i], [this](asio::const_buffer b) { gather_.push_back(b); });
   }
 
   // Drops the `n` bytes written from the front of the gather.
