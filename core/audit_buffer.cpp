@@ -35,9 +35,18 @@ void audit_buffer::configure(const daemon_config& d) {
 }
 
 void audit_buffer::audit(audit_entry&& e) {
-  if (!auditing()) return;
-  buffer_.push_back(std::move(e));
-  if (batching_->armed) return;
+  if (auto* row = next_row()) *row = std::move(e);
+}
+
+void audit_buffer::audit(const audit_fields& f) {
+  if (auto* row = next_row()) f.write_to(*row);
+}
+
+audit_entry* audit_buffer::next_row() {
+  if (!auditing()) return nullptr;
+  if (used_ == buffer_.size()) buffer_.emplace_back();
+  auto* row = &buffer_[used_++];
+  if (batching_->armed) return row;
   batching_->armed = true;
   batching_->timer.expires_after(audit_flush_interval);
   // (A wait that ended just before the buffer was destroyed finds its batching gone.)
@@ -47,14 +56,16 @@ void audit_buffer::audit(audit_entry&& e) {
         batching_->armed = false;
         flush();
       });
+  return row;
 }
 
 void audit_buffer::flush() {
   if (!batching_) return;
   auto& writer = batching_->writer;
   if (auto error = writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
-  if (buffer_.empty()) return;
-  const auto rows = buffer_.size();
+  if (used_ == 0) return;
+  const auto rows = std::exchange(used_, 0);
+  buffer_.resize(rows);  // (the slots after them are not the writer's to write)
   writer.write(std::exchange(buffer_, writer.take_spare()));
   // The next batch likely holds about as many: room for half as many again now (the writer may
   // still hold the spare), not grown as rows come with every row moved at each growth.

@@ -31,6 +31,9 @@ class audit_buffer {
   bool auditing() const { return store_ && enabled_; }
   /// Records an audited event: kept until the next batch. Nothing when the audit log is off.
   void audit(audit_entry&& e);
+  /// The same, written in place: `f` goes into the next batch's next row (a slot of a batch
+  /// written before, its strings' storage reused).
+  void audit(const audit_fields& f);
   /// Hands what is buffered to the writer now, and logs what the writer could not keep.
   void flush();
   /// Flushes and waits until everything handed over is in the store (stop).
@@ -38,14 +41,19 @@ class audit_buffer {
   /// The audit log's entries, all buffered ones included; empty when it is off.
   std::vector<audit_entry> history(const audit_query& q);
   /// Entries waiting for the next batch.
-  std::size_t buffered() const { return buffer_.size(); }
+  std::size_t buffered() const { return used_; }
 
  private:
+  /// The next row, to be set in whole; null when the audit log is off.
+  audit_entry* next_row();
+
   state_store* store_;
   bool enabled_ = false;
   audit_retention retention_;
   logger log_{"manager"};  ///< (the name its lines had before it was a unit)
+  /// The next batch: its first used_ rows; those after them are slots of an older batch.
   std::vector<audit_entry> buffer_;
+  std::size_t used_ = 0;
   std::uint64_t flushes_ = 0;
   struct batching;  ///< the timer and the writer (Asio and threads stay out of this header)
   std::shared_ptr<batching> batching_;

@@ -85,12 +85,22 @@ void audit_writer::run() {
     if (before_job_) before_job_();
     perform(j);
     // Keep the storage of a batch that filled most of it; a quieter daemon lets it go.
+    // Its rows stay, as slots for the next batch's (their strings' storage reused: a client's
+    // label is longer than a string holds in place), but not a long argument text's storage.
     const bool keep = j.batch.size() * 4 >= j.batch.capacity() && j.batch.size() >= 64;
-    j.batch.clear();
+    if (keep)
+      for (auto& e : j.batch)
+        if (e.detail.capacity() > max_kept_detail) std::string().swap(e.detail);
+    std::vector<audit_entry> gone;
     lock.lock();
-    if (keep && j.batch.capacity() > spare_.capacity()) spare_ = std::move(j.batch);
+    if (keep && j.batch.capacity() > spare_.capacity())
+      gone = std::exchange(spare_, std::move(j.batch));
     busy_ = false;
     if (jobs_.empty()) idle_.notify_all();
+    lock.unlock();
+    gone.clear();
+    j.batch.clear();
+    lock.lock();
   }
 }
 

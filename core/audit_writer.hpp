@@ -24,6 +24,8 @@ namespace mcpmux {
 class audit_writer {
  public:
   static constexpr std::size_t chunk_rows = 256;
+  /// A kept slot's argument text keeps at most this much storage.
+  static constexpr std::size_t max_kept_detail = 256;
 
   /// `before_job` (for tests) runs on the writer's thread before each job.
   explicit audit_writer(state_store& store, std::size_t max_backlog = 50000,
@@ -41,9 +43,10 @@ class audit_writer {
   void trim(audit_retention r, std::int64_t now_ms);
   /// Waits until everything handed over is in the store (before reading it back).
   void drain();
-  /// An empty vector to fill with the next batch: the storage of a batch already written, so a
-  /// busy daemon does not grow a new vector of thousands of entries every flush (moving each
-  /// entry at every doubling and faulting in fresh pages). Empty, without storage, when none.
+  /// A vector to fill with the next batch: a batch already written, so a busy daemon does not
+  /// grow a new vector of thousands of entries every flush (moving each entry at every doubling
+  /// and faulting in fresh pages), nor allocate its rows' strings again. Its entries are written
+  /// rows, slots to overwrite in whole. Empty, without storage, when none.
   std::vector<audit_entry> take_spare();
   /// What went wrong since the last call ("" when nothing): the last error and how many
   /// entries were not kept.
@@ -71,7 +74,7 @@ class audit_writer {
   std::size_t waiting_ = 0;  ///< entries in jobs_
   bool busy_ = false;
   bool stop_ = false;
-  std::vector<audit_entry> spare_;  ///< a written batch's storage, cleared
+  std::vector<audit_entry> spare_;  ///< a written batch (its rows slots to reuse)
   std::string error_;
   std::size_t lost_ = 0;
   std::thread thread_;

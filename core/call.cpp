@@ -202,14 +202,14 @@ void call::run_stages(message& reply) {
 
 void call::end_audit(std::string_view outcome, std::size_t response_bytes) {
   if (!r_.audit) return;
-  // Completed where it lies and moved once, to the buffer: a row is seven strings.
-  auto& e = *r_.audit;
-  e.duration_us =
+  auto f = r_.audit->fields(r_.method, r_.exposed);
+  f.duration_us =
       std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started_).count();
-  e.outcome = outcome;
-  e.response_bytes = static_cast<std::int64_t>(response_bytes);
-  if (!redacted_.empty()) e.redacted = describe(redacted_);
-  if (auto caller = caller_.lock()) caller->call_audited(std::move(e));
+  f.outcome = outcome;
+  f.response_bytes = static_cast<std::int64_t>(response_bytes);
+  const auto redacted = redacted_.empty() ? std::string() : describe(redacted_);
+  f.redacted = redacted;
+  if (auto caller = caller_.lock()) caller->call_audited(f);
   r_.audit.reset();
 }
 

@@ -37,6 +37,30 @@ class call;
 class upstream;
 class mrtr_registry;
 
+/// A call's audit row as it begins. The rest is the call's own when it ends (what was asked,
+/// the outcome, the times, the answer's size) and its caller's (who asked); the row is then
+/// written where the audit buffer keeps it (call_caller::call_audited), its words copied once.
+struct audit_start {
+  std::int64_t time_ms = 0;        ///< when it started, Unix milliseconds
+  std::int64_t request_bytes = 0;  ///< the caller's message
+  std::string profile, server;
+  std::string detail;  ///< its arguments (audit_arguments), redacted
+  std::string run;     ///< code mode: a program's own row, its run id
+  /// The row's fields as this start gives them, for `kind` of `name`.
+  audit_fields fields(std::string_view kind, std::string_view name) const {
+    audit_fields f;
+    f.time_ms = time_ms;
+    f.kind = kind;
+    f.profile = profile;
+    f.server = server;
+    f.name = name;
+    f.request_bytes = request_bytes;
+    f.detail = detail;
+    f.run = run;
+    return f;
+  }
+};
+
 /// Whose call it is when a server asks something while serving it (sampling, elicitation,
 /// roots), and where its progress goes. A call is one; a legacy client's session is the one a
 /// call passes such requests on to.
@@ -67,8 +91,9 @@ class call_caller : public call_owner {
   /// caller) an input_required result, after which the call is parked until the retry. The
   /// caller's request is over either way.
   virtual void call_replied(call& c, std::string text) = 0;
-  /// The call's audit row, complete.
-  virtual void call_audited(audit_entry&& entry) = 0;
+  /// The call's audit row, complete but for who asked (`row.client`): the caller says who and
+  /// writes the row (the views in it last until this returns).
+  virtual void call_audited(audit_fields& row) = 0;
   /// The page stage of a call with a cap (call::request::page_above), on a success result
   /// longer than the cap as received: cuts `result` to a page; an error it gives is the
   /// answer instead. Runs after the other stages.
@@ -106,7 +131,7 @@ class call final : public call_owner,
     /// `page_above` bytes as received (a shorter one, without `after`, is relayed as text,
     /// unparsed). None: not paged.
     std::optional<std::size_t> page_above;
-    std::optional<audit_entry> audit;  ///< its audit row, begun (none: not audited)
+    std::optional<audit_start> audit;  ///< its audit row, begun (none: not audited)
   };
 
   /// A caller's call; a modern caller's calls park in `mrtr` while they wait for input.

@@ -188,9 +188,9 @@ void code_run::call_replied(call& c, std::string text) {
   send(line);
 }
 
-void code_run::call_audited(audit_entry&& entry) {
-  entry.run = id_;
-  if (auto host = host_.lock()) host->client().call_audited(std::move(entry));
+void code_run::call_audited(audit_fields& row) {
+  row.run = id_;
+  if (auto host = host_.lock()) host->client().call_audited(row);
 }
 
 // The program does not see its calls' progress.

@@ -94,7 +94,7 @@ class code_run final : public transport_events,
   void on_closed(std::error_code ec, std::string reason) override;
   // call_caller: the inner calls' answers, and the client's side of their questions.
   void call_replied(call& c, std::string text) override;
-  void call_audited(audit_entry&& entry) override;
+  void call_audited(audit_fields& row) override;
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
   std::int64_t ask_client(std::string_view method, const json::value& params,

@@ -203,6 +203,7 @@ class manager : public upstream_observer, private registry_servers, private cont
 
   /// Records an audited event (core/audit_buffer.hpp). Nothing when the audit log is off.
   void audit(audit_entry&& e) { audit_.audit(std::move(e)); }
+  void audit(const audit_fields& f) { audit_.audit(f); }
   bool auditing() const { return audit_.auditing(); }
 
   /// Approves `server`'s quarantined items named in `names` (the server's own names), or all of

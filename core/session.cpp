@@ -489,9 +489,9 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
     r.redact = manager_.result_detector(*up, profile_);
     add_page_stage(r, up);
     if (r.unparsed)
-      audit_begin(r.audit, r.method, exposed, up->name(), *r.unparsed);
+      audit_begin(r.audit, r.method, up->name(), *r.unparsed);
     else
-      audit_begin(r.audit, r.method, exposed, up->name(), r.params.as_object());
+      audit_begin(r.audit, r.method, up->name(), r.params.as_object());
   };
   // (The params are moved in whole, not assigned: see call::request.)
   auto c = std::make_shared<call>(msg.unparsed ? json::value() : std::move(msg.body["params"]),
@@ -506,10 +506,6 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
 void session::call_replied(call& c, std::string text) {
   call_left(c.key());
   send(std::move(text));
-}
-
-void session::call_audited(audit_entry&& entry) {
-  manager_.audit(std::move(entry));
 }
 
 void session::subscription(message& msg, bool subscribe) {

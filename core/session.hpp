@@ -70,7 +70,7 @@ class session : public transport_events,
   void profile_removed() override;
   // call_caller (its calls' answers, progress, and a server's requests to a legacy client)
   void call_replied(call& c, std::string text) override;
-  void call_audited(audit_entry&& entry) override;
+  void call_audited(audit_fields& row) override { audit_write(row); }
   std::optional<rpc_error> page_result(call& c, json::object& result) override;
   void on_progress(const json::object& params) override;
   bool client_supports(std::string_view capability) const override;
@@ -157,7 +157,7 @@ class session : public transport_events,
     json::value id;
     std::string exposed;  ///< mcpmux__run_code's name as the client called it
     bool modern = false;
-    std::optional<audit_entry> audit;
+    std::optional<audit_start> audit;
     steady_clock::time_point started;
   };
   std::map<std::string, program> programs_;
@@ -195,21 +195,25 @@ class session : public transport_events,
   std::string protocol_version_;
   json::object client_capabilities_;
   // The audit log (session_audit.cpp).
-  /// Begins in `row`, in place, the audit row of a call of `method` to `server` for `exposed`
-  /// (left empty when the audit is off or the method is not audited).
-  void audit_begin(std::optional<audit_entry>& row, std::string_view method,
-                   std::string_view exposed, const std::string& server, const json::object& params);
-  void audit_begin(std::optional<audit_entry>& row, std::string_view method,
-                   std::string_view exposed, const std::string& server,
-                   const unparsed_params& params);
-  /// audit_begin's row without the arguments.
-  void audit_row(std::optional<audit_entry>& row, std::string_view method, std::string_view exposed,
-                 const std::string& server);
+  /// Begins in `row` the audit row of a call of `method` to `server` (left empty when the audit
+  /// is off or the method is not audited).
+  void audit_begin(std::optional<audit_start>& row, std::string_view method,
+                   const std::string& server, const json::object& params);
+  void audit_begin(std::optional<audit_start>& row, std::string_view method,
+                   const std::string& server, const unparsed_params& params);
+  /// audit_begin's row without the arguments; true when they are to be audited too.
+  bool audit_open(std::optional<audit_start>& row, std::string_view method,
+                  const std::string& server);
+  /// Writes `row` into the audit buffer, as this client's.
+  void audit_write(audit_fields& row);
+  /// Who, for the audit log.
+  const std::string& client_label();
   /// A call refused before it reached a server (an unknown or hidden name): audited as
   /// `refused`, so that probing for hidden tools shows.
   void audit_refused(std::string_view method, std::string_view name, const json::object& params);
   void audit_refused(std::string_view method, std::string_view name, const unparsed_params& params);
-  void audit_refused(std::optional<audit_entry> row);
+  void audit_refused(const std::optional<audit_start>& row, std::string_view method,
+                     std::string_view name);
   std::size_t message_bytes_ = 0;  ///< the size of the client message being handled
   std::string client_label_;       ///< who, for the audit log
   /// Its calls in flight, by the client's id (serialized).

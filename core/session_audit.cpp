@@ -1,7 +1,7 @@
-// A session's part of the audit log: each tools/call, prompts/get and resources/read gets an
-// entry when it starts (who, profile, server, name, the request's size, its arguments when
-// audit_arguments is on), which the call completes when it ends (core/call.cpp) and the session
-// hands to the manager.
+// A session's part of the audit log: each tools/call, prompts/get and resources/read begins a
+// row when it starts (when, the profile, the server, the request's size, its arguments when
+// audit_arguments is on); the call completes it when it ends (core/call.cpp) and the session,
+// saying who asked, writes it into the audit buffer in place.
 #include <boost/json/serialize.hpp>
 
 #include "base/redact.hpp"
@@ -19,27 +19,32 @@ bool audited(std::string_view method) {
 
 }  // namespace
 
-void session::audit_begin(std::optional<audit_entry>& e, std::string_view method,
-                          std::string_view exposed, const std::string& server,
-                          const json::object& params) {
-  audit_row(e, method, exposed, server);
-  if (e && manager_.current_config().daemon.audit_arguments)
-    if (const auto* a = params.if_contains("arguments"))
-      e->detail = redact(clip(json::serialize(*a), max_audited_arguments));
+bool session::audit_open(std::optional<audit_start>& a, std::string_view method,
+                         const std::string& server) {
+  if (!manager_.auditing() || !audited(method)) return false;
+  a.emplace();
+  a->time_ms = unix_now_ms();
+  a->request_bytes = static_cast<std::int64_t>(message_bytes_);
+  a->profile = profile_;
+  a->server = server;
+  return manager_.current_config().daemon.audit_arguments;
 }
 
-void session::audit_begin(std::optional<audit_entry>& e, std::string_view method,
-                          std::string_view exposed, const std::string& server,
-                          const unparsed_params& params) {
-  audit_row(e, method, exposed, server);
+void session::audit_begin(std::optional<audit_start>& a, std::string_view method,
+                          const std::string& server, const json::object& params) {
+  if (audit_open(a, method, server))
+    if (const auto* args = params.if_contains("arguments"))
+      a->detail = redact(clip(json::serialize(*args), max_audited_arguments));
+}
+
+void session::audit_begin(std::optional<audit_start>& a, std::string_view method,
+                          const std::string& server, const unparsed_params& params) {
   // The arguments' text as the client wrote it.
-  if (e && manager_.current_config().daemon.audit_arguments && params.arguments_len)
-    e->detail = redact(clip(std::string(params.arguments()), max_audited_arguments));
+  if (audit_open(a, method, server) && params.arguments_len)
+    a->detail = redact(clip(std::string(params.arguments()), max_audited_arguments));
 }
 
-void session::audit_row(std::optional<audit_entry>& e, std::string_view method,
-                        std::string_view exposed, const std::string& server) {
-  if (!manager_.auditing() || !audited(method)) return;
+const std::string& session::client_label() {
   if (client_label_.empty()) {
     client_label_ = who_.transport;
     if (!who_.token.empty()) client_label_ += " token " + who_.token;
@@ -47,34 +52,34 @@ void session::audit_row(std::optional<audit_entry>& e, std::string_view method,
     if (who_.pid) client_label_ += " pid " + std::to_string(who_.pid);
     if (!who_.agent_program.empty()) client_label_ += " " + who_.agent_program;
   }
-  e.emplace();
-  e->time_ms = unix_now_ms();
-  e->kind = method;
-  e->client = client_label_;
-  e->profile = profile_;
-  e->server = server;
-  e->name = exposed;
-  e->request_bytes = static_cast<std::int64_t>(message_bytes_);
+  return client_label_;
+}
+
+void session::audit_write(audit_fields& row) {
+  row.client = client_label();
+  manager_.audit(row);
 }
 
 void session::audit_refused(std::string_view method, std::string_view name,
                             const json::object& params) {
-  std::optional<audit_entry> e;
-  audit_begin(e, method, name, {}, params);
-  audit_refused(std::move(e));
+  std::optional<audit_start> a;
+  audit_begin(a, method, {}, params);
+  audit_refused(a, method, name);
 }
 
 void session::audit_refused(std::string_view method, std::string_view name,
                             const unparsed_params& params) {
-  std::optional<audit_entry> e;
-  audit_begin(e, method, name, {}, params);
-  audit_refused(std::move(e));
+  std::optional<audit_start> a;
+  audit_begin(a, method, {}, params);
+  audit_refused(a, method, name);
 }
 
-void session::audit_refused(std::optional<audit_entry> e) {
-  if (!e) return;
-  e->outcome = "refused";
-  manager_.audit(std::move(*e));
+void session::audit_refused(const std::optional<audit_start>& a, std::string_view method,
+                            std::string_view name) {
+  if (!a) return;
+  auto f = a->fields(method, name);
+  f.outcome = "refused";
+  audit_write(f);
 }
 
 }  // namespace mcpmux

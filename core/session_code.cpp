@@ -75,7 +75,7 @@ bool session::run_code_call(message& msg, const mcp::request_meta* meta) {
   p.id = id;
   p.exposed = v->code_tool;
   p.modern = meta != nullptr;
-  audit_begin(p.audit, "tools/call", v->code_tool, "mcpmux", params);
+  audit_begin(p.audit, "tools/call", "mcpmux", params);
   if (p.audit) p.audit->run = run_id;
   p.started = steady_clock::now();
   p.run = std::make_shared<code_run>(manager_.io(), std::weak_ptr<code_host>(shared_from_this()),
@@ -97,13 +97,10 @@ std::shared_ptr<call> session::start_inner_call(const std::shared_ptr<code_run>&
   json::object params{{"name", r ? r->original : std::string(name)},
                       {"arguments", std::move(arguments)}};
   if (!up) {
-    std::optional<audit_entry> e;
-    audit_begin(e, "tools/call", name, {}, params);
-    if (e) {
-      e->outcome = "refused";
-      e->run = run->id();
-      manager_.audit(std::move(*e));
-    }
+    std::optional<audit_start> e;
+    audit_begin(e, "tools/call", {}, params);
+    if (e) e->run = run->id();
+    audit_refused(e, "tools/call", name);
     return nullptr;
   }
   call::request req(std::move(params));
@@ -112,7 +109,7 @@ std::shared_ptr<call> session::start_inner_call(const std::shared_ptr<code_run>&
   req.method = "tools/call";
   req.exposed = name;
   req.redact = manager_.result_detector(*up, profile_);
-  audit_begin(req.audit, req.method, name, up->name(), req.params.as_object());
+  audit_begin(req.audit, req.method, up->name(), req.params.as_object());
   if (req.audit)
     req.audit->request_bytes =
         static_cast<std::int64_t>(json::serialize(req.params.as_object().at("arguments")).size());
@@ -156,12 +153,13 @@ void session::program_cancelled(const std::string& key, std::string_view why) {
 
 void session::end_program_audit(program& p, std::string_view outcome, std::size_t response_bytes) {
   if (!p.audit) return;
-  p.audit->duration_us =
+  auto f = p.audit->fields("tools/call", p.exposed);
+  f.duration_us =
       std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - p.started)
           .count();
-  p.audit->outcome = outcome;
-  p.audit->response_bytes = static_cast<std::int64_t>(response_bytes);
-  manager_.audit(std::move(*p.audit));
+  f.outcome = outcome;
+  f.response_bytes = static_cast<std::int64_t>(response_bytes);
+  audit_write(f);
   p.audit.reset();
 }
 

@@ -448,6 +448,32 @@ std::vector<audit_entry> state_store::history(const audit_query& q) const {
   return out;
 }
 
+namespace {
+// A reused slot's word is most often the new row's already (the same client, server, tool):
+// compared, not copied again (an assignment through _M_replace costs ~50 instructions).
+void set_word(std::string& to, std::string_view word) {
+  if (to.size() != word.size() ||
+      (!word.empty() && std::memcmp(to.data(), word.data(), word.size()) != 0))
+    to.assign(word);
+}
+}  // namespace
+
+void audit_fields::write_to(audit_entry& e) const {
+  e.time_ms = time_ms;
+  set_word(e.kind, kind);
+  set_word(e.client, client);
+  set_word(e.profile, profile);
+  set_word(e.server, server);
+  set_word(e.name, name);
+  e.duration_us = duration_us;
+  set_word(e.outcome, outcome);
+  e.request_bytes = request_bytes;
+  e.response_bytes = response_bytes;
+  set_word(e.detail, detail);
+  set_word(e.redacted, redacted);
+  set_word(e.run, run);
+}
+
 std::int64_t state_store::audit_rows() const {
   std::lock_guard lock(impl_->m);
   sqlite3_stmt* s = nullptr;

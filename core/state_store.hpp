@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.hpp"
@@ -39,6 +40,20 @@ struct audit_entry {
   /// Code mode: the program's run id ("r3f9c2a1"). Its mcpmux__run_code row and every tool call
   /// it made carry it, so that its inner calls read as the run's children.
   std::string run;
+};
+
+/// An audit row's fields as views of where they are kept (the call, its caller, the server),
+/// written into an entry in place: a call's row is made where the audit buffer keeps it, its words
+/// copied once, into a slot whose strings may keep their storage from an older row.
+struct audit_fields {
+  std::int64_t time_ms = 0;
+  std::string_view kind, client, profile, server, name;
+  std::int64_t duration_us = 0;
+  std::string_view outcome;
+  std::int64_t request_bytes = 0, response_bytes = 0;
+  std::string_view detail, redacted, run;
+  /// Sets every field of `e`.
+  void write_to(audit_entry& e) const;
 };
 
 /// What `mcpmux history` asks for.

@@ -61,6 +61,54 @@ TEST_F(audit_buffer_test, HistoryIncludesWhatIsStillBuffered) {
   EXPECT_EQ(b.buffered(), 0u);
 }
 
+// The rows of a written batch come back as the slots of a later one: a row written in place
+// there has every field its own, nothing of the row the slot held before.
+TEST_F(audit_buffer_test, ARowWrittenInAReusedSlotKeepsNothingOfTheOldOne) {
+  audit_buffer b(io, store.get(), d);
+  constexpr int rows = 100;  // (the writer keeps the storage of a batch this big)
+  for (int i = 0; i < rows; ++i) {
+    auto e = call("files", "read" + std::to_string(i));
+    e.client = "socket uid 1000 pid 4242 /usr/bin/node a long label";
+    e.detail = R"({"path":"/etc/hosts"})";
+    e.redacted = "github-token 1";
+    e.run = "r0001";
+    e.duration_us = 7;
+    e.response_bytes = 99;
+    b.audit(std::move(e));
+  }
+  b.drain();
+  for (int i = 0; i < rows; ++i) {
+    audit_fields f;
+    f.time_ms = unix_now_ms();
+    f.kind = "tools/call";
+    f.client = "http";
+    f.server = "git";
+    f.name = "log" + std::to_string(i);
+    f.outcome = "error";
+    f.request_bytes = 3;
+    b.audit(f);
+  }
+  EXPECT_EQ(b.buffered(), static_cast<std::size_t>(rows));
+  audit_query q;
+  q.server = "git";
+  q.limit = rows;
+  const auto later = b.history(q);
+  ASSERT_EQ(later.size(), static_cast<std::size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    const auto& e = later[i];
+    EXPECT_EQ(e.name, "log" + std::to_string(i));
+    EXPECT_EQ(e.kind, "tools/call");
+    EXPECT_EQ(e.client, "http");
+    EXPECT_EQ(e.outcome, "error");
+    EXPECT_EQ(e.request_bytes, 3);
+    EXPECT_EQ(e.duration_us, 0);
+    EXPECT_EQ(e.response_bytes, 0);
+    EXPECT_EQ(e.detail, "");
+    EXPECT_EQ(e.redacted, "");
+    EXPECT_EQ(e.run, "");
+  }
+}
+
 TEST_F(audit_buffer_test, OffKeepsNothingAndAReloadTurnsItOn) {
   d.audit = false;
   audit_buffer b(io, store.get(), d);

@@ -18,7 +18,7 @@ struct caller : call_caller {
   std::vector<audit_entry> audits;
   std::vector<json::object> progress;
   void call_replied(call&, std::string text) override { replies.push_back(json::parse(text)); }
-  void call_audited(audit_entry&& e) override { audits.push_back(std::move(e)); }
+  void call_audited(audit_fields& row) override { row.write_to(audits.emplace_back()); }
   void on_progress(const json::object& p) override { progress.push_back(p); }
   bool client_supports(std::string_view) const override { return false; }
   std::int64_t ask_client(std::string_view, const json::value&, response_handler) override {
@@ -39,7 +39,8 @@ std::shared_ptr<call> make_call(const std::shared_ptr<caller>& who, mcp::era era
   r.after = std::move(after);
   r.params = json::object{{"name", "read"}, {"_meta", {{"progressToken", "tok-1"}}}};
   r.audit.emplace();
-  r.audit->kind = "tools/call";
+  r.audit->server = "fs";
+  r.audit->request_bytes = 42;
   return std::make_shared<call>(std::move(r), who, mrtr);
 }
 
@@ -61,6 +62,11 @@ TEST(Call, TheFirstEndAnswersAndAuditsOnceUnderTheClientsId) {
   ASSERT_EQ(who->audits.size(), 1u);
   EXPECT_EQ(who->audits[0].outcome, "tool_error");
   EXPECT_GT(who->audits[0].response_bytes, 0);
+  // The row: what its start kept and the call's own.
+  EXPECT_EQ(who->audits[0].kind, "tools/call");
+  EXPECT_EQ(who->audits[0].name, "fs__read");
+  EXPECT_EQ(who->audits[0].server, "fs");
+  EXPECT_EQ(who->audits[0].request_bytes, 42);
   EXPECT_TRUE(c->finished());
 }
 

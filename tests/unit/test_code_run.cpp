@@ -57,7 +57,7 @@ struct host : code_host, call_caller {
   }
   call_caller& client() override { return *this; }
   void call_replied(call&, std::string) override {}
-  void call_audited(audit_entry&& e) override { audits.push_back(std::move(e)); }
+  void call_audited(audit_fields& row) override { row.write_to(audits.emplace_back()); }
   void on_progress(const json::object&) override {}
   bool client_supports(std::string_view) const override { return false; }
   std::int64_t ask_client(std::string_view, const json::value&, response_handler) override {

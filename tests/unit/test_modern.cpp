@@ -166,7 +166,7 @@ struct recording_caller : call_caller {
     else
       answered.push_back(std::move(v));
   }
-  void call_audited(audit_entry&&) override {}
+  void call_audited(audit_fields&) override {}
   void on_progress(const json::object&) override {}
   bool client_supports(std::string_view) const override { return false; }
   std::int64_t ask_client(std::string_view, const json::value&, response_handler) override {
