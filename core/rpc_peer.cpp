@@ -63,9 +63,13 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     static const json::value no_params;
     auto text = params.dom ? make_request(json::value(id), method, *params.dom)
                            : make_request_text(json::value(id), method, params.text);
-    if (auto ec = transport_->send_described(
-            std::move(text), describe_request(id, method, params.dom ? *params.dom : no_params,
-                                              std::move(headers)))) {
+    const auto sent = transport_->reads_descriptions()
+                          ? transport_->send_described(
+                                std::move(text),
+                                describe_request(id, method, params.dom ? *params.dom : no_params,
+                                                 std::move(headers)))
+                          : transport_->send(std::move(text));
+    if (auto ec = sent) {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
     }

@@ -326,7 +326,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
       msg.unparsed->rename(r->original);
     else
       msg.body["params"].as_object()["name"] = r->original;
-    forward(msg, up, {}, exposed, meta);
+    forward(msg, up, {}, std::move(exposed), meta);
     return true;
   }
   if (method == "resources/read") {
@@ -355,7 +355,7 @@ bool session::route_call(message& msg, const mcp::request_meta* meta) {
       };
     std::string exposed(uri->get_string());
     msg.body["params"].as_object()["uri"] = r->original;
-    forward(msg, up, std::move(rewrite), exposed, meta);
+    forward(msg, up, std::move(rewrite), std::move(exposed), meta);
     return true;
   }
   if (method == "completion/complete") {
@@ -459,7 +459,7 @@ void session::serve_list(const json::value& id, collection c, const json::object
 // The one way a request goes to a server: as a call, answered under the client's id. A modern
 // request's differences are the call's data: its era, its capabilities, the result's marks.
 void session::forward(message& msg, const std::shared_ptr<upstream>& up,
-                      std::function<void(json::object&)> after, std::string_view exposed,
+                      std::function<void(json::object&)> after, std::string exposed,
                       const mcp::request_meta* meta) {
   if (meta) {
     msg.parse_params();  // (a call read unparsed is a legacy client's)
@@ -484,7 +484,7 @@ void session::forward(message& msg, const std::shared_ptr<upstream>& up,
     r.client_id = msg.id();
     r.key = serialize_id(r.client_id);
     r.method = msg.method();
-    r.exposed = exposed;
+    r.exposed = std::move(exposed);
     r.after = std::move(after);
     r.redact = manager_.result_detector(*up, profile_);
     add_page_stage(r, up);

@@ -144,7 +144,7 @@ class session : public transport_events,
   /// called (audit; it binds a modern client's retry to the same request); `meta` is a modern
   /// request's _meta: the era's differences are the call's data.
   void forward(message& msg, const std::shared_ptr<upstream>& up,
-               std::function<void(json::object&)> after = {}, std::string_view exposed = {},
+               std::function<void(json::object&)> after = {}, std::string exposed = {},
                const mcp::request_meta* meta = nullptr);
   /// The confirmation stage (session_confirm.cpp): a tools/call that `confirm` names is asked
   /// about first and runs, or is refused, when the answer comes. False when `c` needs none.

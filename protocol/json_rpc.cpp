@@ -69,14 +69,19 @@ std::string begin_message(std::string_view head) {
   return out;
 }
 
-// Appends `s` as a JSON string: as it is when nothing in it needs escaping (a method name always),
-// else through the serializer.
-void append_string(std::string& out, std::string_view s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+// True when `s` written as a JSON string would need an escape (or is beyond ASCII, which the
+// serializer checks).
+bool needs_escape(std::string_view s) {
+  return !std::all_of(s.begin(), s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
     return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
   });
-  if (!plain) return append_json(out, json::string(s));
+}
+
+// Appends `s` as a JSON string: as it is when nothing in it needs escaping (a method name always),
+// else through the serializer.
+void append_string(std::string& out, std::string_view s) {
+  if (needs_escape(s)) return append_json(out, json::string(s));
   out += '"';
   out += s;
   out += '"';
@@ -475,12 +480,17 @@ result<message> message_parser::parse_call(std::string_view line) {
 }
 
 void unparsed_params::rename(std::string_view name) {
+  // A plain name (the usual one) goes between the quotes in place, without a quoted copy.
   std::string quoted;
-  append_string(quoted, name);
-  text.replace(tool_pos, tool_len, quoted);
-  if (arguments_pos > tool_pos) arguments_pos = arguments_pos - tool_len + quoted.size();
-  tool_len = quoted.size();
-  tool = name;
+  if (needs_escape(name)) append_string(quoted, name);
+  const auto written = quoted.empty() ? name.size() + 2 : quoted.size();
+  if (quoted.empty())
+    text.replace(tool_pos + 1, tool_len - 2, name);
+  else
+    text.replace(tool_pos, tool_len, quoted);
+  if (arguments_pos > tool_pos) arguments_pos = arguments_pos - tool_len + written;
+  tool_len = written;
+  tool.assign(name);
 }
 
 // (A scanned call's id and method are fields of their own: views of them stay good.)

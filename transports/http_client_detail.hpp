@@ -131,6 +131,7 @@ class http_transport final : public transport, public std::enable_shared_from_th
   // ---- transport (http_transport.cpp, on_initialized in http_streamable.cpp) ----------------
   void start(transport_events& events) override;
   std::error_code send(std::string message) override;
+  bool reads_descriptions() const override { return true; }
   std::error_code send_described(std::string message, outgoing_info info) override;
   void close() override;
   std::size_t queued_bytes() const override { return queued_; }

@@ -93,6 +93,9 @@ class transport {
   /// Queues one message (newline added by the transport). Fails with errc::queue_full when the
   /// bounded queue is over its cap, errc::transport_closed after close or failure.
   virtual std::error_code send(std::string message) = 0;
+  /// True when send_described reads what it is told of a message (HTTP: its headers); else
+  /// core does not describe it (a stdio or socket transport writes the text alone).
+  virtual bool reads_descriptions() const { return false; }
   /// The same with what core knows of the message (outgoing_info). By default, as send().
   virtual std::error_code send_described(std::string message, outgoing_info info) {
     (void)info;

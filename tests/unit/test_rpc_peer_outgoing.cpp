@@ -3,6 +3,7 @@
 // version, target and the Mcp-Param-* fields its caller hands over (only for such a request).
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,8 +18,10 @@ namespace json = boost::json;
 
 struct recording_transport : transport {
   std::vector<std::pair<std::string, outgoing_info>> sent;
+  bool described = true;  ///< false: as a stdio or socket transport, which writes text alone
   void start(transport_events&) override {}
   std::error_code send(std::string m) override { return send_described(std::move(m), {}); }
+  bool reads_descriptions() const override { return described; }
   std::error_code send_described(std::string m, outgoing_info info) override {
     sent.emplace_back(std::move(m), std::move(info));
     return {};
@@ -68,6 +71,25 @@ TEST_F(rpc_peer_outgoing, AModernRequestCarriesItsVersionTargetAndFields) {
   EXPECT_EQ(last().version, "2026-07-28");
   EXPECT_EQ(last().name, "search");
   EXPECT_EQ(last().params, fields);
+}
+
+// A transport that does not read descriptions (stdio, sockets) is sent the text alone: a request
+// is not described for it (its target, its fields), and its text is the same.
+TEST_F(rpc_peer_outgoing, ATransportThatReadsNoDescriptionGetsTheTextAlone) {
+  wire_->described = false;
+  json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
+  params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
+  const auto id = peer_->request(
+      "tools/call", json::value(params), std::nullopt, [](rpc_outcome) {}, reply_form::parsed,
+      nullptr, fields);
+  ASSERT_TRUE(id);
+  ASSERT_EQ(wire_->sent.size(), 1u);
+  EXPECT_EQ(last().method, "");  // (send(), as the transport's own default describes nothing)
+  EXPECT_TRUE(last().params.empty());
+  const auto sent = json::parse(wire_->sent.back().first).as_object();
+  EXPECT_EQ(sent.at("id"), *id);
+  EXPECT_EQ(sent.at("method"), "tools/call");
+  EXPECT_EQ(sent.at("params").at("name"), "search");
 }
 
 TEST_F(rpc_peer_outgoing, NotificationsCancellationsAndResponsesSayWhatTheyAre) {
