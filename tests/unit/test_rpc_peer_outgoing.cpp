@@ -30,6 +30,8 @@ struct recording_transport : transport {
   std::size_t queued_bytes() const override { return 0; }
 };
 
+const std::vector<std::pair<std::string, std::string>> fields = {{"Mcp-Param-Region", "eu"}};
+
 class rpc_peer_outgoing : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -38,13 +40,19 @@ class rpc_peer_outgoing : public ::testing::Test {
     peer_->start();
   }
   const outgoing_info& last() const { return wire_->sent.back().second; }
+  /// A 2026-07-28 tools/call of "search" with the fields.
+  std::optional<std::int64_t> modern_search() {
+    json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
+    params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
+    return peer_->request(
+        "tools/call", json::value(params), std::nullopt, [](rpc_outcome) {}, reply_form::parsed,
+        nullptr, fields);
+  }
 
   boost::asio::io_context io_;
   std::shared_ptr<recording_transport> wire_;
   std::shared_ptr<rpc_peer> peer_;
 };
-
-const std::vector<std::pair<std::string, std::string>> fields = {{"Mcp-Param-Region", "eu"}};
 
 TEST_F(rpc_peer_outgoing, ALegacyRequestIsARequestWithoutTheErasHeaders) {
   const auto id = peer_->request(
@@ -60,11 +68,7 @@ TEST_F(rpc_peer_outgoing, ALegacyRequestIsARequestWithoutTheErasHeaders) {
 }
 
 TEST_F(rpc_peer_outgoing, AModernRequestCarriesItsVersionTargetAndFields) {
-  json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
-  params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
-  const auto id = peer_->request(
-      "tools/call", json::value(params), std::nullopt, [](rpc_outcome) {}, reply_form::parsed,
-      nullptr, fields);
+  const auto id = modern_search();
   ASSERT_TRUE(id);
   EXPECT_EQ(last().what, outgoing_info::kind::request);
   EXPECT_EQ(last().id, *id);
@@ -77,11 +81,7 @@ TEST_F(rpc_peer_outgoing, AModernRequestCarriesItsVersionTargetAndFields) {
 // is not described for it (its target, its fields), and its text is the same.
 TEST_F(rpc_peer_outgoing, ATransportThatReadsNoDescriptionGetsTheTextAlone) {
   wire_->described = false;
-  json::object params{{"name", "search"}, {"arguments", json::object{{"region", "eu"}}}};
-  params["_meta"] = json::object{{mcp::meta_key::protocol_version, "2026-07-28"}};
-  const auto id = peer_->request(
-      "tools/call", json::value(params), std::nullopt, [](rpc_outcome) {}, reply_form::parsed,
-      nullptr, fields);
+  const auto id = modern_search();
   ASSERT_TRUE(id);
   ASSERT_EQ(wire_->sent.size(), 1u);
   EXPECT_EQ(last().method, "");  // (send(), as the transport's own default describes nothing)
