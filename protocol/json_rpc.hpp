@@ -102,6 +102,8 @@ class message_parser {
   std::optional<response_span> scan_response(std::string_view line);
 
  private:
+  bool scan_call(std::string_view line, message& m);
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };
