@@ -101,7 +101,7 @@ std::string_view call::tool() const {
   return name && name->is_string() ? std::string_view(name->get_string()) : std::string_view();
 }
 
-void call::finish(rpc_outcome out) {
+void call::finish(rpc_outcome&& out) {
   if (finished_) return;
   drop_questions();  // the server's questions no longer matter once the call has ended
   if (!out.reply) {  // every end the caller hears of is an answer

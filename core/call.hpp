@@ -173,7 +173,7 @@ class call final : public call_owner,
   // The ends.
   /// The server's part is over: answered, failed, timed out, refused. Answers the caller (a
   /// modern call parked for its retry keeps the answer until then).
-  void finish(rpc_outcome out);
+  void finish(rpc_outcome&& out);
   /// The caller gave up (cancelled, left) or the call expired while parked: the server is told
   /// if it has the request, nobody is answered.
   void cancel(std::string_view why);

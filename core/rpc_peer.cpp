@@ -205,12 +205,13 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
 
   void deliver_raw(const response_span& span, std::string text) {
     auto e = pending_.take(span.id);
-    message msg{message_kind::response, {}};
+    rpc_outcome out;  // (made where it is handed on: a message is not moved)
+    auto& msg = out.reply.emplace(message_kind::response, json::object());
     msg.raw = std::move(text);
     msg.raw_id_pos = span.id_pos;
     msg.raw_id_len = span.id_len;
     msg.raw_is_error = span.is_error;
-    e->handler({{}, std::move(msg)});
+    e->handler(std::move(out));
   }
 
   // The request an answer with `id` belongs to; a late or stray answer is reported and dropped.

@@ -254,7 +254,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   /// Adds a modern server's request _meta to `params` (capabilities as `owner` declared them).
   void add_era_meta(json::value& params, const call_owner* owner) const;
   /// The answer (or failure) of call `c` on the wire.
-  void call_answered(const std::shared_ptr<call>& c, rpc_outcome out);
+  void call_answered(const std::shared_ptr<call>& c, rpc_outcome&& out);
   /// A modern server's input_required for a client that cannot take it: asks the client with
   /// real requests, then sends the call again with the answers. False when it does not apply.
   bool fulfil_input(const std::shared_ptr<call>& c, rpc_outcome& out);

@@ -107,7 +107,7 @@ void upstream::send_call(std::shared_ptr<call> c) {
   // A tool's x-mcp-header arguments travel as headers too, where the connection takes them.
   auto headers = param_header_fields(*c);
   // (The call alone is held: its server is the one it names.)
-  auto answered = [c](rpc_outcome out) {
+  auto answered = [c](rpc_outcome&& out) {
     c->wire_id_.reset();
     auto self = c->up_.lock();
     if (!self)
@@ -121,7 +121,7 @@ void upstream::send_call(std::shared_ptr<call> c) {
                                std::move(headers));
 }
 
-void upstream::call_answered(const std::shared_ptr<call>& c, rpc_outcome out) {
+void upstream::call_answered(const std::shared_ptr<call>& c, rpc_outcome&& out) {
   // A dropped connection is worth one more try on the next one when the retry policy says the
   // call cannot have run or cannot harm twice; the call waits in the queue, still bounded by its
   // original deadline.

@@ -25,7 +25,7 @@ struct rpc_outcome {
   bool unsent = false;  ///< failed before it was handed to the connection: it cannot have run
 };
 
-using response_handler = std::function<void(rpc_outcome)>;
+using response_handler = std::function<void(rpc_outcome&&)>;
 
 /// What a pending request belongs to, so that its owner can find it again by id (an upstream
 /// finds the call a progress notification or a server's request belongs to). The table does not
