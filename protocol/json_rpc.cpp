@@ -72,10 +72,7 @@ std::string begin_message(std::string_view head) {
 // True when `s` written as a JSON string would need an escape (or is beyond ASCII, which the
 // serializer checks).
 bool needs_escape(std::string_view s) {
-  return !std::all_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
-  });
+  return json_scan::plain_prefix(s) != s.size();
 }
 
 // Appends `s` as a JSON string: as it is when nothing in it needs escaping (a method name always),

@@ -84,14 +84,14 @@ bool same_key(const json_scan::member& m, std::string_view key, int parent) {
 // Each step below takes where it starts and gives where it ended: null when the text there is not
 // one it vouches for. (Positions passed by value stay in registers through the recursion.)
 
-const char* skip_blanks(const char* p, const char* end) {
+[[gnu::always_inline]] inline const char* skip_blanks(const char* p, const char* end) {
   // (Most tokens have none after them: one comparison says so.)
   while (p < end && static_cast<unsigned char>(*p) <= ' ' && blank(*p)) ++p;
   return p;
 }
 
 // Past the byte `c` at p, blanks before it allowed.
-const char* past(const char* p, const char* end, char c) {
+[[gnu::always_inline]] inline const char* past(const char* p, const char* end, char c) {
   if (p < end && *p == c) return p + 1;
   p = skip_blanks(p, end);
   return p < end && *p == c ? p + 1 : nullptr;
@@ -207,7 +207,8 @@ const char* word(const char* p, const char* end, std::string_view w) {
 
 // After an item of a container: past a comma and the blanks after it (`more`), or past its
 // `close`; null when neither.
-const char* after_item(const char* p, const char* end, char close, bool& more) {
+[[gnu::always_inline]] inline const char* after_item(const char* p, const char* end, char close,
+                                                     bool& more) {
   // (Most messages have no blank between their tokens: one comparison says so.)
   if (p<end&& * p> ' ') {
     more = *p == ',';
@@ -294,10 +295,15 @@ const char* json_scan::array(const char* p, int depth) {
   return p;
 }
 
-int json_scan::record(std::string_view key, int parent) {
+[[gnu::always_inline]] inline int json_scan::record(std::string_view key, int parent) {
   if (size_ == capacity) return -1;
   members_[size_] = {key, {}, parent};
   return static_cast<int>(size_++);
+}
+
+std::size_t json_scan::plain_prefix(std::string_view s) {
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  return static_cast<std::size_t>(plain_run(b, b + s.size()) - b);
 }
 
 std::optional<std::int64_t> json_scan::integer(std::string_view v) {

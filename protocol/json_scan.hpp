@@ -32,6 +32,9 @@ class json_scan {
   std::size_t size() const { return size_; }
   const member& operator[](std::size_t i) const { return members_[i]; }
 
+  /// How many of the first bytes of `s` a JSON string holds as they are (no quote, backslash,
+  /// control or byte beyond ASCII): all of them when it needs no escape.
+  static std::size_t plain_prefix(std::string_view s);
   /// `value` as an integer when it is one written plainly (no fraction or exponent).
   static std::optional<std::int64_t> integer(std::string_view value);
 
