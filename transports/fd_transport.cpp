@@ -107,7 +107,7 @@ class fd_transport final : public transport,
     // Nothing waits before it and it would go now: it is written from where it is, and queued
     // only if the descriptor does not take it all.
     if (queue_.empty() && !writing_ && (!batch || !batch->held() || batch->last_line())) {
-      write_alone(std::move(message));
+      write_alone(message);
       if (batch && batch->last_line()) batch->flush();  // the others this read caused
       return {};
     }
@@ -369,9 +369,10 @@ class fd_transport final : public transport,
     writing_ = false;
   }
 
-  // One message with an empty queue, written at once. What the descriptor does not take is
-  // queued and waits for room, as write_more leaves it; a failure is met again by the wait.
-  void write_alone(spliced_text message) {
+  // One message with an empty queue, written at once (from where it is: taken only when queued).
+  // What the descriptor does not take is queued and waits for room, as write_more leaves it; a
+  // failure is met again by the wait.
+  void write_alone(spliced_text& message) {
     std::array<asio::const_buffer, 4> buffers;
     std::size_t count = 0;
     message_buffers(message, [&](asio::const_buffer b) { buffers[count++] = b; });
