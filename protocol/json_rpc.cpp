@@ -593,13 +593,19 @@ std::string make_request(const json::value& id, std::string_view method,
 
 std::string make_request_text(const json::value& id, std::string_view method,
                               std::string_view params_text) {
-  std::string out = begin_message(R"({"jsonrpc":"2.0","id":)");
+  // Sized once, its parts appended with their lengths known.
+  static constexpr std::string_view head = R"({"jsonrpc":"2.0","id":)",
+                                    method_key = R"(,"method":)", params_key = R"(,"params":)";
+  std::string out;
+  out.reserve(head.size() + 24 + method_key.size() + method.size() + 2 + params_key.size() +
+              params_text.size() + 1);
+  out.append(head);
   append_id(out, id);
-  out += R"(,"method":)";
+  out.append(method_key);
   append_string(out, method);
-  out += R"(,"params":)";
-  out += params_text;
-  out += '}';
+  out.append(params_key);
+  out.append(params_text);
+  out.push_back('}');
   return out;
 }
 
