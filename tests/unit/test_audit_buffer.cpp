@@ -78,12 +78,13 @@ TEST_F(audit_buffer_test, ARowWrittenInAReusedSlotKeepsNothingOfTheOldOne) {
   }
   b.drain();
   for (int i = 0; i < rows; ++i) {
+    const auto name = "log" + std::to_string(i);  // (the fields are views: it outlives them)
     audit_fields f;
     f.time_ms = unix_now_ms();
     f.kind = "tools/call";
     f.client = "http";
     f.server = "git";
-    f.name = "log" + std::to_string(i);
+    f.name = name;
     f.outcome = "error";
     f.request_bytes = 3;
     b.audit(f);
