@@ -1,11 +1,11 @@
-// Writes the audit log on a thread of its own. A row costs SQLite a few microseconds, so a
-// busy second's batch (thousands of calls) written on the event loop would stall every client
-// for tens of milliseconds; here the loop only hands the batch over. The thread starts with the
-// first batch (an idle daemon has none) and writes in transactions of at most `chunk_rows`, so
-// the loop's own reads and writes of the store (pins, the tool cache, history) wait for at most
-// one of them. If the store falls behind by more than `max_backlog` entries (a disk that does
-// not keep up), the next hand-over waits for room: calls slow down rather than the audit log
-// losing entries or the daemon holding them in memory without end.
+// Writes the audit log on a thread of its own. An entry costs ~1,200 instructions (its share
+// of a batch's one record), so a busy second's batch (thousands of calls) written on the event
+// loop would hold every client for milliseconds; here the loop only hands the batch over. The
+// thread starts with the first batch (an idle daemon has none) and writes in transactions of at
+// most `chunk_rows`, so the loop's own reads and writes of the store (pins, the tool cache,
+// history) wait for at most one of them. If the store falls behind by more than `max_backlog`
+// entries (a disk that does not keep up), the next hand-over waits for room: calls slow down rather
+// than the audit log losing entries or the daemon holding them in memory without end.
 #pragma once
 
 #include <condition_variable>

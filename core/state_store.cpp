@@ -15,11 +15,15 @@
 #include <optional>
 #include <unordered_map>
 
+#include <boost/json.hpp>
+
 #include "base/files.hpp"
 #include "config/config.hpp"
 
 namespace mcpmux {
 namespace {
+
+namespace json = boost::json;
 
 // Statements are prepared once and finalized with the store.
 struct statement {
@@ -27,11 +31,34 @@ struct statement {
   ~statement() { sqlite3_finalize(s); }
 };
 
-// The audit log's columns. Its words (kind, client, profile, server, name, outcome) are kept
-// once each, in audit_text, and a row holds their ids: ~40 bytes a row where the words took
-// ~120 (a client's label alone is ~60), ~1,100 instructions less to write (the bindings, the
-// record, the pages zeroed and checksummed for the WAL).
-constexpr const char* audit_columns_sql =
+// The audit log is kept in batches: one record of audit_batch for each group of at most
+// audit_batch_rows entries written together, its entries a JSON array of rows. A row as one
+// record cost SQLite ~4,500 instructions (thirteen bindings, ~45 opcodes, a B-tree cell); a batch
+// of them costs ~1/10 of that a row, its text made here. The view `audit` shows one row per
+// entry, with the columns the table of one row an entry had (queries by hand work as before).
+// An entry's words (kind, client, profile, server, name, outcome) are kept once each, in
+// audit_text, and a row holds their ids: ~40 bytes a row where the words took ~120.
+//
+// A row: [time_ms (after the batch's first_ms), kind, client, profile, server, name, duration_us,
+// outcome, request_bytes, response_bytes] (the six words as ids), followed by [detail, redacted,
+// run] when any is not empty.
+constexpr std::size_t audit_batch_rows = 256;
+constexpr const char* audit_batch_table =
+    "CREATE TABLE IF NOT EXISTS audit_batch (id INTEGER PRIMARY KEY,"
+    " first_ms INTEGER NOT NULL, last_ms INTEGER NOT NULL, rows INTEGER NOT NULL,"
+    " entries TEXT NOT NULL)";
+constexpr const char* audit_view =
+    "CREATE VIEW IF NOT EXISTS audit AS SELECT (b.id << 8) + r.key AS id,"
+    " b.first_ms + (r.value->>0) AS time_ms, r.value->>1 AS kind, r.value->>2 AS client,"
+    " r.value->>3 AS profile, r.value->>4 AS server, r.value->>5 AS name,"
+    " r.value->>6 AS duration_us, r.value->>7 AS outcome, r.value->>8 AS request_bytes,"
+    " r.value->>9 AS response_bytes, ifnull(r.value->>10, '') AS detail,"
+    " ifnull(r.value->>11, '') AS redacted, ifnull(r.value->>12, '') AS run"
+    " FROM audit_batch b, json_each(b.entries) r";
+
+// The columns of the table that held one row an entry (stores made before 2026-12-07), which
+// older stores are rewritten to before their rows move into batches.
+constexpr const char* legacy_audit_columns_sql =
     " (id INTEGER PRIMARY KEY,"
     " time_ms INTEGER NOT NULL, kind INTEGER NOT NULL, client INTEGER NOT NULL,"
     " profile INTEGER NOT NULL, server INTEGER NOT NULL, name INTEGER NOT NULL,"
@@ -53,11 +80,6 @@ std::string audit_words_used() {
 
 constexpr const char* schema =
     "CREATE TABLE IF NOT EXISTS audit_text (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);"
-    // No query needs an index beside the rowid (history scans by id; the trim by age looks at
-    // the oldest rows by id), and each row paid for one: stores made before 2026-12-04 lose the
-    // one by server, before 2026-12-05 the one by time (~1,000 instructions a row).
-    "DROP INDEX IF EXISTS audit_server;"
-    "DROP INDEX IF EXISTS audit_time;"
     "CREATE TABLE IF NOT EXISTS tool_cache ("
     " server TEXT PRIMARY KEY, config_hash TEXT NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID;"
     // Every change to the tool cache moves its generation on; a catalogue snapshot is good
@@ -85,8 +107,8 @@ constexpr const char* schema =
 
 // Copied by SQLite unless the caller says the text outlives the statement's use of it
 // (SQLITE_STATIC).
-void bind(sqlite3_stmt* s, int i, const std::string& text,
-          sqlite3_destructor_type lifetime = SQLITE_TRANSIENT) {
+void bind_text(sqlite3_stmt* s, int i, std::string_view text,
+               sqlite3_destructor_type lifetime = SQLITE_TRANSIENT) {
   sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), lifetime);
 }
 
@@ -95,62 +117,99 @@ std::string column(sqlite3_stmt* s, int i) {
   return t ? std::string(t, static_cast<std::size_t>(sqlite3_column_bytes(s, i))) : std::string();
 }
 
-// The audit insert: one statement for `rows` entries. A batch goes in by groups of
-// audit_group_rows (the statement's own cost, run and reset, paid once a group), the rest by one.
-// OR FAIL: a statement of several rows that may abort keeps a journal to undo its own rows
-// (~400 instructions a row); a failure here rolls the whole transaction back anyway.
-// A plain row — no detail, nothing redacted, no code-mode run: most of them — has those three
-// columns written '' in the statement instead of bound (~170 instructions a bound text).
-constexpr int audit_columns = 13, plain_audit_columns = 10;
-constexpr std::size_t audit_group_rows = 16;
-
-std::string audit_insert_sql(std::size_t rows, bool plain) {
-  std::string sql =
-      "INSERT OR FAIL INTO audit(time_ms, kind, client, profile, server, name, duration_us, "
-      "outcome,"
-      " request_bytes, response_bytes, detail, redacted, run) VALUES ";
-  const std::string_view row =
-      plain ? "(?,?,?,?,?,?,?,?,?,?,'','','')" : "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (r) sql += ',';
-    sql += row;
-  }
-  return sql;
-}
-
-bool plain(const audit_entry& a) {
-  return a.detail.empty() && a.redacted.empty() && a.run.empty();
-}
-
 // An entry's words, in the order of audit_word_columns.
 std::array<std::string_view, 6> words(const audit_entry& a) {
   return {a.kind, a.client, a.profile, a.server, a.name, a.outcome};
 }
 
-// Binds `a` as the row whose first parameter is `first` (a plain row: its first ten columns),
-// its words as their ids in audit_text. The entries outlive each step: their text is bound in
-// place, not copied, and the bindings are cleared before they go.
-void bind_entry(sqlite3_stmt* s, int first, const audit_entry& a, bool plain_row,
-                const std::array<sqlite3_int64, 6>& word_ids) {
-  constexpr auto in_place = SQLITE_STATIC;
-  sqlite3_bind_int64(s, first, a.time_ms);
-  for (int i = 0; i < 5; ++i) sqlite3_bind_int64(s, first + 1 + i, word_ids[i]);
-  sqlite3_bind_int64(s, first + 6, a.duration_us);
-  sqlite3_bind_int64(s, first + 7, word_ids[5]);
-  sqlite3_bind_int64(s, first + 8, a.request_bytes);
-  sqlite3_bind_int64(s, first + 9, a.response_bytes);
-  if (plain_row) return;
-  bind(s, first + 10, a.detail, in_place);
-  bind(s, first + 11, a.redacted, in_place);
-  bind(s, first + 12, a.run, in_place);
-}
+// A batch's text, made a row at a time.
+class batch_text {
+ public:
+  /// Starts a batch of about `rows` rows.
+  void start(std::size_t rows) {
+    text_.clear();
+    text_.reserve(rows * 48 + 2);
+    text_ += '[';
+  }
+  /// Appends a row: its ten numbers (the words as their ids), then its three texts unless all
+  /// are empty.
+  void row(const std::array<std::int64_t, 10>& numbers, std::string_view detail,
+           std::string_view redacted, std::string_view run) {
+    if (text_.size() > 1) text_ += ',';
+    char buf[10 * 21 + 1];
+    char* p = buf;
+    *p++ = '[';
+    for (const auto n : numbers) {
+      p = decimal(p, n);
+      *p++ = ',';
+    }
+    text_.append(buf, p - 1);  // (its last comma)
+    if (!detail.empty() || !redacted.empty() || !run.empty())
+      for (const auto t : {detail, redacted, run}) {
+        text_ += ',';
+        quoted(t);
+      }
+    text_ += ']';
+  }
+  /// The batch's text, once its rows are in.
+  std::string_view finish() {
+    text_ += ']';
+    return text_;
+  }
+
+ private:
+  /// Writes `n` at `p` in decimal; returns past it. (Most of a row's numbers are word ids and
+  /// small differences of a few digits: counted, then written from the last, without the
+  /// general path of std::to_chars.)
+  static char* decimal(char* p, std::int64_t n) {
+    auto u = static_cast<std::uint64_t>(n);
+    if (n < 0) {
+      *p++ = '-';
+      u = 0 - u;
+    }
+    if (u < 10) {
+      *p = static_cast<char>('0' + u);
+      return p + 1;
+    }
+    std::size_t len = 2;
+    for (auto v = u / 100; v; v /= 10) ++len;
+    char* d = p + len;
+    do {
+      *--d = static_cast<char>('0' + u % 10);
+      u /= 10;
+    } while (u);
+    return p + len;
+  }
+  /// `t` as a JSON string: quotes, backslashes and control characters escaped, the rest as it
+  /// is (SQLite's JSON functions read bytes beyond ASCII as they are).
+  void quoted(std::string_view t) {
+    text_ += '"';
+    for (const char c : t) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        text_ += '\\';
+        text_ += c;
+      } else if (u < 0x20) {
+        static constexpr char hex[] = "0123456789abcdef";
+        text_ += "\\u00";
+        text_ += hex[u >> 4];
+        text_ += hex[u & 15];
+      } else {
+        text_ += c;
+      }
+    }
+    text_ += '"';
+  }
+  std::string text_;
+};
 
 }  // namespace
 
 struct state_store::impl {
   sqlite3* db = nullptr;
-  /// [plain][group]: one audit entry, or audit_group_rows of them; plain rows, or any.
-  statement inserts[2][2];
+  statement insert_batch;
+  /// Each batch's text is made here (its storage kept from one batch to the next).
+  batch_text batch;
   /// The audit's words and their ids in audit_text: read when the store opens, added to as rows
   /// bring new ones (looked up by a string_view, without a copy).
   struct word_hash {
@@ -220,25 +279,116 @@ struct state_store::impl {
         " INSERT INTO audit_ids SELECT a.id, a.time_ms, {2}, {3}, {4}, {5}, {6}, a.duration_us,"
         " {7}, a.request_bytes, a.response_bytes, a.detail, a.redacted, a.run FROM audit a;"
         " DROP TABLE audit; ALTER TABLE audit_ids RENAME TO audit; COMMIT;",
-        audit_words_used(), audit_columns_sql, id_of("kind"), id_of("client"), id_of("profile"),
-        id_of("server"), id_of("name"), id_of("outcome"));
+        audit_words_used(), legacy_audit_columns_sql, id_of("kind"), id_of("client"),
+        id_of("profile"), id_of("server"), id_of("name"), id_of("outcome"));
     auto done = exec(sql.c_str());
     if (!done) (void)exec("ROLLBACK");
     return done;
   }
-  /// Before the entries bound in place go.
-  void clear_insert_bindings() {
-    for (auto& by_size : inserts)
-      for (auto& s : by_size) sqlite3_clear_bindings(s.s);
+  /// A store made before 2026-12-07 has the table `audit`, one row an entry: brought up to its
+  /// last form, then its rows moved into batches.
+  result<> legacy_audit_table() {
+    bool table = false;
+    read("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'audit'", {},
+         [&](sqlite3_stmt*) { table = true; });
+    if (!table) return {};
+    // Stores made before 2026-12-05 lack the columns added since (`redacted`, then `run`):
+    // added, empty for their rows.
+    for (const char* added : {"redacted", "run"}) {
+      sqlite3_stmt* probe = nullptr;
+      const auto select = fmt::format("SELECT {} FROM audit", added);
+      if (sqlite3_prepare_v2(db, select.c_str(), -1, &probe, nullptr) == SQLITE_OK) {
+        sqlite3_finalize(probe);
+        continue;
+      }
+      const auto alter =
+          fmt::format("ALTER TABLE audit ADD COLUMN {} TEXT NOT NULL DEFAULT ''", added);
+      if (auto e = exec(alter.c_str()); !e) return e;
+    }
+    if (auto e = audit_words_to_ids(); !e) return e;
+    return audit_rows_to_batches();
+  }
+  /// Stores made before 2026-12-07 kept one row an entry, in the table `audit`: its rows move
+  /// into batches, in their order, and the table gives way to the view, in one transaction.
+  result<> audit_rows_to_batches() {
+    auto begun = exec("BEGIN");
+    if (!begun) return begun;
+    result<> done = [&]() -> result<> {
+      std::vector<audit_entry> rows;
+      std::vector<std::array<sqlite3_int64, 6>> ids;
+      sqlite3_stmt* s = nullptr;
+      if (sqlite3_prepare_v2(db,
+                             "SELECT time_ms, kind, client, profile, server, name, duration_us,"
+                             " outcome, request_bytes, response_bytes, detail, redacted, run"
+                             " FROM audit ORDER BY id",
+                             -1, &s, nullptr) != SQLITE_OK)
+        return failure(sqlite3_errmsg(db));
+      result<> moved;
+      for (bool more = true; more && moved;) {
+        more = sqlite3_step(s) == SQLITE_ROW;
+        if (more) {
+          audit_entry& a = rows.emplace_back();
+          a.time_ms = sqlite3_column_int64(s, 0);
+          a.duration_us = sqlite3_column_int64(s, 6);
+          a.request_bytes = sqlite3_column_int64(s, 8);
+          a.response_bytes = sqlite3_column_int64(s, 9);
+          a.detail = column(s, 10);
+          a.redacted = column(s, 11);
+          a.run = column(s, 12);
+          auto& w = ids.emplace_back();
+          for (int k = 0; k < 6; ++k) w[k] = sqlite3_column_int64(s, k == 5 ? 7 : k + 1);
+        }
+        if (rows.size() == audit_batch_rows || (!more && !rows.empty())) {
+          moved = insert(rows, [&](std::size_t r) { return std::optional(ids[r]); });
+          rows.clear();
+          ids.clear();
+        }
+      }
+      sqlite3_finalize(s);
+      if (!moved) return moved;
+      return exec("DROP TABLE audit");
+    }();
+    if (!done) {
+      (void)exec("ROLLBACK");
+      return done;
+    }
+    return exec("COMMIT");
+  }
+  /// Writes `rows` (at most audit_batch_rows) as one batch, their words' ids given by
+  /// `ids_of(k)` for the k-th (none: the batch cannot be kept), in the caller's transaction.
+  template <class Ids>
+  result<> insert(std::span<const audit_entry> rows, Ids ids_of) {
+    std::int64_t first = rows.front().time_ms, last = first;
+    for (const auto& a : rows) {
+      first = std::min(first, a.time_ms);
+      last = std::max(last, a.time_ms);
+    }
+    batch.start(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const auto& a = rows[r];
+      const auto ids = ids_of(r);
+      if (!ids) return failure(sqlite3_errmsg(db));
+      const auto& w = *ids;
+      batch.row({a.time_ms - first, w[0], w[1], w[2], w[3], w[4], a.duration_us, w[5],
+                 a.request_bytes, a.response_bytes},
+                a.detail, a.redacted, a.run);
+    }
+    sqlite3_stmt* s = insert_batch.s;
+    sqlite3_bind_int64(s, 1, first);
+    sqlite3_bind_int64(s, 2, last);
+    sqlite3_bind_int64(s, 3, static_cast<sqlite3_int64>(rows.size()));
+    bind_text(s, 4, batch.finish(), SQLITE_STATIC);
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE) return failure(sqlite3_errmsg(db));
+    return {};
   }
   /// The connection serves one thread at a time: the event loop, and the audit writer's thread.
   mutable std::mutex m;
   ~impl() {
-    for (auto& by_size : inserts)
-      for (auto& s : by_size) {
-        sqlite3_finalize(s.s);
-        s.s = nullptr;
-      }
+    sqlite3_finalize(insert_batch.s);
+    insert_batch.s = nullptr;
     sqlite3_finalize(add_word.s);
     add_word.s = nullptr;
     sqlite3_close(db);
@@ -337,25 +487,17 @@ result<std::unique_ptr<state_store>> state_store::open(const std::string& path) 
   sqlite3_busy_timeout(i->db, 100);  // the loop waits no longer for another process
   // WAL: a kill leaves the last committed batch; NORMAL: a commit is not an fsync (an audit
   // batch lost to a power cut is acceptable, a slow loop is not).
-  const auto audit_table = fmt::format("CREATE TABLE IF NOT EXISTS audit{}", audit_columns_sql);
   for (const char* sql :
-       {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", audit_table.c_str(), schema})
+       {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", schema, audit_batch_table})
     if (auto e = i->exec(sql); !e) return failure(fmt::format("{}: {}", path, e.error().message));
-  // Stores made before 2026-12-05 lack the columns added since (`redacted`, then `run`):
-  // added, empty for their rows.
-  for (const char* added : {"redacted", "run"}) {
-    sqlite3_stmt* probe = nullptr;
-    const auto select = fmt::format("SELECT {} FROM audit", added);
-    if (sqlite3_prepare_v2(i->db, select.c_str(), -1, &probe, nullptr) == SQLITE_OK) {
-      sqlite3_finalize(probe);
-      continue;
-    }
-    const auto alter =
-        fmt::format("ALTER TABLE audit ADD COLUMN {} TEXT NOT NULL DEFAULT ''", added);
-    if (auto e = i->exec(alter.c_str()); !e)
-      return failure(fmt::format("{}: {}", path, e.error().message));
-  }
-  if (auto e = i->audit_words_to_ids(); !e)
+  if (sqlite3_prepare_v3(i->db,
+                         "INSERT INTO audit_batch(first_ms, last_ms, rows, entries)"
+                         " VALUES (?1, ?2, ?3, ?4)",
+                         -1, SQLITE_PREPARE_PERSISTENT, &i->insert_batch.s, nullptr) != SQLITE_OK)
+    return failure(fmt::format("{}: {}", path, sqlite3_errmsg(i->db)));
+  if (auto e = i->legacy_audit_table(); !e)
+    return failure(fmt::format("{}: {}", path, e.error().message));
+  if (auto e = i->exec(audit_view); !e)
     return failure(fmt::format("{}: {}", path, e.error().message));
   i->load_words();
   i->words_after_sweep = i->word_ids.size();
@@ -365,12 +507,6 @@ result<std::unique_ptr<state_store>> state_store::open(const std::string& path) 
                          " SET text = excluded.text RETURNING id",
                          -1, SQLITE_PREPARE_PERSISTENT, &i->add_word.s, nullptr) != SQLITE_OK)
     return failure(fmt::format("{}: {}", path, sqlite3_errmsg(i->db)));
-  for (const bool plain_rows : {false, true})
-    for (const bool group : {false, true})
-      if (sqlite3_prepare_v3(
-              i->db, audit_insert_sql(group ? audit_group_rows : 1, plain_rows).c_str(), -1,
-              SQLITE_PREPARE_PERSISTENT, &i->inserts[plain_rows][group].s, nullptr) != SQLITE_OK)
-        return failure(fmt::format("{}: {}", path, sqlite3_errmsg(i->db)));
   return std::unique_ptr<state_store>(new state_store(std::move(i)));
 }
 
@@ -379,71 +515,97 @@ result<> state_store::append(std::span<const audit_entry> entries) {
   auto& d = *impl_;
   std::lock_guard lock(d.m);
   if (auto begun = d.exec("BEGIN"); !begun) return begun;
-  for (std::size_t at = 0; at < entries.size();) {
-    const std::size_t rows = entries.size() - at >= audit_group_rows ? audit_group_rows : 1;
-    const auto group = entries.subspan(at, rows);
-    const bool plain_rows = std::all_of(group.begin(), group.end(), plain);
-    sqlite3_stmt* s = d.inserts[plain_rows][rows > 1].s;
-    const int columns = plain_rows ? plain_audit_columns : audit_columns;
-    bool ok = true;
-    for (std::size_t r = 0; ok && r < rows; ++r) {
-      const auto ids = d.word_ids_of(group[r]);
-      ok = ids.has_value();
-      if (ok) bind_entry(s, static_cast<int>(r) * columns + 1, group[r], plain_rows, *ids);
-    }
-    const int rc = ok ? sqlite3_step(s) : SQLITE_ERROR;
-    sqlite3_reset(s);
-    if (rc != SQLITE_DONE) {
-      std::string why = sqlite3_errmsg(d.db);
-      d.clear_insert_bindings();
+  for (std::size_t at = 0; at < entries.size(); at += audit_batch_rows) {
+    const auto rows = entries.subspan(at, std::min(audit_batch_rows, entries.size() - at));
+    if (auto written = d.insert(rows, [&](std::size_t r) { return d.word_ids_of(rows[r]); });
+        !written) {
       (void)d.exec("ROLLBACK");
       d.load_words();  // the words this transaction added are gone again
-      return failure(std::move(why));
+      return written;
     }
-    at += rows;
   }
-  d.clear_insert_bindings();
   return d.exec("COMMIT");
 }
 
 std::vector<audit_entry> state_store::history(const audit_query& q) const {
   std::lock_guard lock(impl_->m);
+  auto& d = *impl_;
   std::vector<audit_entry> out;
-  sqlite3_stmt* s = nullptr;
-  const char* sql =
-      "SELECT a.time_ms, ifnull(k.text, ''), ifnull(c.text, ''), ifnull(p.text, ''),"
-      " ifnull(s.text, ''), ifnull(n.text, ''), a.duration_us, ifnull(o.text, ''),"
-      " a.request_bytes, a.response_bytes, a.detail, a.redacted, a.run FROM audit a"
-      " LEFT JOIN audit_text k ON k.id = a.kind LEFT JOIN audit_text c ON c.id = a.client"
-      " LEFT JOIN audit_text p ON p.id = a.profile LEFT JOIN audit_text s ON s.id = a.server"
-      " LEFT JOIN audit_text n ON n.id = a.name LEFT JOIN audit_text o ON o.id = a.outcome"
-      " WHERE (?1 = '' OR a.server = (SELECT id FROM audit_text WHERE text = ?1))"
-      " AND (?2 = '' OR a.name = (SELECT id FROM audit_text WHERE text = ?2))"
-      " AND a.time_ms >= ?3 AND (?5 = '' OR a.run = ?5) ORDER BY a.id DESC LIMIT ?4";
-  if (sqlite3_prepare_v2(impl_->db, sql, -1, &s, nullptr) != SQLITE_OK) return out;
-  bind(s, 1, q.server);
-  bind(s, 2, q.name);
-  sqlite3_bind_int64(s, 3, q.since_ms);
-  sqlite3_bind_int64(s, 4, static_cast<sqlite3_int64>(q.limit));
-  bind(s, 5, q.run);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    audit_entry a;
-    a.time_ms = sqlite3_column_int64(s, 0);
-    a.kind = column(s, 1);
-    a.client = column(s, 2);
-    a.profile = column(s, 3);
-    a.server = column(s, 4);
-    a.name = column(s, 5);
-    a.duration_us = sqlite3_column_int64(s, 6);
-    a.outcome = column(s, 7);
-    a.request_bytes = sqlite3_column_int64(s, 8);
-    a.response_bytes = sqlite3_column_int64(s, 9);
-    a.detail = column(s, 10);
-    a.redacted = column(s, 11);
-    a.run = column(s, 12);
-    out.push_back(std::move(a));
+  // A word no row has: no row matches.
+  const auto id_of = [&](const std::string& w) -> std::optional<sqlite3_int64> {
+    if (w.empty()) return 0;
+    const auto it = d.word_ids.find(std::string_view(w));
+    if (it == d.word_ids.end()) return std::nullopt;
+    return it->second;
+  };
+  const auto server = id_of(q.server), name = id_of(q.name);
+  if (!server || !name || q.limit == 0) return out;
+  // Each word by its id (a word another process added since the store opened is read again).
+  std::unordered_map<sqlite3_int64, std::string_view> text_of;
+  const auto index_words = [&] {
+    text_of.clear();
+    for (const auto& [w, id] : d.word_ids) text_of.emplace(id, w);
+  };
+  index_words();
+  bool reloaded = false;
+  const auto word = [&](const json::value& id) -> std::string {
+    const auto n = id.is_int64() ? id.get_int64() : -1;
+    auto it = text_of.find(n);
+    if (it == text_of.end() && !reloaded) {
+      reloaded = true;
+      d.load_words();
+      index_words();
+      it = text_of.find(n);
+    }
+    return it == text_of.end() ? std::string() : std::string(it->second);
+  };
+  const auto number = [](const json::value& v) { return v.is_int64() ? v.get_int64() : 0; };
+  const auto text = [](const json::array& row, std::size_t k) {
+    return k < row.size() && row[k].is_string() ? std::string(row[k].get_string()) : std::string();
+  };
+  // The batches that may hold a match, the newest first; in each, its rows the last first, until
+  // there are `limit`. (Read here, not by SQLite's JSON functions: those read a row's text again
+  // for each column, ~40,000 instructions a row.)
+  sqlite3_stmt* batches = nullptr;
+  if (sqlite3_prepare_v2(d.db,
+                         "SELECT entries, first_ms FROM audit_batch WHERE last_ms >= ?1"
+                         " ORDER BY id DESC",
+                         -1, &batches, nullptr) != SQLITE_OK)
+    return out;
+  sqlite3_bind_int64(batches, 1, q.since_ms);
+  while (out.size() < q.limit && sqlite3_step(batches) == SQLITE_ROW) {
+    const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(batches, 0));
+    boost::system::error_code ec;
+    json::monotonic_resource parsed;  // (a batch's values go together)
+    const auto rows = json::parse(
+        std::string_view(t ? t : "", static_cast<std::size_t>(sqlite3_column_bytes(batches, 0))),
+        ec, &parsed);
+    if (ec || !rows.is_array()) continue;  // (not a batch this store wrote)
+    const std::int64_t first_ms = sqlite3_column_int64(batches, 1);
+    const auto& all = rows.get_array();
+    for (auto r = all.rbegin(); r != all.rend() && out.size() < q.limit; ++r) {
+      if (!r->is_array() || r->get_array().size() < 10) continue;
+      const auto& row = r->get_array();
+      if ((*server && number(row[4]) != *server) || (*name && number(row[5]) != *name) ||
+          first_ms + number(row[0]) < q.since_ms || (!q.run.empty() && text(row, 12) != q.run))
+        continue;
+      audit_entry& a = out.emplace_back();
+      a.time_ms = first_ms + number(row[0]);
+      a.kind = word(row[1]);
+      a.client = word(row[2]);
+      a.profile = word(row[3]);
+      a.server = word(row[4]);
+      a.name = word(row[5]);
+      a.duration_us = number(row[6]);
+      a.outcome = word(row[7]);
+      a.request_bytes = number(row[8]);
+      a.response_bytes = number(row[9]);
+      a.detail = text(row, 10);
+      a.redacted = text(row, 11);
+      a.run = text(row, 12);
+    }
   }
-  sqlite3_finalize(s);
+  sqlite3_finalize(batches);
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -476,36 +638,48 @@ void audit_fields::write_to(audit_entry& e) const {
 
 std::int64_t state_store::audit_rows() const {
   std::lock_guard lock(impl_->m);
-  sqlite3_stmt* s = nullptr;
   std::int64_t n = 0;
-  if (sqlite3_prepare_v2(impl_->db, "SELECT count(*) FROM audit", -1, &s, nullptr) == SQLITE_OK &&
-      sqlite3_step(s) == SQLITE_ROW)
-    n = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
+  impl_->read("SELECT ifnull(sum(rows), 0) FROM audit_batch", {},
+              [&](sqlite3_stmt* s) { n = sqlite3_column_int64(s, 0); });
   return n;
 }
 
 std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms,
                                std::int64_t at_most) {
   std::lock_guard lock(impl_->m);
-  const auto before = sqlite3_total_changes64(impl_->db);
-  // By age among the oldest `at_most` rows by id, then beyond the count (the rowid range).
-  // Rows go in as calls end and time_ms is when a call began, so the ids follow the times but
-  // for calls that overlapped: a row behind a younger one waits for it, at most the longest
-  // call's duration past its age.
-  const std::string sql = fmt::format(
-      "DELETE FROM audit WHERE id IN (SELECT id FROM"
-      " (SELECT id, time_ms FROM audit ORDER BY id LIMIT {2}) WHERE time_ms < {0});"
-      "DELETE FROM audit WHERE id IN (SELECT id FROM audit"
-      " WHERE id <= (SELECT max(id) FROM audit) - {1} ORDER BY id LIMIT {2});",
-      now_ms - r.days * 86400000, r.max_rows, at_most);
-  (void)impl_->exec(sql.c_str());  // what it removed is counted below; a failure removes none
-  const auto removed = sqlite3_total_changes64(impl_->db) - before;
+  auto& d = *impl_;
+  // Whole batches go: among the oldest batches that hold `at_most` rows (one batch at least),
+  // those whose newest row is too old, and from the oldest on, while the newer batches alone
+  // hold `max_rows`, those beyond the count. Batches go in as they are handed over and a row's
+  // time is when its call began, so the ids follow the times but for calls that overlapped: a
+  // too old batch behind a younger one goes all the same, once within the window.
+  std::int64_t total = 0;
+  d.read("SELECT ifnull(sum(rows), 0) FROM audit_batch", {},
+         [&](sqlite3_stmt* s) { total = sqlite3_column_int64(s, 0); });
+  const std::int64_t too_old = now_ms - r.days * 86400000;
+  std::int64_t removed = 0, seen = 0;
+  std::string ids;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(d.db, "SELECT id, rows, last_ms FROM audit_batch ORDER BY id", -1, &s,
+                         nullptr) == SQLITE_OK) {
+    bool counting = true;  // until the first batch kept
+    while ((seen == 0 || seen < at_most) && sqlite3_step(s) == SQLITE_ROW) {
+      const std::int64_t rows = sqlite3_column_int64(s, 1);
+      seen += rows;
+      counting = counting && total - removed - rows >= r.max_rows;
+      if (!counting && sqlite3_column_int64(s, 2) >= too_old) continue;
+      removed += rows;
+      ids += fmt::format("{}{}", ids.empty() ? "" : ",", sqlite3_column_int64(s, 0));
+    }
+  }
+  sqlite3_finalize(s);
+  if (removed == 0) return 0;
+  const auto drop = fmt::format("DELETE FROM audit_batch WHERE id IN ({})", ids);
+  if (!d.exec(drop.c_str())) return 0;
   // The words no row uses any more go once there are twice as many as after the last sweep
   // (a client's label holds its pid: one word a connection), not at every trim (the sweep reads
-  // the whole table).
-  auto& d = *impl_;
-  if (removed > 0 && d.word_ids.size() > 2 * d.words_after_sweep + 64) {
+  // the whole log).
+  if (d.word_ids.size() > 2 * d.words_after_sweep + 64) {
     const auto sweep =
         fmt::format("DELETE FROM audit_text WHERE id NOT IN ({})", audit_words_used());
     (void)d.exec(sweep.c_str());
@@ -612,9 +786,9 @@ result<> state_store::put_cached_tools(const std::vector<cached_tools_row>& rows
   return impl_->write(
       "INSERT OR REPLACE INTO tool_cache(server, config_hash, doc) VALUES (?1, ?2, ?3)", rows,
       [](sqlite3_stmt* s, const cached_tools_row& r) {
-        bind(s, 1, r.server);
-        bind(s, 2, r.config_hash);
-        bind(s, 3, r.doc);
+        bind_text(s, 1, r.server);
+        bind_text(s, 2, r.config_hash);
+        bind_text(s, 3, r.doc);
       });
 }
 
@@ -637,10 +811,10 @@ result<> state_store::put_pins(const std::vector<pin_row>& pins) {
   return impl_->write(
       "INSERT OR REPLACE INTO pins(server, kind, name, definition) VALUES (?1, ?2, ?3, ?4)", pins,
       [](sqlite3_stmt* s, const pin_row& p) {
-        bind(s, 1, p.server);
-        bind(s, 2, p.kind);
-        bind(s, 3, p.name);
-        bind(s, 4, p.definition);
+        bind_text(s, 1, p.server);
+        bind_text(s, 2, p.kind);
+        bind_text(s, 3, p.name);
+        bind_text(s, 4, p.definition);
       });
 }
 
@@ -662,8 +836,8 @@ result<> state_store::set_trusted(const std::string& server, const std::string& 
   return impl_->write(
       "INSERT OR REPLACE INTO trusted_servers(server, config_hash, since_ms) VALUES (?1, ?2, ?3)",
       std::vector<row>{{server, config_hash, now_ms}}, [](sqlite3_stmt* s, const row& r) {
-        bind(s, 1, r.server);
-        bind(s, 2, r.hash);
+        bind_text(s, 1, r.server);
+        bind_text(s, 2, r.hash);
         sqlite3_bind_int64(s, 3, r.since);
       });
 }

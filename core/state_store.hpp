@@ -103,14 +103,16 @@ class state_store {
   state_store(const state_store&) = delete;
   state_store& operator=(const state_store&) = delete;
 
-  /// Appends entries in one transaction. Every method may be called from any
-  /// thread (core/audit_writer.hpp writes from its own); they take turns.
+  /// Appends entries in one transaction, as batches of at most 256 rows (one record each).
+  /// Every method may be called from any thread (core/audit_writer.hpp writes from its own);
+  /// they take turns.
   result<> append(std::span<const audit_entry> entries);
   /// The matching entries: the newest `limit`, oldest first.
   std::vector<audit_entry> history(const audit_query& q) const;
-  /// Drops what `r` no longer keeps, the oldest rows first: at most `at_most` too old, then at
-  /// most `at_most` beyond the count (call again while it returns more than 0); returns how
-  /// many rows went.
+  /// Drops what `r` no longer keeps, by whole batches (those appended together, at most 256
+  /// rows), among the oldest batches that hold `at_most` rows (one at least): a batch whose
+  /// newest row is too old, and the oldest ones while the newer batches alone hold `max_rows`
+  /// (call again while it returns more than 0); returns how many rows went.
   std::int64_t trim(const audit_retention& r, std::int64_t now_ms,
                     std::int64_t at_most = INT64_MAX);
   std::int64_t audit_rows() const;

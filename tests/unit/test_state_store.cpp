@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -148,85 +150,6 @@ TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
   }
 }
 
-TEST(StateStore, RetentionDropsTheOldestByAgeAndCount) {
-  temp_db t;
-  auto store = t.open();
-  ASSERT_TRUE(store);
-  const std::int64_t day = 86400000, now = 100 * day;
-  std::vector<audit_entry> batch;
-  for (int i = 0; i < 10; ++i) batch.push_back(entry(now - (40 - i) * day, "s", "old", "ok"));
-  for (int i = 0; i < 2000; ++i) batch.push_back(entry(now - 1000 + i, "s", "new", "ok"));
-  ASSERT_TRUE(store->append(batch).ok());
-  // In steps: at most 7 too old, then at most 7 beyond the count.
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 7), 7 + 7);
-  EXPECT_EQ(store->audit_rows(), 2010 - 14);
-  EXPECT_EQ(store->history({"", "", 0, 2000}).front().time_ms, now - 1000 + 4);  // oldest first
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 496);              // ids 15 to 510
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 0);
-  EXPECT_EQ(store->audit_rows(), 1500);
-  EXPECT_EQ(store->history({"", "", 0, 1}).front().time_ms, now + 999);  // the newest stay
-}
-
-// A call that began long ago ends after younger ones (its row comes later): the trim by age
-// still finds it among the oldest rows; rows behind a younger one at the front wait for it.
-TEST(StateStore, RetentionByAgeTakesOldRowsBehindYoungerOnes) {
-  temp_db t;
-  auto store = t.open();
-  ASSERT_TRUE(store);
-  const std::int64_t day = 86400000, now = 100 * day;
-  const std::vector<audit_entry> rows{
-      entry(now - 40 * day, "s", "old1", "ok"), entry(now - 1, "s", "young1", "ok"),
-      entry(now - 31 * day, "s", "old2", "ok"), entry(now - 2, "s", "young2", "ok")};
-  ASSERT_TRUE(store->append(rows).ok());
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now), 2);
-  EXPECT_THAT(names(store->history({})), ElementsAre("young1", "young2"));
-  const std::vector<audit_entry> later{entry(now - 35 * day, "s", "old3", "ok")};
-  ASSERT_TRUE(store->append(later).ok());
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now, 2), 0);  // behind young1, young2
-  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now + 31 * day), 3);
-  EXPECT_EQ(store->audit_rows(), 0);
-}
-
-// Each audit row paid for an index by server and one by time that no query needed (history's
-// optional filters scan by id): a store made before keeps its rows, loses them and answers as
-// before.
-TEST(StateStore, AStoreWithTheOldIndexesLosesThemAndKeepsItsRows) {
-  temp_db t;
-  {
-    auto store = t.open();
-    ASSERT_TRUE(store);
-    const std::vector<audit_entry> rows{entry(1, "a", "x", "ok"), entry(2, "b", "y", "ok")};
-    ASSERT_TRUE(store->append(rows).ok());
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(t.path().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE INDEX audit_server ON audit(server, time_ms)", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK);
-  auto indexes = [&] {
-    std::vector<std::string> out;
-    sqlite3_stmt* s = nullptr;
-    sqlite3_prepare_v2(
-        db,
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' ORDER BY name",
-        -1, &s, nullptr);
-    while (sqlite3_step(s) == SQLITE_ROW)
-      out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
-    sqlite3_finalize(s);
-    return out;
-  };
-  ASSERT_EQ(
-      sqlite3_exec(db, "CREATE INDEX audit_time ON audit(time_ms)", nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  EXPECT_THAT(indexes(), ElementsAre("audit_server", "audit_time"));
-  auto store = t.open();
-  ASSERT_TRUE(store);
-  EXPECT_THAT(indexes(), ElementsAre());
-  sqlite3_close(db);
-  EXPECT_EQ(store->audit_rows(), 2);
-  EXPECT_THAT(names(store->history({"b", "", 0, 100})), ElementsAre("y"));
-}
-
 // What one query of a store's own database answers, as text ("" when nothing).
 std::string ask(const std::string& path, const char* sql) {
   sqlite3* db = nullptr;
@@ -247,6 +170,114 @@ bool run_sql(const std::string& path, const char* sql) {
             sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
   sqlite3_close(db);
   return ok;
+}
+
+// Retention drops whole batches (the rows appended together): here three batches of four old
+// rows, then eight of 250 new ones.
+TEST(StateStore, RetentionDropsTheOldestBatchesByAgeAndCount) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  const std::int64_t day = 86400000, now = 100 * day;
+  for (int b = 0; b < 3; ++b) {
+    std::vector<audit_entry> batch;
+    for (int i = 0; i < 4; ++i) batch.push_back(entry(now - (40 - b) * day, "s", "old", "ok"));
+    ASSERT_TRUE(store->append(batch).ok());
+  }
+  for (int b = 0; b < 8; ++b) {
+    std::vector<audit_entry> batch;
+    for (int i = 0; i < 250; ++i)
+      batch.push_back(entry(now - 1000 + 250 * b + i, "s", "new", "ok"));
+    ASSERT_TRUE(store->append(batch).ok());
+  }
+  EXPECT_EQ(store->audit_rows(), 2012);
+  // In steps among the oldest batches that hold so many rows: one batch at least, whole.
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 1), 4);
+  EXPECT_EQ(store->audit_rows(), 2008);
+  // Two too old, and one beyond the count: the batches after it hold 1,750 rows.
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now, 10), 4 + 4 + 250);
+  EXPECT_EQ(store->history({"", "", 0, 2000, ""}).front().time_ms, now - 1000 + 250);
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 250);
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1500}, now), 0);
+  EXPECT_EQ(store->audit_rows(), 1500);
+  EXPECT_EQ(store->history({"", "", 0, 1, ""}).front().time_ms, now + 999);  // the newest stay
+  // A batch that holds rows within the count stays whole.
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1499}, now), 0);
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1250}, now), 250);
+}
+
+// A call that began long ago ends after younger ones (its row comes later): the trim by age
+// still finds its batch among the oldest; batches beyond the window wait for the next trim.
+TEST(StateStore, RetentionByAgeTakesOldBatchesBehindYoungerOnes) {
+  temp_db t;
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  const std::int64_t day = 86400000, now = 100 * day;
+  for (const auto& e :
+       {entry(now - 40 * day, "s", "old1", "ok"), entry(now - 1, "s", "young1", "ok"),
+        entry(now - 31 * day, "s", "old2", "ok"), entry(now - 2, "s", "young2", "ok")})
+    ASSERT_TRUE(store->append(std::vector{e}).ok());
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now), 2);
+  EXPECT_THAT(names(store->history({})), ElementsAre("young1", "young2"));
+  ASSERT_TRUE(store->append(std::vector{entry(now - 35 * day, "s", "old3", "ok")}).ok());
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now, 2), 0);  // behind young1, young2
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now + 31 * day), 3);
+  EXPECT_EQ(store->audit_rows(), 0);
+  // A batch goes by age once its newest row is too old.
+  ASSERT_TRUE(store
+                  ->append(std::vector{entry(now - 40 * day, "s", "old", "ok"),
+                                       entry(now - 1, "s", "young", "ok")})
+                  .ok());
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now), 0);
+  EXPECT_EQ(store->trim({.days = 30, .max_rows = 1000}, now + 30 * day), 2);
+}
+
+// A store made before 2026-12-07 kept one row an entry (with the indexes some had): its rows
+// move into batches of 256, in order and whole; the table gives way to the view `audit`.
+TEST(StateStore, AStoreOfOneRowAnEntryMovesIntoBatches) {
+  temp_db t;
+  std::filesystem::create_directories(std::filesystem::path(t.path()).parent_path());
+  std::string sql =
+      "CREATE TABLE audit_text (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);"
+      "INSERT INTO audit_text VALUES (1, 'tools/call'), (2, 'socket pid 7 node'), (3, ''),"
+      " (4, 'gh'), (5, 'ok'), (6, 'error');"
+      "CREATE TABLE audit (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL,"
+      " kind INTEGER NOT NULL, client INTEGER NOT NULL, profile INTEGER NOT NULL,"
+      " server INTEGER NOT NULL, name INTEGER NOT NULL, duration_us INTEGER NOT NULL,"
+      " outcome INTEGER NOT NULL, request_bytes INTEGER NOT NULL,"
+      " response_bytes INTEGER NOT NULL, detail TEXT NOT NULL, redacted TEXT NOT NULL DEFAULT '',"
+      " run TEXT NOT NULL DEFAULT '');"
+      "CREATE INDEX audit_server ON audit(server, time_ms); CREATE INDEX audit_time ON "
+      "audit(time_ms);";
+  for (int i = 1; i <= 300; ++i)
+    sql += fmt::format(
+        "INSERT INTO audit VALUES ({0}, {0}, 1, 2, 3, 4, 4, {0}, {1}, 10, 20, '{2}', '', '');", i,
+        i % 7 ? 5 : 6, i % 50 ? "" : "say \"\\\"hi\n");
+  ASSERT_TRUE(run_sql(t.path(), sql.c_str()));
+  auto store = t.open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(ask(t.path(), "SELECT type FROM sqlite_schema WHERE name = 'audit'"), "view");
+  EXPECT_EQ(ask(t.path(),
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND"
+                " name LIKE 'audit%'"),
+            "0");
+  EXPECT_EQ(ask(t.path(), "SELECT group_concat(rows) FROM audit_batch"), "256,44");
+  EXPECT_EQ(store->audit_rows(), 300);
+  const auto got = store->history({"", "", 0, 1000, ""});
+  ASSERT_EQ(got.size(), 300u);
+  for (int i = 1; i <= 300; ++i) {
+    const auto& row = got[static_cast<std::size_t>(i - 1)];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(row.time_ms, i);
+    EXPECT_EQ(row.duration_us, i);
+    EXPECT_EQ(row.outcome, i % 7 ? "ok" : "error");
+    EXPECT_EQ(row.client, "socket pid 7 node");
+    EXPECT_EQ(row.detail, i % 50 ? "" : "say \"\\\"hi\n");
+  }
+  // The view shows the rows as the table did: ids of words, times whole.
+  EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit WHERE outcome = 6"), "42");
+  EXPECT_EQ(ask(t.path(), "SELECT group_concat(time_ms) FROM audit WHERE id % 256 = 3"), "4,260");
+  EXPECT_EQ(ask(t.path(), "SELECT detail FROM audit WHERE time_ms = 150"), "say \"\\\"hi\n");
 }
 
 // A row holds the ids of its words (kind, client, profile, server, name, outcome); each word is
@@ -332,7 +363,8 @@ TEST(StateStore, TheWordsNoRowUsesGoWithTheRowsThatUsedThem) {
     rows.push_back(entry(i, "s", "n", "ok"));
     rows.back().client = "socket pid " + std::to_string(i);
   }
-  ASSERT_TRUE(store->append(rows).ok());
+  for (std::size_t at = 0; at < rows.size(); at += 10)  // batches of ten
+    ASSERT_TRUE(store->append(std::span(rows).subspan(at, 10)).ok());
   EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text"), "205");
   EXPECT_EQ(store->trim({.days = 30, .max_rows = 10}, 1000), 190);
   EXPECT_EQ(ask(t.path(), "SELECT count(*) FROM audit_text"), "15");  // 10 clients, 5 words
@@ -350,7 +382,8 @@ TEST(StateStore, ARefusedBatchLeavesNoWordBehindThatItsRowsNeeded) {
   auto store = t.open();
   ASSERT_TRUE(store);
   ASSERT_TRUE(run_sql(t.path(),
-                      "CREATE TRIGGER refuse BEFORE INSERT ON audit WHEN NEW.duration_us = 666"
+                      "CREATE TRIGGER refuse BEFORE INSERT ON audit_batch"
+                      " WHEN NEW.entries LIKE '%,666,%'"
                       " BEGIN SELECT RAISE(FAIL, 'refused'); END;"));
   auto e = entry(1, "fresh-server", "fresh-tool", "ok");
   e.duration_us = 666;
@@ -486,7 +519,9 @@ TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
   ASSERT_TRUE(store);
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(t.path().c_str(), &other), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(other, "DROP TABLE audit", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(other, "DROP VIEW audit; DROP TABLE audit_batch", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(other);
   audit_writer w(*store);
   w.write(batch_of(0, 300));  // two transactions, both refused
