@@ -65,11 +65,13 @@ void audit_buffer::flush() {
   if (auto error = writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
   if (used_ == 0) return;
   const auto rows = std::exchange(used_, 0);
-  buffer_.resize(rows);  // (the slots after them are not the writer's to write)
-  writer.write(std::exchange(buffer_, writer.take_spare()));
-  // The next batch likely holds about as many: room for half as many again now (the writer may
-  // still hold the spare), not grown as rows come with every row moved at each growth.
-  if (buffer_.capacity() < rows + rows / 2) buffer_.reserve(rows + rows / 2);
+  // (The slots after them go along, kept: not the writer's to write.)
+  writer.write(std::exchange(buffer_, writer.take_spare()), rows);
+  // The next batch likely holds about as many: a new vector gets room for half as many again
+  // now (the writer may still hold the spare), not grown as rows come with every row moved at
+  // each growth. A spare's slots are not moved to make room (~700 rows of nine strings each, at
+  // every flush whose count outgrew the spare's): it grows only if a batch outgrows it.
+  if (buffer_.empty() && buffer_.capacity() < rows + rows / 2) buffer_.reserve(rows + rows / 2);
   // Retention now and then, not at every batch.
   if (flushes_++ % 64 == 0) writer.trim(retention_, unix_now_ms());
 }

@@ -19,12 +19,14 @@ audit_writer::~audit_writer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void audit_writer::write(std::vector<audit_entry> batch) {
-  if (batch.empty()) return;
+void audit_writer::write(std::vector<audit_entry> batch, std::size_t rows) {
+  rows = std::min(rows, batch.size());
+  if (rows == 0) return;
   std::unique_lock lock(m_);
-  room_.wait(lock, [&] { return waiting_ == 0 || waiting_ + batch.size() <= max_backlog_; });
+  room_.wait(lock, [&] { return waiting_ == 0 || waiting_ + rows <= max_backlog_; });
   job j;
   j.batch = std::move(batch);
+  j.rows = rows;
   push(lock, std::move(j));
 }
 
@@ -38,7 +40,7 @@ void audit_writer::trim(audit_retention r, std::int64_t now_ms) {
 }
 
 void audit_writer::push(std::unique_lock<std::mutex>& lock, job j) {
-  waiting_ += j.batch.size();
+  waiting_ += j.rows;
   jobs_.push_back(std::move(j));
   if (!thread_.joinable()) {
     // Signals stay with the event loop's thread: the new one starts with all of them blocked.
@@ -78,7 +80,7 @@ void audit_writer::run() {
     if (jobs_.empty()) return;  // stopping, and everything is written
     job j = std::move(jobs_.front());
     jobs_.pop_front();
-    waiting_ -= j.batch.size();
+    waiting_ -= j.rows;
     busy_ = true;
     lock.unlock();
     room_.notify_all();
@@ -87,7 +89,7 @@ void audit_writer::run() {
     // Keep the storage of a batch that filled most of it; a quieter daemon lets it go.
     // Its rows stay, as slots for the next batch's (their strings' storage reused: a client's
     // label is longer than a string holds in place), but not a long argument text's storage.
-    const bool keep = j.batch.size() * 4 >= j.batch.capacity() && j.batch.size() >= 64;
+    const bool keep = j.rows * 4 >= j.batch.capacity() && j.rows >= 64;
     if (keep)
       for (auto& e : j.batch)
         if (e.detail.capacity() > max_kept_detail) std::string().swap(e.detail);
@@ -111,7 +113,7 @@ void audit_writer::perform(job& j) {
     }
     return;
   }
-  const std::span<const audit_entry> all(j.batch);
+  const auto all = std::span<const audit_entry>(j.batch).first(j.rows);
   for (std::size_t at = 0; at < all.size(); at += chunk_rows) {
     const auto part = all.subspan(at, std::min(chunk_rows, all.size() - at));
     if (auto written = store_.append(part); !written) {

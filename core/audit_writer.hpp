@@ -10,6 +10,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -36,17 +37,19 @@ class audit_writer {
   audit_writer(const audit_writer&) = delete;
   audit_writer& operator=(const audit_writer&) = delete;
 
-  /// Hands a batch over; returns at once unless the entries waiting would exceed the backlog,
-  /// then once the writer has made room.
-  void write(std::vector<audit_entry> batch);
+  /// Hands a batch over, its first `rows` entries to write (those after them are slots kept for
+  /// a later batch); returns at once unless the entries waiting would exceed the backlog, then
+  /// once the writer has made room.
+  void write(std::vector<audit_entry> batch, std::size_t rows = SIZE_MAX);
   /// Applies the retention after the batches handed over before it.
   void trim(audit_retention r, std::int64_t now_ms);
   /// Waits until everything handed over is in the store (before reading it back).
   void drain();
   /// A vector to fill with the next batch: a batch already written, so a busy daemon does not
   /// grow a new vector of thousands of entries every flush (moving each entry at every doubling
-  /// and faulting in fresh pages), nor allocate its rows' strings again. Its entries are written
-  /// rows, slots to overwrite in whole. Empty, without storage, when none.
+  /// and faulting in fresh pages), nor allocate its rows' strings again. Its entries are slots
+  /// to overwrite in whole (written rows, and the slots after them). Empty, without storage,
+  /// when none.
   std::vector<audit_entry> take_spare();
   /// What went wrong since the last call ("" when nothing): the last error and how many
   /// entries were not kept.
@@ -55,6 +58,7 @@ class audit_writer {
  private:
   struct job {
     std::vector<audit_entry> batch;
+    std::size_t rows = 0;  ///< of batch, to write
     bool trim = false;
     audit_retention retention;
     std::int64_t now_ms = 0;

@@ -511,6 +511,14 @@ TEST(AuditWriter, HandsBackTheStorageOfABusyBatch) {
   w.drain();
   EXPECT_EQ(w.take_spare().capacity(), 0u);
   EXPECT_EQ(store->audit_rows(), 1001);
+  // Only the rows handed over are written; the slots after them come back with them.
+  auto part = batch_of(2000, 120);
+  part[110].name = "not written";
+  w.write(std::move(part), 100);
+  w.drain();
+  EXPECT_EQ(store->audit_rows(), 1101);
+  EXPECT_EQ(store->history({"", "", 0, 1, ""}).back().time_ms, batch_of(2000, 100).back().time_ms);
+  EXPECT_EQ(w.take_spare().size(), 120u);
 }
 
 TEST(AuditWriter, ReportsWhatItCouldNotKeepOnce) {
