@@ -118,6 +118,7 @@ void call::finish(rpc_outcome&& out) {
   auto caller = caller_.lock();
   finished_ = true;
   const auto end = end_of(out);
+  const auto now = steady_clock::now();  // its end, for the stats and the audit row
   // The answer first: the stats and the audit need not delay it.
   if (done_) {
     std::exchange(done_, {})(std::move(out));
@@ -129,9 +130,9 @@ void call::finish(rpc_outcome&& out) {
     auto text = reply_text(out);
     const auto bytes = text.size();
     if (caller) caller->call_replied(*this, std::move(text));
-    end_audit(outcome, bytes);
+    end_audit(outcome, bytes, now);
   }
-  if (auto up = up_.lock()) up->record(*this, end);
+  if (auto up = up_.lock()) up->record(*this, end, now);
   holds_.clear();
 }
 
@@ -142,7 +143,7 @@ void call::cancel(std::string_view why) {
   if (bridge_) bridge_->held.reset();
   if (auto undo = std::exchange(on_cancel_, {})) undo(*this);
   if (auto up = up_.lock()) up->cancel(*this, why);
-  end_audit("cancelled", 0);
+  end_audit("cancelled", 0, steady_clock::now());
   holds_.clear();
 }
 
@@ -200,11 +201,11 @@ void call::run_stages(message& reply) {
   }
 }
 
-void call::end_audit(std::string_view outcome, std::size_t response_bytes) {
+void call::end_audit(std::string_view outcome, std::size_t response_bytes,
+                     steady_clock::time_point now) {
   if (!r_.audit) return;
   auto f = r_.audit->fields(r_.method, r_.exposed);
-  f.duration_us =
-      std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - started_).count();
+  f.duration_us = std::chrono::duration_cast<std::chrono::microseconds>(now - started_).count();
   f.outcome = outcome;
   f.response_bytes = static_cast<std::int64_t>(response_bytes);
   const auto redacted = redacted_.empty() ? std::string() : describe(redacted_);
@@ -321,7 +322,7 @@ void call::ask_caller() {
   caller->call_replied(*this, std::move(text));
   // A question from mcpmux itself (a confirmation, before the call reached a server) keeps the
   // row open: its outcome is what the answer leads to (declined, or the server's answer).
-  if (!bridge_->asking_first) end_audit("input_required", bytes);
+  if (!bridge_->asking_first) end_audit("input_required", bytes, steady_clock::now());
 }
 
 std::string_view outcome_of(const rpc_outcome& out) {

@@ -225,7 +225,8 @@ class call final : public call_owner,
   /// error's message and data.
   void run_stages(message& reply);
   void drop_questions();
-  void end_audit(std::string_view outcome, std::size_t response_bytes);
+  void end_audit(std::string_view outcome, std::size_t response_bytes,
+                 steady_clock::time_point now);
   /// The server's time starts, and the progress token is read from the params.
   void begin();
   /// The params to change (parsed first when they came unparsed).

@@ -50,7 +50,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   std::optional<std::int64_t> request(
       std::string_view method, request_params params,
       std::optional<std::chrono::milliseconds> timeout, response_handler done, reply_form form,
-      request_tag* tag, std::vector<std::pair<std::string, std::string>> headers) override {
+      std::shared_ptr<request_tag> tag,
+      std::vector<std::pair<std::string, std::string>> headers) override {
     if (closed_) {
       done({errc::transport_closed, std::nullopt, true});
       return std::nullopt;
@@ -58,8 +59,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     const auto now = steady_clock::now();
     std::optional<steady_clock::duration> t;
     if (timeout) t = *timeout;
-    const auto id =
-        pending_.add(std::string(method), now, t, std::move(done), form == reply_form::raw, tag);
+    const auto id = pending_.add(std::string(method), now, t, std::move(done),
+                                 form == reply_form::raw, std::move(tag));
     static const json::value no_params;
     auto text = params.dom ? make_request(json::value(id), method, *params.dom)
                            : make_request_text(json::value(id), method, params.text);

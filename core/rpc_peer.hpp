@@ -53,14 +53,15 @@ class rpc_peer : public std::enable_shared_from_this<rpc_peer> {
   virtual void start() = 0;
   /// Sends a request; `done` runs once. A timeout also sends `notifications/cancelled` to the
   /// peer. Returns the wire id, or nullopt when the send failed (done has then already run).
-  /// `tag`: what the request belongs to (found again by tag_of while it is pending).
+  /// `tag`: what the request belongs to (found again by tag_of while it is pending), kept until
+  /// `done` has run or the request is dropped.
   /// `headers`: the Mcp-Param-* fields of a 2026-07-28 tools/call, for a transport that sends
   /// them (the rest of what the transport is told, outgoing_info, comes from `method` and
   /// `params`; params sent as text are a legacy request's, which tells nothing more).
   virtual std::optional<std::int64_t> request(
       std::string_view method, request_params params,
       std::optional<std::chrono::milliseconds> timeout, response_handler done,
-      reply_form form = reply_form::parsed, request_tag* tag = nullptr,
+      reply_form form = reply_form::parsed, std::shared_ptr<request_tag> tag = {},
       std::vector<std::pair<std::string, std::string>> headers = {}) = 0;
   /// The id the next request gets (a call's progress token is its wire id).
   virtual std::int64_t next_id() const = 0;

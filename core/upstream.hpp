@@ -214,7 +214,7 @@ class upstream : public std::enable_shared_from_this<upstream> {
   void cancel(call& c, std::string_view reason);
   /// A call ended (call::finish): its latency and outcome go into the stats, a server's error
   /// into the calls' error back-off.
-  void record(const call& c, call_end end);
+  void record(const call& c, call_end end, steady_clock::time_point now);
   /// A call to this server was held back by `limit` (a key of upstream_stats::limited).
   void count_limited(std::string_view limit);
   /// The calls' error back-off (a remote server whose calls keep failing).

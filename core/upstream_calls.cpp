@@ -53,8 +53,7 @@ void upstream::request(std::string_view method, json::value params, response_han
   start_call(std::make_shared<call>(std::string(method), std::move(params), std::move(done)));
 }
 
-void upstream::record(const call& c, call_end end) {
-  const auto now = steady_clock::now();
+void upstream::record(const call& c, call_end end, steady_clock::time_point now) {
   const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(now - c.started_);
   stats_.record(elapsed, end != call_end::answered, c.tool());
   stats_.redacted += c.redacted();
@@ -103,11 +102,13 @@ void upstream::send_call(std::shared_ptr<call> c) {
   // A page stage alone keeps the answer raw: only a long one is parsed (call::run_stages).
   const bool parse = c->done_ || c->r_.after || (c->r_.page_above && *c->r_.page_above == 0);
   const auto form = parse ? reply_form::parsed : reply_form::raw;
-  auto* tag = c.get();
   // A tool's x-mcp-header arguments travel as headers too, where the connection takes them.
   auto headers = param_header_fields(*c);
-  // (The call alone is held: its server is the one it names.)
-  auto answered = [c](rpc_outcome&& out) {
+  // The call is held by the request's tag until its answer has been handled: the answer's
+  // closure names it by a plain pointer, so it needs no allocation of its own. (Its server is
+  // the one it names.)
+  auto answered = [p = c.get()](rpc_outcome&& out) {
+    const auto c = p->shared_from_this();
     c->wire_id_.reset();
     auto self = c->up_.lock();
     if (!self)
@@ -117,7 +118,7 @@ void upstream::send_call(std::shared_ptr<call> c) {
   // A call read unparsed and not changed since goes as its text.
   const auto params = c->r_.unparsed ? request_params(std::string_view(c->r_.unparsed->text))
                                      : request_params(c->r_.params);
-  c->wire_id_ = peer_->request(c->r_.method, params, remaining, std::move(answered), form, tag,
+  c->wire_id_ = peer_->request(c->r_.method, params, remaining, std::move(answered), form, c,
                                std::move(headers));
 }
 

@@ -28,7 +28,8 @@ void pending_table::push_deadline(steady_clock::time_point deadline, std::int64_
 
 std::int64_t pending_table::add(std::string method, steady_clock::time_point now,
                                 std::optional<steady_clock::duration> timeout,
-                                response_handler handler, bool raw_reply, request_tag* tag) {
+                                response_handler handler, bool raw_reply,
+                                std::shared_ptr<request_tag> tag) {
   const auto id = next_id_++;
   const auto deadline = timeout ? now + *timeout : steady_clock::time_point::max();
   auto& e = slot_reusing(entries_, spare_, id);  // (filled in place, not moved in)
@@ -37,7 +38,7 @@ std::int64_t pending_table::add(std::string method, steady_clock::time_point now
   e.deadline = deadline;
   e.handler = std::move(handler);
   e.raw_reply = raw_reply;
-  e.tag = tag;
+  e.tag = std::move(tag);
   if (timeout) push_deadline(deadline, id);
   return id;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -28,8 +29,9 @@ struct rpc_outcome {
 using response_handler = std::function<void(rpc_outcome&&)>;
 
 /// What a pending request belongs to, so that its owner can find it again by id (an upstream
-/// finds the call a progress notification or a server's request belongs to). The table does not
-/// own it: the request's handler does.
+/// finds the call a progress notification or a server's request belongs to). The table keeps it
+/// while the request is pending, and until its handler has run: a handler may then hold it by a
+/// plain pointer, small enough for std::function's own storage (no allocation a request).
 class request_tag {
  protected:
   ~request_tag() = default;
@@ -44,13 +46,13 @@ class pending_table {
     steady_clock::time_point deadline;  ///< time_point::max() = none
     response_handler handler;
     bool raw_reply = false;  ///< a success response may be delivered unparsed (message::raw)
-    request_tag* tag = nullptr;
+    std::shared_ptr<request_tag> tag;
   };
 
   /// Registers a request; returns its id (1, 2, 3, ...).
   std::int64_t add(std::string method, steady_clock::time_point now,
                    std::optional<steady_clock::duration> timeout, response_handler handler,
-                   bool raw_reply = false, request_tag* tag = nullptr);
+                   bool raw_reply = false, std::shared_ptr<request_tag> tag = {});
   /// Removes and returns the entry for `id`, if any (an answer arrived, or the caller gave up).
   std::optional<entry> take(std::int64_t id);
   /// Moves a deadline (progress extends a call); false if unknown.
@@ -71,13 +73,13 @@ class pending_table {
   /// The tag of pending request `id`; null when it is not pending or has none.
   request_tag* tag(std::int64_t id) const {
     auto it = entries_.find(id);
-    return it == entries_.end() ? nullptr : it->second.tag;
+    return it == entries_.end() ? nullptr : it->second.tag.get();
   }
   /// Every pending request's tag (those that have one).
   std::vector<request_tag*> tags() const {
     std::vector<request_tag*> out;
     for (const auto& [id, e] : entries_)
-      if (e.tag) out.push_back(e.tag);
+      if (e.tag) out.push_back(e.tag.get());
     return out;
   }
   /// The id the next request gets.

@@ -399,15 +399,9 @@ std::string_view kind_name(secret_kind kind) {
   return names[static_cast<std::size_t>(kind)];
 }
 
-redaction_counts& redaction_counts::operator+=(const redaction_counts& other) {
+void redaction_counts::add_all(const redaction_counts& other) {
   for (std::size_t i = 0; i < by_kind.size(); ++i) by_kind[i] += other.by_kind[i];
-  return *this;
-}
-
-std::uint64_t redaction_counts::total() const {
-  std::uint64_t n = 0;
-  for (auto c : by_kind) n += c;
-  return n;
+  all += other.all;
 }
 
 secret_detector::secret_detector(redaction_mode mode, const std::vector<std::string>& known_secrets)

@@ -57,14 +57,24 @@ std::string_view kind_name(secret_kind kind);
 /// How many values of each kind were replaced (never the values).
 struct redaction_counts {
   std::array<std::uint32_t, secret_kind_count> by_kind{};
+  std::uint64_t all = 0;  ///< the sum of by_kind (a call's counts are most often none)
 
   std::uint32_t operator[](secret_kind kind) const {
     return by_kind[static_cast<std::size_t>(kind)];
   }
-  void add(secret_kind kind) { ++by_kind[static_cast<std::size_t>(kind)]; }
-  redaction_counts& operator+=(const redaction_counts& other);
-  std::uint64_t total() const;
-  bool empty() const { return total() == 0; }
+  void add(secret_kind kind) {
+    ++by_kind[static_cast<std::size_t>(kind)];
+    ++all;
+  }
+  redaction_counts& operator+=(const redaction_counts& other) {
+    if (other.all) add_all(other);
+    return *this;
+  }
+  std::uint64_t total() const { return all; }
+  bool empty() const { return all == 0; }
+
+ private:
+  void add_all(const redaction_counts& other);
 };
 
 /// Known values shorter than this are ignored: they would match everywhere.
