@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/json/serializer.hpp>
 #include <cstdio>
+#include <cstring>
 
 namespace mcpmux {
 namespace {
@@ -223,10 +224,35 @@ bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& 
   return install(c, std::move(items).finish(), std::move(routes));
 }
 
+namespace {
+// A name's hash for catalogue::list::by_hash: eight bytes a step (names are short; a general
+// hash costs ~70 instructions on one of seven bytes).
+std::uint64_t name_hash(std::string_view s) {
+  constexpr std::uint64_t k = 0x9E3779B97F4A7C15u;
+  std::uint64_t h = s.size() * k;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * k;
+    h ^= h >> 29;
+  }
+  std::uint64_t tail = 0;
+  if (i < s.size()) std::memcpy(&tail, s.data() + i, s.size() - i);
+  h = (h ^ tail) * k;
+  return h ^ (h >> 32);
+}
+}  // namespace
+
 bool catalogue::install(collection c, std::pair<std::string, std::vector<std::size_t>> items,
                         routes_t routes) {
   auto& l = lists_[static_cast<std::size_t>(c)];
   l.routes = std::move(routes);  // even for the same list: routes may have moved between servers
+  l.by_hash.clear();
+  l.by_hash.reserve(l.routes.size());
+  for (std::size_t i = 0; i < l.routes.size(); ++i)
+    l.by_hash.emplace_back(name_hash(l.routes[i].first), static_cast<std::uint32_t>(i));
+  std::sort(l.by_hash.begin(), l.by_hash.end());
   if (items.first == *l.joined) return false;
   l.joined = std::make_shared<const std::string>(std::move(items.first));
   l.begins = std::move(items.second);
@@ -253,20 +279,26 @@ bool catalogue::restore(collection c, std::string joined, std::vector<std::size_
   return true;
 }
 
+std::size_t catalogue::list::index_of(std::string_view exposed) const {
+  const auto h = name_hash(exposed);
+  auto it = std::partition_point(by_hash.begin(), by_hash.end(),
+                                 [h](const auto& e) { return e.first < h; });
+  for (; it != by_hash.end() && it->first == h; ++it)
+    if (routes[it->second].first == exposed) return it->second;
+  return routes.size();
+}
+
 const route* catalogue::find(collection c, std::string_view exposed) const {
-  const auto& routes = at(c).routes;
-  auto it = std::lower_bound(routes.begin(), routes.end(), exposed,
-                             [](const auto& r, std::string_view name) { return r.first < name; });
-  return it != routes.end() && it->first == exposed ? &it->second : nullptr;
+  const auto& l = at(c);
+  const auto i = l.index_of(exposed);
+  return i < l.routes.size() ? &l.routes[i].second : nullptr;
 }
 
 std::string_view catalogue::item(collection c, std::string_view exposed) const {
   const auto& l = at(c);
-  auto it = std::lower_bound(l.routes.begin(), l.routes.end(), exposed,
-                             [](const auto& r, std::string_view name) { return r.first < name; });
-  if (it == l.routes.end() || it->first != exposed) return {};
+  const auto i = l.index_of(exposed);
+  if (i == l.routes.size()) return {};
   // Tools and prompts are listed in name order: the i-th route is the i-th item.
-  const auto i = static_cast<std::size_t>(it - l.routes.begin());
   const auto from = l.begins[i];
   const auto to = i + 1 < l.begins.size() ? l.begins[i + 1] - 1 : l.joined->size() - 1;
   return std::string_view(*l.joined).substr(from, to - from);

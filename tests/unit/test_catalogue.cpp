@@ -74,6 +74,35 @@ TEST(Catalogue, NamesArePrefixedSortedAndRouteBackToTheirServer) {
   EXPECT_FALSE(page.next_cursor);
 }
 
+// A name is found by its hash: every one of many, in a copy too, and none that is not there,
+// after a rebuild that moved and dropped some.
+TEST(Catalogue, EveryExposedNameIsFoundAndNoOther) {
+  fixture f;
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("tool_" + std::to_string(i * 7919 % 1000));
+  f.a[tools] = items("name", names);
+  f.b[tools] = items("name", {"tool_1", "zz"});
+  f.rebuild();
+  const catalogue copy = f.cat;
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    const auto* r = copy.find(collection::tools, "a__" + n);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->server, "a");
+    EXPECT_EQ(r->original, n);
+    EXPECT_FALSE(copy.item(collection::tools, "a__" + n).empty());
+  }
+  EXPECT_EQ(copy.find(collection::tools, "b__zz")->original, "zz");
+  EXPECT_FALSE(copy.find(collection::tools, "b__tool_2"));
+  EXPECT_FALSE(copy.find(collection::tools, ""));
+  EXPECT_TRUE(copy.item(collection::tools, "a__tool_1000").empty());
+  f.a[tools] = items("name", {"tool_5"});
+  f.rebuild();
+  EXPECT_FALSE(f.cat.find(collection::tools, "a__tool_6"));
+  EXPECT_EQ(f.cat.find(collection::tools, "a__tool_5")->server, "a");
+  EXPECT_EQ(copy.find(collection::tools, "a__tool_6")->original, "tool_6");  // the copy is its own
+}
+
 TEST(Catalogue, HiddenItemsGetNoNameAndNoRoute) {
   fixture f;
   f.a[tools] = items("name", {"read", "delete_repo", "delete_all", "write"});
