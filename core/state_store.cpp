@@ -70,7 +70,7 @@ constexpr const char* legacy_audit_columns_sql =
 constexpr std::array<const char*, 6> audit_word_columns{"kind",   "client", "profile",
                                                         "server", "name",   "outcome"};
 
-// Every word id a row of the audit uses.
+// Every word id a row of the one-row-an-entry table uses (the rewrite of older stores).
 std::string audit_words_used() {
   std::string out;
   for (const char* c : audit_word_columns)
@@ -325,7 +325,12 @@ struct state_store::impl {
         return failure(sqlite3_errmsg(db));
       result<> moved;
       for (bool more = true; more && moved;) {
-        more = sqlite3_step(s) == SQLITE_ROW;
+        const int rc = sqlite3_step(s);
+        more = rc == SQLITE_ROW;
+        if (!more && rc != SQLITE_DONE) {  // (not the end: nothing moves, nothing is dropped)
+          moved = failure(sqlite3_errmsg(db));
+          break;
+        }
         if (more) {
           audit_entry& a = rows.emplace_back();
           a.time_ms = sqlite3_column_int64(s, 0);
@@ -680,9 +685,11 @@ std::int64_t state_store::trim(const audit_retention& r, std::int64_t now_ms,
   // (a client's label holds its pid: one word a connection), not at every trim (the sweep reads
   // the whole log).
   if (d.word_ids.size() > 2 * d.words_after_sweep + 64) {
-    const auto sweep =
-        fmt::format("DELETE FROM audit_text WHERE id NOT IN ({})", audit_words_used());
-    (void)d.exec(sweep.c_str());
+    // (Each batch's text and each row's read once: the view would read a row again for each
+    // of its six words.)
+    (void)d.exec(
+        "DELETE FROM audit_text WHERE id NOT IN (SELECT w.value FROM audit_batch b,"
+        " json_each(b.entries) r, json_each(r.value) w WHERE w.key IN (1, 2, 3, 4, 5, 7))");
     d.load_words();
     d.words_after_sweep = d.word_ids.size();
   }
