@@ -1,10 +1,12 @@
 #include "core/catalogue.hpp"
 
+#include "base/random.hpp"
 #include "config/filters.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <boost/json/serializer.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -225,11 +227,23 @@ bool catalogue::rebuild_uris(collection c, const std::vector<catalogue_source>& 
 }
 
 namespace {
+// The hash's start, this process's own: a server that names its tools cannot choose names that
+// collide (each collision makes a lookup compare one more text).
+std::uint64_t name_hash_seed() {
+  static const std::uint64_t seed = [] {
+    auto s =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    if (const auto hex = random_hex(8)) s ^= std::stoull(*hex, nullptr, 16);
+    return s;
+  }();
+  return seed;
+}
+
 // A name's hash for catalogue::list::by_hash: eight bytes a step (names are short; a general
 // hash costs ~70 instructions on one of seven bytes).
 std::uint64_t name_hash(std::string_view s) {
   constexpr std::uint64_t k = 0x9E3779B97F4A7C15u;
-  std::uint64_t h = s.size() * k;
+  std::uint64_t h = name_hash_seed() ^ (s.size() * k);
   std::size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
     std::uint64_t w;

@@ -117,7 +117,8 @@ class catalogue {
     routes_t routes;
     /// Each route's name's hash and its index in `routes`, by hash: a name is found with one
     /// hash, a search among integers and one comparison of text (a binary search over the
-    /// names compared ~6 texts, ~300 instructions a call). Values, so a copy stays true.
+    /// names compared ~6 texts, ~300 instructions a call). Values, so a copy stays true; the
+    /// hash starts from a seed of the process's own, so a server cannot pick names that collide.
     std::vector<std::pair<std::uint64_t, std::uint32_t>> by_hash;
     std::uint64_t generation = 0;  ///< bumped whenever the list changes (cursors carry it)
     /// The index of `exposed` in routes, or routes.size().
