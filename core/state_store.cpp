@@ -19,6 +19,7 @@
 
 #include "base/files.hpp"
 #include "config/config.hpp"
+#include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
 namespace {
@@ -147,7 +148,7 @@ class batch_text {
     if (!detail.empty() || !redacted.empty() || !run.empty())
       for (const auto t : {detail, redacted, run}) {
         text_ += ',';
-        quoted(t);
+        append_json_string(text_, t);
       }
     text_ += ']';
   }
@@ -179,26 +180,6 @@ class batch_text {
       u /= 10;
     } while (u);
     return p + len;
-  }
-  /// `t` as a JSON string: quotes, backslashes and control characters escaped, the rest as it
-  /// is (SQLite's JSON functions read bytes beyond ASCII as they are).
-  void quoted(std::string_view t) {
-    text_ += '"';
-    for (const char c : t) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        text_ += '\\';
-        text_ += c;
-      } else if (u < 0x20) {
-        static constexpr char hex[] = "0123456789abcdef";
-        text_ += "\\u00";
-        text_ += hex[u >> 4];
-        text_ += hex[u & 15];
-      } else {
-        text_ += c;
-      }
-    }
-    text_ += '"';
   }
   std::string text_;
 };

@@ -75,15 +75,6 @@ bool needs_escape(std::string_view s) {
   return json_scan::plain_prefix(s) != s.size();
 }
 
-// Appends `s` as a JSON string: as it is when nothing in it needs escaping (a method name always),
-// else through the serializer.
-void append_string(std::string& out, std::string_view s) {
-  if (needs_escape(s)) return append_json(out, json::string(s));
-  out += '"';
-  out += s;
-  out += '"';
-}
-
 // Appends the serialized `id`: an integer without the serializer.
 void append_id(std::string& out, const json::value& id) {
   if (!id.is_int64()) return append_json(out, id);
@@ -93,6 +84,13 @@ void append_id(std::string& out, const json::value& id) {
 }
 
 }  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  if (needs_escape(s)) return append_json(out, json::string(s));
+  out += '"';
+  out += s;
+  out += '"';
+}
 
 const json::value& message::id() const {
   if (scanned) return scanned_id;
@@ -484,7 +482,7 @@ bool message_parser::scan_call(std::string_view line, message& m) {
 void unparsed_params::rename(std::string_view name) {
   // A plain name (the usual one) goes between the quotes in place, without a quoted copy.
   std::string quoted;
-  if (needs_escape(name)) append_string(quoted, name);
+  if (needs_escape(name)) append_json_string(quoted, name);
   const auto written = quoted.empty() ? name.size() + 2 : quoted.size();
   if (quoted.empty())
     text.replace(tool_pos + 1, tool_len - 2, name);
@@ -573,7 +571,7 @@ namespace {
 // `"method":...,"params":...}` closing a request or a notification.
 std::string finish_call(std::string out, std::string_view method, const json::value& params) {
   out += R"("method":)";
-  append_string(out, method);
+  append_json_string(out, method);
   if (!params.is_null()) {
     out += R"(,"params":)";
     append_json(out, params);
@@ -602,7 +600,7 @@ std::string make_request_text(const json::value& id, std::string_view method,
   out.append(head);
   append_id(out, id);
   out.append(method_key);
-  append_string(out, method);
+  append_json_string(out, method);
   out.append(params_key);
   out.append(params_text);
   out.push_back('}');

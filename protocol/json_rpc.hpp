@@ -136,6 +136,10 @@ std::string make_error(const json::value& id, int code, std::string_view msg,
                        const json::value* data = nullptr);
 std::string make_request(const json::value& id, std::string_view method, const json::value& params);
 /// A request whose params are JSON text already (unparsed_params::text).
+/// Appends `s` as a JSON string: as it is when nothing in it needs escaping, else escaped by the
+/// serializer.
+void append_json_string(std::string& out, std::string_view s);
+
 std::string make_request_text(const json::value& id, std::string_view method,
                               std::string_view params_text);
 std::string make_notification(std::string_view method, const json::value& params);
