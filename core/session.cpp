@@ -81,7 +81,7 @@ void session::end(std::string_view why) {
   ended_ = true;
   auto self = shared_from_this();
   manager_.remove_listener(this);
-  auto calls = std::exchange(calls_, {});
+  auto calls = calls_.take_all();
   for (auto& [key, c] : calls) c->cancel("client disconnected");
   while (!programs_.empty()) program_cancelled(programs_.begin()->first, "client disconnected");
   if (!calls.empty()) log_.debug("cancelled {} calls in flight", calls.size());
@@ -552,9 +552,9 @@ void session::handle_notification(const message& msg) {
     if (const auto* r = msg.params().if_contains("reason"); r && r->is_string())
       reason = r->get_string();
     if (programs_.count(key)) return program_cancelled(key, reason);
-    auto it = calls_.find(key);
-    if (it == calls_.end()) return;
-    auto c = it->second;
+    const auto* in_flight = calls_.find(key);
+    if (!in_flight) return;
+    auto c = *in_flight;
     call_left(key);
     c->cancel(reason);
     return;

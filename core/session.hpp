@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/flat_table.hpp"
 #include "base/log.hpp"
 #include "core/call.hpp"
 #include "core/code_run.hpp"
@@ -216,12 +217,9 @@ class session : public transport_events,
                      std::string_view name);
   std::size_t message_bytes_ = 0;  ///< the size of the client message being handled
   std::string client_label_;       ///< who, for the audit log
-  /// Its calls in flight, by the client's id (serialized).
-  using call_table = std::unordered_map<std::string, std::shared_ptr<call>>;
-  call_table calls_;
-  /// The node of the call that left last, kept for the next to enter: a sequential client's
-  /// calls allocate no node each (its key and call are assigned in place).
-  call_table::node_type spare_call_node_;
+  /// Its calls in flight, by the client's id (serialized). (A flat table: a client's calls
+  /// made one at a time, or a few at once, allocate nothing each.)
+  flat_table<std::string, std::shared_ptr<call>> calls_;
   /// Servers this client has sent requests to (they hear of its roots/list_changed).
   std::set<std::string> servers_used_;
   const std::string* last_used_ = nullptr;  ///< the last one added (most calls go to it again)

@@ -59,7 +59,7 @@ bool session::run_code_call(message& msg, const mcp::request_meta* meta) {
     return answer(tool_error(fmt::format("The program is longer than {} bytes; write a shorter one",
                                          limits.program_bytes)));
   const auto key = serialize_id(id);
-  if (programs_.count(key) || calls_.count(key))
+  if (programs_.count(key) || calls_.contains(key))
     return answer(tool_error("A request with this id is already running"));
   auto runner = manager_.code_runner();
   if (!runner) {

@@ -4,7 +4,6 @@
 // a legacy server's requests to its client become input_required results (mrtr.hpp).
 #include <boost/json/serialize.hpp>
 
-#include "base/node_reuse.hpp"
 #include "base/text.hpp"
 #include "core/session.hpp"
 #include "protocol/error.hpp"
@@ -193,13 +192,13 @@ void session::call_entered(std::shared_ptr<call> c, const std::string& log_level
     update_log_level();
   }
   // (A client reusing the id of a call in flight: the newer call is the one kept.)
-  slot_reusing(calls_, spare_call_node_, key) = std::move(c);
+  calls_.put(key, std::move(c));
 }
 
 void session::call_left(const std::string& key) {
   const bool logged = !log_calls_.empty() && log_calls_.erase(key) > 0;
   // (`key` may be the call's own: not used after this.)
-  (void)take_keeping_node(calls_, spare_call_node_, key);
+  (void)calls_.take(key);
   if (logged) update_log_level();
 }
 

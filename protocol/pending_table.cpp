@@ -1,8 +1,6 @@
 // Request correlation table.
 #include "protocol/pending_table.hpp"
 
-#include "base/node_reuse.hpp"
-
 namespace mcpmux {
 
 namespace {
@@ -32,7 +30,7 @@ std::int64_t pending_table::add(std::string method, steady_clock::time_point now
                                 std::shared_ptr<request_tag> tag) {
   const auto id = next_id_++;
   const auto deadline = timeout ? now + *timeout : steady_clock::time_point::max();
-  auto& e = slot_reusing(entries_, spare_, id);  // (filled in place, not moved in)
+  auto& e = entries_.add_new(id);  // (its ids are never reused; set in place, not moved in)
   e.method = std::move(method);
   e.started = now;
   e.deadline = deadline;
@@ -45,13 +43,13 @@ std::int64_t pending_table::add(std::string method, steady_clock::time_point now
 
 std::optional<pending_table::entry> pending_table::take(std::int64_t id) {
   // (Its deadline, if any, goes when it reaches the top.)
-  return take_keeping_node(entries_, spare_, id);
+  return entries_.take(id);
 }
 
 bool pending_table::set_deadline(std::int64_t id, steady_clock::time_point deadline) {
-  auto it = entries_.find(id);
-  if (it == entries_.end()) return false;
-  it->second.deadline = deadline;  // (the old one is stale now)
+  auto* e = entries_.find(id);
+  if (!e) return false;
+  e->deadline = deadline;  // (the old one is stale now)
   if (deadline != steady_clock::time_point::max()) push_deadline(deadline, id);
   return true;
 }
@@ -69,10 +67,7 @@ std::vector<std::pair<std::int64_t, pending_table::entry>> pending_table::take_e
 }
 
 std::vector<std::pair<std::int64_t, pending_table::entry>> pending_table::take_all() {
-  std::vector<std::pair<std::int64_t, entry>> out;
-  out.reserve(entries_.size());
-  for (auto& [id, e] : entries_) out.emplace_back(id, std::move(e));
-  entries_.clear();
+  auto out = entries_.take_all();
   deadlines_.clear();
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;

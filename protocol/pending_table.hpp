@@ -10,11 +10,11 @@
 #include <optional>
 #include <string>
 #include <system_error>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/flat_table.hpp"
 #include "protocol/json_rpc.hpp"
 
 namespace mcpmux {
@@ -64,21 +64,21 @@ class pending_table {
   /// The earliest deadline, if any request has one.
   std::optional<steady_clock::time_point> next_deadline() const;
   std::size_t size() const { return entries_.size(); }
-  bool contains(std::int64_t id) const { return entries_.count(id) != 0; }
+  bool contains(std::int64_t id) const { return entries_.contains(id); }
   /// True when `id` is pending and may be answered unparsed.
   bool wants_raw(std::int64_t id) const {
-    auto it = entries_.find(id);
-    return it != entries_.end() && it->second.raw_reply;
+    const auto* e = entries_.find(id);
+    return e && e->raw_reply;
   }
   /// The tag of pending request `id`; null when it is not pending or has none.
   request_tag* tag(std::int64_t id) const {
-    auto it = entries_.find(id);
-    return it == entries_.end() ? nullptr : it->second.tag.get();
+    const auto* e = entries_.find(id);
+    return e ? e->tag.get() : nullptr;
   }
   /// Every pending request's tag (those that have one).
   std::vector<request_tag*> tags() const {
     std::vector<request_tag*> out;
-    for (const auto& [id, e] : entries_)
+    for (const auto& [id, e] : entries_.entries())
       if (e.tag) out.push_back(e.tag.get());
     return out;
   }
@@ -91,8 +91,8 @@ class pending_table {
   using deadline_of = std::pair<steady_clock::time_point, std::int64_t>;
   /// True when `d` is no longer its request's deadline (answered, or the deadline moved).
   bool stale(const deadline_of& d) const {
-    auto it = entries_.find(d.second);
-    return it == entries_.end() || it->second.deadline != d.first;
+    const auto* e = entries_.find(d.second);
+    return !e || e->deadline != d.first;
   }
   /// Drops the stale deadlines at the heap's top.
   void prune_top() const;
@@ -100,11 +100,8 @@ class pending_table {
   void push_deadline(steady_clock::time_point deadline, std::int64_t id);
 
   std::int64_t next_id_ = 1;
-  using entry_table = std::unordered_map<std::int64_t, entry>;
-  entry_table entries_;
-  /// The node of the request answered last, kept for the next one: requests made one at a time
-  /// allocate no node each.
-  entry_table::node_type spare_;
+  /// (A flat table: requests made one at a time, or a few at once, allocate nothing each.)
+  flat_table<std::int64_t, entry> entries_;
   /// A min-heap of deadlines (earliest first, then by id), removed lazily: one that is stale is
   /// dropped when it reaches the top. (A set's node and rebalancing cost each call ~400
   /// instructions; a push onto the heap ~30.)

@@ -84,7 +84,7 @@ TEST(PendingTable, TakeResolvesOnce) {
   EXPECT_EQ(calls, 0);  // the table never calls handlers itself
 }
 
-// A taken entry's node is kept for the next request: what the handler held must go with the
+// A taken entry's slot is kept for the next request: what the handler held must go with the
 // entry taken, not stay in the table; the next request's entry is all its own.
 TEST(PendingTable, ATakenEntryLeavesNothingOfItsOwnBehind) {
   pending_table t;
