@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -108,18 +109,23 @@ TEST(StateStore, ABatchOfAnySizeKeepsEveryFieldOfEveryRowInOrder) {
   auto store = t.open();
   ASSERT_TRUE(store);
   std::vector<audit_entry> batch;
+  // Numbers of every length the batch's text writes (and a time before the batch's first).
+  const std::int64_t magnitudes[] = {
+      0,     7,      10,        42,        99,
+      100,   505,    999,       1000,      65536,
+      99999, 123456, 987654321, 1LL << 40, std::numeric_limits<std::int64_t>::max()};
   for (int i = 0; i < 37; ++i) {
     audit_entry e;
-    e.time_ms = 1000 + i;
+    e.time_ms = i == 5 ? 900 : 1000 + i;
     e.kind = i % 2 ? "tools/call" : "prompts/get";
     e.client = "socket pid " + std::to_string(i);
     e.profile = "p" + std::to_string(i);
     e.server = "s" + std::to_string(i % 5);
     e.name = "tool" + std::to_string(i);
-    e.duration_us = 10 * i;
+    e.duration_us = magnitudes[i % std::size(magnitudes)];
     e.outcome = i % 3 ? "ok" : "error";
     e.request_bytes = 100 + i;
-    e.response_bytes = 200 + i;
+    e.response_bytes = magnitudes[(i + 4) % std::size(magnitudes)];
     if (i >= 16 && i % 3 == 0) e.detail = std::string(static_cast<std::size_t>(i), 'd');
     if (i == 20 || i == 34) e.redacted = "github-token " + std::to_string(i);
     if (i == 21 || i == 35) e.run = "run-" + std::to_string(i);
