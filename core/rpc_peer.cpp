@@ -61,21 +61,34 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
     if (timeout) t = *timeout;
     const auto id = pending_.add(std::string(method), now, t, std::move(done),
                                  form == reply_form::raw, std::move(tag));
-    static const json::value no_params;
-    auto text = params.dom ? make_request(json::value(id), method, *params.dom)
-                           : make_request_text(json::value(id), method, params.text);
-    const auto sent = transport_->reads_descriptions()
-                          ? transport_->send_described(
-                                std::move(text),
-                                describe_request(id, method, params.dom ? *params.dom : no_params,
-                                                 std::move(headers)))
-                          : transport_->send(std::move(text));
+    const auto sent = send_request(id, method, params, std::move(headers));
     if (auto ec = sent) {
       if (auto e = pending_.take(id)) e->handler({ec, std::nullopt, true});
       return std::nullopt;
     }
     if (t) arm_timer(now + *t);
     return id;
+  }
+
+  // The request's text to the transport. A call's params as text to a transport told nothing of
+  // them (the usual request) are written in a buffer kept from one request to the next, which
+  // the transport copies only when the request has to wait.
+  std::error_code send_request(std::int64_t id, std::string_view method,
+                               const request_params& params,
+                               std::vector<std::pair<std::string, std::string>> headers) {
+    static const json::value no_params;
+    const json::value wire_id(id);
+    if (transport_->reads_descriptions())
+      return transport_->send_described(
+          params.dom ? make_request(wire_id, method, *params.dom)
+                     : make_request_text(wire_id, method, params.text),
+          describe_request(id, method, params.dom ? *params.dom : no_params, std::move(headers)));
+    if (params.dom) return transport_->send(make_request(wire_id, method, *params.dom));
+    request_text_.clear();
+    append_request_text(request_text_, wire_id, method, params.text);
+    const auto sent = transport_->send_copy(request_text_);
+    if (request_text_.capacity() > kept_request_text) std::string().swap(request_text_);
+    return sent;
   }
 
   std::int64_t next_id() const override { return pending_.next_id(); }
@@ -278,6 +291,8 @@ class rpc_peer_impl final : public rpc_peer, public transport_events {
   std::optional<steady_clock::time_point> armed_;
   pending_table pending_;
   message_parser parser_;
+  std::string request_text_;  ///< see send_request (let go when a request made it large)
+  static constexpr std::size_t kept_request_text = 64 * 1024;
   bool closed_ = false;
 };
 

@@ -591,12 +591,18 @@ std::string make_request(const json::value& id, std::string_view method,
 
 std::string make_request_text(const json::value& id, std::string_view method,
                               std::string_view params_text) {
+  std::string out;
+  append_request_text(out, id, method, params_text);
+  return out;
+}
+
+void append_request_text(std::string& out, const json::value& id, std::string_view method,
+                         std::string_view params_text) {
   // Sized once, its parts appended with their lengths known.
   static constexpr std::string_view head = R"({"jsonrpc":"2.0","id":)",
                                     method_key = R"(,"method":)", params_key = R"(,"params":)";
-  std::string out;
-  out.reserve(head.size() + 24 + method_key.size() + method.size() + 2 + params_key.size() +
-              params_text.size() + 1);
+  out.reserve(out.size() + head.size() + 24 + method_key.size() + method.size() + 2 +
+              params_key.size() + params_text.size() + 1);
   out.append(head);
   append_id(out, id);
   out.append(method_key);
@@ -604,7 +610,6 @@ std::string make_request_text(const json::value& id, std::string_view method,
   out.append(params_key);
   out.append(params_text);
   out.push_back('}');
-  return out;
 }
 
 std::string make_notification(std::string_view method, const json::value& params) {

@@ -135,13 +135,16 @@ std::string make_result(const json::value& id, const json::value& result);
 std::string make_error(const json::value& id, int code, std::string_view msg,
                        const json::value* data = nullptr);
 std::string make_request(const json::value& id, std::string_view method, const json::value& params);
-/// A request whose params are JSON text already (unparsed_params::text).
 /// Appends `s` as a JSON string: as it is when nothing in it needs escaping, else escaped by the
 /// serializer.
 void append_json_string(std::string& out, std::string_view s);
 
+/// A request whose params are JSON text already (unparsed_params::text).
 std::string make_request_text(const json::value& id, std::string_view method,
                               std::string_view params_text);
+/// The same, appended to `out` (a buffer its caller reuses).
+void append_request_text(std::string& out, const json::value& id, std::string_view method,
+                         std::string_view params_text);
 std::string make_notification(std::string_view method, const json::value& params);
 
 /// The serialized answer to `id` carrying `reply`'s result or error unchanged (a raw reply is

@@ -101,16 +101,14 @@ class fd_transport final : public transport,
   }
 
   std::error_code send_spliced(spliced_text message) override {
-    if (closing_ || write_failed_ || !wr().is_open()) return errc::transport_closed;
-    if (queued_ + message.size() + 1 > opt_.limits.max_queue_bytes) return errc::queue_full;
-    auto* batch = opt_.batch.get();
+    if (auto refused = refuses(message.size())) return refused;
     // Nothing waits before it and it would go now: it is written from where it is, and queued
     // only if the descriptor does not take it all.
-    if (queue_.empty() && !writing_ && (!batch || !batch->held() || batch->last_line())) {
+    if (goes_now()) {
       write_alone(message);
-      if (batch && batch->last_line()) batch->flush();  // the others this read caused
-      return {};
+      return after_alone();
     }
+    auto* batch = opt_.batch.get();
     // (With its newline: see message_buffers.)
     queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
@@ -125,6 +123,18 @@ class fd_transport final : public transport,
     }
     if (batch->last_line()) batch->flush();  // the read's last line: the batch goes now
     return {};
+  }
+
+  std::error_code send_copy(std::string_view message) override {
+    if (auto refused = refuses(message.size())) return refused;
+    if (!goes_now()) return send_spliced({std::string(message), nullptr, {}});
+    static constexpr char newline = '\n';
+    const std::array buffers{asio::const_buffer(message.data(), message.size()),
+                             asio::const_buffer(&newline, 1)};
+    error_code ec;
+    const std::size_t n = wr().write_some(buffers, ec);
+    if (ec || n != message.size() + 1) queue_unwritten({std::string(message), nullptr, {}}, n);
+    return after_alone();
   }
 
   void flush_batched() override {
@@ -159,6 +169,7 @@ class fd_transport final : public transport,
 
  private:
   descriptor& wr() { return wr_own_ ? *wr_own_ : rd_; }
+  bool wr_open() const { return wr_own_ ? wr_own_->is_open() : rd_.is_open(); }
   bool same_fd() const { return !wr_own_; }
 
   // Reads into the small buffer: at once when the descriptor has something, else when it has.
@@ -376,16 +387,39 @@ class fd_transport final : public transport,
     std::array<asio::const_buffer, 4> buffers;
     std::size_t count = 0;
     message_buffers(message, [&](asio::const_buffer b) { buffers[count++] = b; });
-    const std::size_t bytes = message.size() + 1;
     error_code ec;
     const std::size_t n = wr().write_some(std::span(buffers.data(), count), ec);
-    if (!ec && n == bytes) return;
-    queued_ += bytes;
+    if (ec || n != message.size() + 1) queue_unwritten(std::move(message), n);
+  }
+
+  // A message written alone of which the descriptor took `n` bytes: queued, and the rest waits.
+  void queue_unwritten(spliced_text&& message, std::size_t n) {
+    queued_ += message.size() + 1;
     queue_.push_back(std::move(message));
     writing_ = true;
     gather();
     consume(n);
     wait_writable();
+  }
+
+  // Why a message of `bytes` cannot be sent (closed, or the queue full); nothing when it can.
+  std::error_code refuses(std::size_t bytes) const {
+    if (closing_ || write_failed_ || !wr_open()) return errc::transport_closed;
+    if (queued_ + bytes + 1 > opt_.limits.max_queue_bytes) return errc::queue_full;
+    return {};
+  }
+
+  // True when nothing waits before a message and it would go now (not held for the loop's
+  // batch, or the read's last line, whose message lets the batch go).
+  bool goes_now() const {
+    const auto* batch = opt_.batch.get();
+    return queue_.empty() && !writing_ && (!batch || !batch->held() || batch->last_line());
+  }
+
+  // After a message that went now: the messages the read's earlier lines caused go with it.
+  std::error_code after_alone() {
+    if (auto* batch = opt_.batch.get(); batch && batch->last_line()) batch->flush();
+    return {};
   }
 
   // What is left of the gather goes when the descriptor has room: async_write_some tries at

@@ -145,6 +145,11 @@ class stdio_transport final : public transport,
     return inner_->send(std::move(message));
   }
 
+  std::error_code send_copy(std::string_view message) override {
+    if (closing_ || exited_) return errc::transport_closed;
+    return inner_->send_copy(message);
+  }
+
   void close() override {
     if (closing_) return;
     closing_ = true;

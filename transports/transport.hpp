@@ -106,6 +106,10 @@ class transport {
   virtual std::error_code send_spliced(spliced_text message) {
     return send(std::move(message).joined());
   }
+  /// The same for a text the caller keeps (a buffer it reuses from one message to the next).
+  /// Transports that write at once write it from where it is, and copy only what has to wait;
+  /// by default it is copied.
+  virtual std::error_code send_copy(std::string_view message) { return send(std::string(message)); }
   /// Closes gracefully in the background; no event fires after this call.
   virtual void close() = 0;
   /// Bytes queued and not yet written.

@@ -31,9 +31,11 @@ class fd_transport_write : public ::testing::Test {
   void SetUp() override { ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds_), 0); }
   void TearDown() override { ::close(fds_[1]); }
 
-  std::shared_ptr<transport> open(std::size_t max_queue = 64u << 20) {
+  std::shared_ptr<transport> open(std::size_t max_queue = 64u << 20,
+                                  std::shared_ptr<write_batch> batch = nullptr) {
     fd_transport_options o;
     o.limits.max_queue_bytes = max_queue;
+    o.batch = std::move(batch);
     auto t = make_fd_transport(io_, fds_[0], fds_[0], o);
     t->start(events_);
     return t;
@@ -122,6 +124,50 @@ TEST_F(fd_transport_write, WhatFollowsAMessageWrittenInPartGoesAfterIt) {
   EXPECT_EQ(shared.use_count(), 1);
 }
 
+// A text the caller keeps: written from its buffer when it goes at once, copied when it has to
+// wait (the rest of a big one, or behind a held batch), so that the caller may reuse its buffer
+// as soon as send_copy returns.
+TEST_F(fd_transport_write, ACallersTextIsCopiedOnlyWhenItWaits) {
+  auto t = open();
+  io_.poll();
+  std::string buffer = "first";
+  ASSERT_FALSE(t->send_copy(buffer));
+  EXPECT_EQ(t->queued_bytes(), 0u);
+  EXPECT_EQ(io_.poll(), 0u);     // done: nothing posted
+  buffer.assign(3u << 20, 'z');  // beyond a socket buffer: the rest waits
+  ASSERT_FALSE(t->send_copy(buffer));
+  EXPECT_GT(t->queued_bytes(), 0u);
+  buffer.assign("then");  // queued behind it: copied
+  ASSERT_FALSE(t->send_copy(buffer));
+  buffer.assign("overwritten");
+  const auto want = "first\n" + std::string(3u << 20, 'z') + "\nthen\n";
+  EXPECT_EQ(drain(*t, want.size()), want);
+}
+
+TEST_F(fd_transport_write, ACallersTextHeldForTheBatchGoesOutAsItWasSent) {
+  const auto batch = std::make_shared<write_batch>();
+  auto t = open(64u << 20, batch);
+  std::string buffer;
+  batch->hold();
+  for (const auto* text : {"one", "two", "three"}) {
+    buffer.assign(text);
+    ASSERT_FALSE(t->send_copy(buffer));
+  }
+  buffer.assign("gone");
+  batch->release();
+  EXPECT_EQ(drain(*t, 14), "one\ntwo\nthree\n");
+}
+
+TEST_F(fd_transport_write, ACallersTextIsRefusedAsSendRefusesIt) {
+  auto t = open(16);
+  EXPECT_EQ(t->send_copy(std::string(64, 'x')), make_error_code(errc::queue_full));
+  EXPECT_EQ(t->queued_bytes(), 0u);
+  ASSERT_FALSE(t->send_copy("fits"));
+  EXPECT_EQ(drain(*t, 5), "fits\n");
+  t->close();
+  EXPECT_EQ(t->send_copy("late"), make_error_code(errc::transport_closed));
+}
+
 TEST_F(fd_transport_write, TheQueueCapCountsTheSharedMiddle) {
   auto t = open(1024);
   auto shared = std::make_shared<const std::string>(2000, 'x');
@@ -135,12 +181,10 @@ TEST_F(fd_transport_write, TheQueueCapCountsTheSharedMiddle) {
 // More messages than one write gathers (and more buffers than Asio writes at a time), queued
 // while the loop's batch is held: all go out at the flush, whole and in order.
 TEST_F(fd_transport_write, AHeldBatchOfManyMessagesGoesOutInOrder) {
-  fd_transport_options o;
-  o.batch = std::make_shared<write_batch>();
-  auto t = make_fd_transport(io_, fds_[0], fds_[0], o);
-  t->start(events_);
+  const auto batch = std::make_shared<write_batch>();
+  auto t = open(64u << 20, batch);
   std::string want;
-  o.batch->hold();
+  batch->hold();
   for (int i = 0; i < 300; ++i) {
     const std::string head = "m" + std::to_string(i);
     ASSERT_FALSE(t->send_spliced({head, std::make_shared<const std::string>("-"), "."}));
@@ -148,7 +192,7 @@ TEST_F(fd_transport_write, AHeldBatchOfManyMessagesGoesOutInOrder) {
   }
   char buf[64];
   EXPECT_LT(::recv(fds_[1], buf, sizeof buf, MSG_DONTWAIT), 0);  // held: nothing written yet
-  o.batch->release();
+  batch->release();
   EXPECT_EQ(t->queued_bytes(), 0u);  // the socket took it all at the flush
   EXPECT_EQ(drain(*t, want.size()), want);
 }
