@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -143,6 +144,22 @@ TEST(JsonRpcId, ValidIdPredicate) {
   EXPECT_FALSE(valid_id(json::value(true)));
   EXPECT_FALSE(valid_id(json::value(json::object{})));
   EXPECT_FALSE(valid_id(json::value(json::array{})));
+}
+
+// An id's key (a session's table of calls, a cancellation's lookup) is its JSON text: 1 and "1"
+// are two ids.
+TEST(JsonRpcId, SerializedAsItsJsonText) {
+  EXPECT_EQ(serialize_id(json::value(0)), "0");
+  EXPECT_EQ(serialize_id(json::value(-42)), "-42");
+  EXPECT_EQ(serialize_id(json::value(std::numeric_limits<std::int64_t>::max())),
+            "9223372036854775807");
+  EXPECT_EQ(serialize_id(json::value(std::numeric_limits<std::int64_t>::min())),
+            "-9223372036854775808");
+  EXPECT_EQ(serialize_id(json::value(std::uint64_t{18446744073709551615ull})),
+            "18446744073709551615");
+  EXPECT_EQ(serialize_id(json::value("1")), R"("1")");
+  EXPECT_EQ(serialize_id(json::value("a\"b")), R"("a\"b")");
+  EXPECT_NE(serialize_id(json::value(1)), serialize_id(json::value("1")));
 }
 
 // --- invalid requests ------------------------------------------------------------------------
