@@ -44,6 +44,10 @@ void audit_buffer::audit(const audit_fields& f) {
 
 audit_entry* audit_buffer::next_row() {
   if (!auditing()) return nullptr;
+  // A full buffer of a record's rows or more goes to the writer now rather than grow: growing
+  // would move every row (nine strings each), and the flush hands back a spare to fill.
+  if (used_ == buffer_.size() && used_ >= audit_writer::chunk_rows && used_ == buffer_.capacity())
+    flush();
   if (used_ == buffer_.size()) buffer_.emplace_back();
   auto* row = &buffer_[used_++];
   if (batching_->armed) return row;

@@ -8,6 +8,7 @@
 
 #include "base/clock.hpp"
 #include "config/config.hpp"
+#include "core/audit_writer.hpp"
 
 namespace mcpmux {
 namespace {
@@ -47,6 +48,25 @@ TEST_F(audit_buffer_test, BatchesUntilTheTimerThenWrites) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].name, "read");
   EXPECT_EQ(rows[1].name, "write");
+}
+
+// A buffer full of a record's rows or more is not grown (every row moved): it goes to the
+// writer at once, the timer's batch going on in the spare.
+TEST_F(audit_buffer_test, AFullBufferGoesToTheWriterRatherThanGrow) {
+  audit_buffer b(io, store.get(), d);
+  const auto rows = audit_writer::chunk_rows;  // (the buffer grows by doubling up to it)
+  for (std::size_t i = 0; i < rows; ++i) b.audit(call("files", "r" + std::to_string(i)));
+  EXPECT_EQ(b.buffered(), rows);
+  b.audit(call("files", "next"));
+  EXPECT_EQ(b.buffered(), 1u);  // the first `rows` handed over, without the timer
+  io.run_one();                 // the timer, armed by the first row, flushes the rest
+  EXPECT_EQ(b.buffered(), 0u);
+  b.drain();
+  const auto got = store->history({"", "", 0, rows + 10});
+  ASSERT_EQ(got.size(), rows + 1);
+  EXPECT_EQ(got.front().name, "r0");
+  EXPECT_EQ(got[rows - 1].name, "r" + std::to_string(rows - 1));
+  EXPECT_EQ(got.back().name, "next");
 }
 
 TEST_F(audit_buffer_test, HistoryIncludesWhatIsStillBuffered) {
