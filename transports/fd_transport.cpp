@@ -97,7 +97,11 @@ class fd_transport final : public transport,
   }
 
   std::error_code send(std::string message) override {
-    return send_spliced({std::move(message), nullptr, {}});
+    if (auto refused = refuses(message.size())) return refused;
+    if (!goes_now()) return send_spliced({std::move(message), nullptr, {}});
+    if (const auto n = write_line(message); n != message.size() + 1)
+      queue_unwritten({std::move(message), nullptr, {}}, n);
+    return after_alone();
   }
 
   std::error_code send_spliced(spliced_text message) override {
@@ -128,12 +132,8 @@ class fd_transport final : public transport,
   std::error_code send_copy(std::string_view message) override {
     if (auto refused = refuses(message.size())) return refused;
     if (!goes_now()) return send_spliced({std::string(message), nullptr, {}});
-    static constexpr char newline = '\n';
-    const std::array buffers{asio::const_buffer(message.data(), message.size()),
-                             asio::const_buffer(&newline, 1)};
-    error_code ec;
-    const std::size_t n = wr().write_some(buffers, ec);
-    if (ec || n != message.size() + 1) queue_unwritten({std::string(message), nullptr, {}}, n);
+    if (const auto n = write_line(message); n != message.size() + 1)
+      queue_unwritten({std::string(message), nullptr, {}}, n);
     return after_alone();
   }
 
@@ -390,6 +390,17 @@ class fd_transport final : public transport,
     error_code ec;
     const std::size_t n = wr().write_some(std::span(buffers.data(), count), ec);
     if (ec || n != message.size() + 1) queue_unwritten(std::move(message), n);
+  }
+
+  // One message and its newline, written at once from where it is: the bytes the descriptor
+  // took (a failure is met again by the wait of what is left).
+  std::size_t write_line(std::string_view message) {
+    static constexpr char newline = '\n';
+    const std::array buffers{asio::const_buffer(message.data(), message.size()),
+                             asio::const_buffer(&newline, 1)};
+    error_code ec;
+    const std::size_t n = wr().write_some(buffers, ec);
+    return ec ? 0 : n;
   }
 
   // A message written alone of which the descriptor took `n` bytes: queued, and the rest waits.
