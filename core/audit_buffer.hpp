@@ -1,5 +1,6 @@
 // The audit buffer: audited events kept in memory on the loop and handed to the audit writer's
-// thread in batches (the first entry arms a short timer; mcpmux/history and stop flush at once).
+// thread in batches (the first entry arms a short timer; mcpmux/history and stop flush at once,
+// and so does a full buffer of a record's rows or more, rather than grow).
 #pragma once
 
 #include <cstdint>
