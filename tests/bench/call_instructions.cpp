@@ -11,11 +11,11 @@
 // two a `mcpmux/history` hands the audit buffer to the writer and waits until the store has it,
 // so the window holds the audit rows of exactly the counted calls. (That history asks for rows
 // newer than any, so it reads no batch: the two cost a few thousand instructions in all. A read
-// of the newest row would parse its whole batch, ~180,000.) The warm-up is followed by a pause of 2
-// s, so that the start's one-off jobs (the catalogue snapshot, a second after the servers are
-// ready) are not counted as the calls'; its two halves are each settled so, so that the audit
-// buffer writes its rows into the slots of batches written before (core/audit_buffer.hpp), as a
-// busy daemon's does after its first two batches.
+// of the newest row would parse its whole batch, ~180,000.) The warm-up is followed by a pause of
+// two seconds, so that the start's one-off jobs (the catalogue snapshot, a second after the
+// servers are ready) are not counted as the calls'; its two halves are each settled so, so that
+// the audit buffer writes its rows into the slots of batches written before
+// (core/audit_buffer.hpp), as a busy daemon's does after its first two batches.
 #include "bench_common.hpp"
 
 namespace {
