@@ -17,11 +17,19 @@ import { MCPMUX, MCPMUXD, FAKE_MCP_SERVER, waitFor } from './harness.mjs';
 /** Live mcpmuxd processes whose environment has HOME=home. */
 function daemonsOf(home) {
   const pids = [];
+  const isDaemon = (pid) => {
+    try { return readFileSync(`/proc/${pid}/comm`, 'utf8') === 'mcpmuxd\n'; } catch { return false; }
+  };
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== 'mcpmuxd\n') continue;
-      if (/^\S+ \(\S+\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))) continue;
+      if (!isDaemon(entry)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (/^\S+ \(\S+\) Z/.test(stat)) continue;
+      // A daemon's child between its fork and its exec (a server starting) has the daemon's
+      // name too: not a daemon of its own.
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      if (isDaemon(ppid)) continue;
       if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) pids.push(Number(entry));
     } catch { /* gone meanwhile */ }
   }
