@@ -97,43 +97,19 @@ class fd_transport final : public transport,
   }
 
   std::error_code send(std::string message) override {
-    if (auto refused = refuses(message.size())) return refused;
-    if (!goes_now()) return send_spliced({std::move(message), nullptr, {}});
-    if (const auto n = write_line(message); n != message.size() + 1)
-      queue_unwritten({std::move(message), nullptr, {}}, n);
-    return after_alone();
+    return send_text(message, [&] { return std::move(message); });
+  }
+
+  std::error_code send_copy(std::string_view message) override {
+    return send_text(message, [&] { return std::string(message); });
   }
 
   std::error_code send_spliced(spliced_text message) override {
     if (auto refused = refuses(message.size())) return refused;
     // Nothing waits before it and it would go now: it is written from where it is, and queued
     // only if the descriptor does not take it all.
-    if (goes_now()) {
-      write_alone(message);
-      return after_alone();
-    }
-    auto* batch = opt_.batch.get();
-    // (With its newline: see message_buffers.)
-    queued_ += message.size() + 1;
-    queue_.push_back(std::move(message));
-    if (writing_) return {};
-    if (!batch || !batch->held()) {
-      write_more();
-      return {};
-    }
-    if (!batched_) {
-      batched_ = true;
-      batch->join(shared_from_this());
-    }
-    if (batch->last_line()) batch->flush();  // the read's last line: the batch goes now
-    return {};
-  }
-
-  std::error_code send_copy(std::string_view message) override {
-    if (auto refused = refuses(message.size())) return refused;
-    if (!goes_now()) return send_spliced({std::string(message), nullptr, {}});
-    if (const auto n = write_line(message); n != message.size() + 1)
-      queue_unwritten({std::string(message), nullptr, {}}, n);
+    if (!goes_now()) return enqueue(std::move(message));
+    write_alone(message);
     return after_alone();
   }
 
@@ -390,6 +366,37 @@ class fd_transport final : public transport,
     error_code ec;
     const std::size_t n = wr().write_some(std::span(buffers.data(), count), ec);
     if (ec || n != message.size() + 1) queue_unwritten(std::move(message), n);
+  }
+
+  // A message in one run (send, send_copy): written from `text` when it goes now; `own()` makes
+  // the message's own string only when some of it has to wait.
+  template <class Own>
+  std::error_code send_text(std::string_view text, Own&& own) {
+    if (auto refused = refuses(text.size())) return refused;
+    if (!goes_now()) return enqueue({own(), nullptr, {}});
+    if (const auto n = write_line(text); n != text.size() + 1)
+      queue_unwritten({own(), nullptr, {}}, n);
+    return after_alone();
+  }
+
+  // A message behind others, or held for the loop's batch: queued, and written when its turn
+  // comes (at once when nothing is being written and no batch holds it).
+  std::error_code enqueue(spliced_text&& message) {
+    auto* batch = opt_.batch.get();
+    // (With its newline: see message_buffers.)
+    queued_ += message.size() + 1;
+    queue_.push_back(std::move(message));
+    if (writing_) return {};
+    if (!batch || !batch->held()) {
+      write_more();
+      return {};
+    }
+    if (!batched_) {
+      batched_ = true;
+      batch->join(shared_from_this());
+    }
+    if (batch->last_line()) batch->flush();  // the read's last line: the batch goes now
+    return {};
   }
 
   // One message and its newline, written at once from where it is: the bytes the descriptor
