@@ -501,10 +501,6 @@ void message::parse_params() {
 }
 
 std::string serialize_id(const json::value& id) {
-  if (id.is_int64()) {  // (the usual id: made from its digits at once, not appended)
-    char buf[24];
-    return std::string(buf, std::to_chars(buf, buf + sizeof buf, id.get_int64()).ptr);
-  }
   std::string out;
   append_id(out, id);
   return out;
