@@ -69,13 +69,21 @@ void audit_buffer::flush() {
   if (auto error = writer.take_error(); !error.empty()) log_.warn("audit log: {}", error);
   if (used_ == 0) return;
   const auto rows = std::exchange(used_, 0);
+  // A batch that filled its vector was cut short (next_row): more came in the interval.
+  const bool cut_short = rows == buffer_.capacity() && rows >= audit_writer::chunk_rows;
   // (The slots after them go along, kept: not the writer's to write.)
   writer.write(std::exchange(buffer_, writer.take_spare()), rows);
-  // The next batch likely holds about as many: a new vector gets room for half as many again
-  // now (the writer may still hold the spare), not grown as rows come with every row moved at
-  // each growth. A spare's slots are not moved to make room (~700 rows of nine strings each, at
-  // every flush whose count outgrew the spare's): it grows only if a batch outgrows it.
-  if (buffer_.empty() && buffer_.capacity() < rows + rows / 2) buffer_.reserve(rows + rows / 2);
+  // The next batch likely holds about as many, or, after one cut short, more. A spare with room
+  // for it is filled again, its slots' strings reused. Otherwise (none, the writer still holds
+  // it; or too small) a new vector gets twice the room now: not grown as rows come, every row
+  // moved at each growth, nor handed over again and again in small batches, each needing a new
+  // vector while the writer catches up (a busy daemon's 200 ms bring tens of thousands).
+  const std::size_t enough = cut_short ? rows + 1 : rows + rows / 4;
+  if (buffer_.capacity() < enough) {
+    std::vector<audit_entry> fresh;
+    fresh.reserve(2 * rows);
+    buffer_ = std::move(fresh);
+  }
   // Retention now and then, not at every batch.
   if (flushes_++ % 64 == 0) writer.trim(retention_, unix_now_ms());
 }

@@ -69,6 +69,31 @@ TEST_F(audit_buffer_test, AFullBufferGoesToTheWriterRatherThanGrow) {
   EXPECT_EQ(got.back().name, "next");
 }
 
+// A busy daemon's batch grows to what one interval brings: the batch after one cut short gets
+// twice the room, not handed over again at the same size (each time in a new vector while the
+// writer still holds the last).
+TEST_F(audit_buffer_test, TheBatchAfterOneCutShortHasTwiceTheRoom) {
+  audit_buffer b(io, store.get(), d);
+  std::size_t sent = 0;
+  const auto add = [&](std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) b.audit(call("files", "r" + std::to_string(sent++)));
+  };
+  std::size_t room = audit_writer::chunk_rows;
+  add(room);
+  for (int round = 0; round < 4; ++round) {
+    add(1);  // the full buffer goes; this row starts the next batch
+    EXPECT_EQ(b.buffered(), 1u) << round;
+    room *= 2;
+    add(room - 1);
+    EXPECT_EQ(b.buffered(), room) << round;  // all in one batch: none handed over before
+  }
+  b.drain();
+  const auto got = store->history({"", "", 0, sent + 10});
+  ASSERT_EQ(got.size(), sent);
+  EXPECT_EQ(got.front().name, "r0");
+  EXPECT_EQ(got.back().name, "r" + std::to_string(sent - 1));
+}
+
 TEST_F(audit_buffer_test, HistoryIncludesWhatIsStillBuffered) {
   audit_buffer b(io, store.get(), d);
   b.audit(call("files", "read"));
