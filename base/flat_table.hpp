@@ -2,17 +2,20 @@
 // scanned in order while it holds at most `flat_limit` entries, hashed beyond that. These tables
 // mostly hold one entry or a few: comparing a few keys costs less than hashing one, and a removed
 // entry's slot (its key's buffer, its value's storage) is kept for the next, so a table that
-// holds one entry at a time allocates nothing per entry. A removed value is moved out of its
+// holds one entry at a time allocates nothing per entry. The hash is an index of slots with
+// open addressing, its storage kept too: a busy table (64 calls in flight) allocates nothing per
+// entry either. A removed value is moved out of its
 // slot (and what is left there is a moved-from value: nothing an entry held outlives its
 // removal for the values kept here, strings, std::function and shared_ptr).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,10 +61,10 @@ class flat_table {
     else
       slots_[size_].first = key;  // (a kept slot: its key's buffer is reused)
     const auto i = size_++;
-    if (!index_.empty())
-      index_.emplace(key, i);
+    if (!index_.empty() && 2 * size_ <= index_.size())
+      index_[free_bucket(key)] = static_cast<std::uint32_t>(i + 1);
     else if (size_ > flat_limit)
-      for (std::size_t j = 0; j < size_; ++j) index_.emplace(slots_[j].first, j);
+      rehash();
     return slots_[i].second;
   }
 
@@ -80,7 +83,7 @@ class flat_table {
     out.reserve(size_);
     for (std::size_t i = 0; i < size_; ++i) out.emplace_back(std::move(slots_[i]));
     size_ = 0;
-    index_ = {};
+    index_.clear();
     return out;
   }
 
@@ -89,8 +92,8 @@ class flat_table {
 
   std::size_t position(const Key& key) const {
     if (!index_.empty()) {
-      const auto it = index_.find(key);
-      return it == index_.end() ? npos : it->second;
+      const auto b = bucket_of(key);
+      return b == npos ? npos : index_[b] - 1;
     }
     for (std::size_t i = 0; i < size_; ++i)
       if (same(slots_[i].first, key)) return i;
@@ -110,17 +113,56 @@ class flat_table {
   void remove_at(std::size_t i) {
     const auto last = size_ - 1;
     if (!index_.empty()) {
-      index_.erase(slots_[i].first);
-      if (i != last) index_[slots_[last].first] = i;
+      erase_bucket(bucket_of(slots_[i].first));
+      if (i != last) index_[bucket_of(slots_[last].first)] = static_cast<std::uint32_t>(i + 1);
     }
     if (i != last) std::swap(slots_[i], slots_[last]);
     size_ = last;
-    if (!index_.empty() && size_ <= flat_limit / 2) index_ = {};
+    if (!index_.empty() && size_ <= flat_limit / 2) index_.clear();  // (its storage kept)
+  }
+
+  // The index: linear probing over a power of two of buckets, at least twice the entries, each
+  // holding its entry's slot + 1, or 0 when free.
+  std::size_t home(const Key& key) const { return std::hash<Key>{}(key) & (index_.size() - 1); }
+  std::size_t next(std::size_t b) const { return (b + 1) & (index_.size() - 1); }
+
+  std::size_t bucket_of(const Key& key) const {
+    for (auto b = home(key); index_[b] != 0; b = next(b))
+      if (same(slots_[index_[b] - 1].first, key)) return b;
+    return npos;
+  }
+
+  std::size_t free_bucket(const Key& key) const {
+    auto b = home(key);
+    while (index_[b] != 0) b = next(b);
+    return b;
+  }
+
+  void rehash() {
+    std::size_t buckets = 4 * flat_limit;
+    while (buckets < 2 * size_) buckets *= 2;
+    index_.assign(buckets, 0);
+    for (std::size_t j = 0; j < size_; ++j)
+      index_[free_bucket(slots_[j].first)] = static_cast<std::uint32_t>(j + 1);
+  }
+
+  // Frees bucket `hole`, moving back the entries after it that could not take their home bucket
+  // (so that a lookup's probe still reaches each without a mark left for the removed one).
+  void erase_bucket(std::size_t hole) {
+    for (auto b = next(hole); index_[b] != 0; b = next(b)) {
+      const auto h = home(slots_[index_[b] - 1].first);
+      // The entry at b stays when its home lies after the hole, up to b (cyclically).
+      const bool stays = hole < b ? (h > hole && h <= b) : (h > hole || h <= b);
+      if (stays) continue;
+      index_[hole] = index_[b];
+      hole = b;
+    }
+    index_[hole] = 0;
   }
 
   std::vector<entry> slots_;  ///< the first size_ are entries, the rest kept slots
   std::size_t size_ = 0;
-  std::unordered_map<Key, std::size_t> index_;  ///< key → slot, while there are many
+  std::vector<std::uint32_t> index_;  ///< the buckets, while there are many entries; else empty
 };
 
 }  // namespace mcpmux

@@ -83,6 +83,36 @@ TEST(FlatTable, AgreesWithAMapAcrossTheHashedSize) {
   EXPECT_TRUE(hashed_once);
 }
 
+// Ids handed out in order, answered out of order, up to ~300 in flight (a connection's
+// requests): the index grows more than once, and entries that share a run of buckets across its
+// end are removed and found again.
+TEST(FlatTable, IdsInFlightAgreeWithAMap) {
+  std::mt19937 rng(7);
+  flat_table<std::int64_t, std::int64_t> t;
+  std::map<std::int64_t, std::int64_t> model;
+  std::int64_t next_id = 1;
+  for (int step = 0; step < 30000; ++step) {
+    const auto target = (step / 3000) % 2 == 0 ? 300u : 5u;
+    if (model.size() < target && rng() % 3 != 0) {
+      t.add_new(next_id) = next_id * 7;
+      model[next_id] = next_id * 7;
+      ++next_id;
+    } else if (!model.empty()) {
+      auto it = model.begin();
+      std::advance(it, rng() % model.size());
+      ASSERT_EQ(t.take(it->first), it->second);
+      model.erase(it);
+    }
+    ASSERT_EQ(t.size(), model.size());
+    const auto probe = next_id > 1 ? 1 + static_cast<std::int64_t>(rng() % next_id) : 1;
+    const auto* v = t.find(probe);
+    ASSERT_EQ(v != nullptr, model.count(probe) == 1) << probe;
+    if (v) {
+      EXPECT_EQ(*v, probe * 7);
+    }
+  }
+}
+
 TEST(FlatTable, TakeAllEmptiesIt) {
   flat_table<std::int64_t, std::string> t;
   for (std::int64_t i = 1; i <= 40; ++i) t.put(i, std::to_string(i));
