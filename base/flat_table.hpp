@@ -4,9 +4,9 @@
 // entry's slot (its key's buffer, its value's storage) is kept for the next, so a table that
 // holds one entry at a time allocates nothing per entry. The hash is an index of slots with
 // open addressing, its storage kept too: a busy table (64 calls in flight) allocates nothing per
-// entry either. A removed value is moved out of its
-// slot (and what is left there is a moved-from value: nothing an entry held outlives its
-// removal for the values kept here, strings, std::function and shared_ptr).
+// entry either. A removed value is moved out of its slot (and what is left there is a
+// moved-from value: nothing an entry held outlives its removal for the values kept here,
+// strings, std::function and shared_ptr).
 #pragma once
 
 #include <cstddef>
