@@ -11,6 +11,14 @@ namespace mcpmux {
 
 constexpr auto audit_flush_interval = std::chrono::milliseconds(200);
 
+namespace {
+// A batch of a record's rows or more that fills its vector: it goes to the writer rather than
+// grow (every row moved), and the next batch gets more room.
+bool fills(std::size_t rows, std::size_t capacity) {
+  return rows == capacity && rows >= audit_writer::chunk_rows;
+}
+}  // namespace
+
 // The first entry of a batch arms the timer; the batch goes to the writer's thread.
 struct audit_buffer::batching {
   batching(boost::asio::io_context& io, state_store& store) : timer(io), writer(store) {}
@@ -44,10 +52,7 @@ void audit_buffer::audit(const audit_fields& f) {
 
 audit_entry* audit_buffer::next_row() {
   if (!auditing()) return nullptr;
-  // A full buffer of a record's rows or more goes to the writer now rather than grow: growing
-  // would move every row (nine strings each), and the flush hands back a spare to fill.
-  if (used_ == buffer_.size() && used_ >= audit_writer::chunk_rows && used_ == buffer_.capacity())
-    flush();
+  if (fills(used_, buffer_.capacity())) flush();  // (the flush hands back a spare to fill)
   if (used_ == buffer_.size()) buffer_.emplace_back();
   auto* row = &buffer_[used_++];
   if (batching_->armed) return row;
@@ -70,7 +75,7 @@ void audit_buffer::flush() {
   if (used_ == 0) return;
   const auto rows = std::exchange(used_, 0);
   // A batch that filled its vector was cut short (next_row): more came in the interval.
-  const bool cut_short = rows == buffer_.capacity() && rows >= audit_writer::chunk_rows;
+  const bool cut_short = fills(rows, buffer_.capacity());
   // (The slots after them go along, kept: not the writer's to write.)
   writer.write(std::exchange(buffer_, writer.take_spare()), rows);
   // The next batch likely holds about as many, or, after one cut short, more. A spare with room

@@ -363,9 +363,8 @@ class fd_transport final : public transport,
     std::array<asio::const_buffer, 4> buffers;
     std::size_t count = 0;
     message_buffers(message, [&](asio::const_buffer b) { buffers[count++] = b; });
-    error_code ec;
-    const std::size_t n = wr().write_some(std::span(buffers.data(), count), ec);
-    if (ec || n != message.size() + 1) queue_unwritten(std::move(message), n);
+    if (const auto n = write_now(std::span(buffers.data(), count)); n != message.size() + 1)
+      queue_unwritten(std::move(message), n);
   }
 
   // A message in one run (send, send_copy): written from `text` when it goes now; `own()` makes
@@ -399,12 +398,17 @@ class fd_transport final : public transport,
     return {};
   }
 
-  // One message and its newline, written at once from where it is: the bytes the descriptor
-  // took (a failure is met again by the wait of what is left).
+  // One message and its newline, written at once from where it is.
   std::size_t write_line(std::string_view message) {
     static constexpr char newline = '\n';
     const std::array buffers{asio::const_buffer(message.data(), message.size()),
                              asio::const_buffer(&newline, 1)};
+    return write_now(buffers);
+  }
+
+  // One write of `buffers`: the bytes the descriptor took (a failure is met again by the wait of
+  // what is left).
+  std::size_t write_now(std::span<const asio::const_buffer> buffers) {
     error_code ec;
     const std::size_t n = wr().write_some(buffers, ec);
     return ec ? 0 : n;
