@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/json/parse.hpp>
 #include <cctype>
 #include <cmath>
@@ -37,6 +38,10 @@ const std::unordered_set<std::string_view>& stop_words() {
 // People and tool descriptions name one action or thing in different words ("remove the
 // block" is delete_block). A query also searches the other words of its words' groups, at half
 // weight. General words of tool APIs and their common abbreviations only, no one server's.
+// A tool whose name holds one of these deletes something for good.
+constexpr std::array<std::string_view, 6> destroy_words{"delete", "remove", "destroy",
+                                                        "erase",  "purge",  "uninstall"};
+
 const std::vector<std::vector<std::string_view>>& synonym_groups() {
   static const std::vector<std::vector<std::string_view>> groups{
       {"get", "fetch", "retrieve", "read", "show", "view", "load", "open"},
@@ -359,6 +364,7 @@ struct search_index::impl {
     sqlite3_int64 row;
     std::string server;                   ///< its server's name in words
     std::vector<std::string> name_words;  ///< its own name's words, each once
+    bool destroys = false;                ///< its name says delete, remove, …
   };
   std::unordered_map<std::string, entry> rows;
   /// How many tools have each word in their name.
@@ -369,6 +375,7 @@ struct search_index::impl {
   fts5_tokenizer porter{};
   Fts5Tokenizer* stemmer = nullptr;
   std::unordered_map<std::string, std::string> stems;
+  std::unordered_set<std::string> destroy_stems;
   logger log{"search"};
 
   impl() {
@@ -438,6 +445,13 @@ struct search_index::impl {
                      });
     it->second = out.empty() ? word : std::move(out);
     return it->second;
+  }
+  /// Whether `words` hold one of destroy_words, by its stem ("deletes", "removing").
+  bool says_destroy(const std::vector<std::string>& words) {
+    if (destroy_stems.empty())
+      for (auto w : destroy_words) destroy_stems.insert(stem(std::string(w)));
+    return std::any_of(words.begin(), words.end(),
+                       [&](const std::string& w) { return destroy_stems.count(stem(w)) > 0; });
   }
   /// Counts `e`'s name words in (`by` 1) or out (`by` -1) of the vocabulary.
   void count_names(const entry& e, int by) {
@@ -592,6 +606,7 @@ std::size_t search_index::sync(std::vector<std::pair<tool_document, std::uint64_
     for (auto& w : split_words(doc.name_words))
       if (std::find(e.name_words.begin(), e.name_words.end(), w) == e.name_words.end())
         e.name_words.push_back(std::move(w));
+    e.destroys = d.says_destroy(e.name_words);
     d.count_names(e, 1);
     d.rows.emplace(doc.name, std::move(e));
     ++changed;
@@ -622,19 +637,25 @@ std::vector<search_index::hit> search_index::search(
   std::unordered_map<std::string, double> score;
   for (auto& h : d.ranked(d.prune(words, false), false, pool, accept)) score[h.name] += h.score;
   auto related = related_words(words, [&d](const std::string& w) { return d.stem(w); });
+  const bool asks_destroy = d.says_destroy(words) || d.says_destroy(related);
   if (!related.empty())
     for (auto& h : d.ranked(d.prune(std::move(related), true), true, pool, accept))
       score[h.name] += 0.5 * h.score;
-  // A query that names a server ("… on GitHub") wants that server's tools.
+  // A query that names a server ("… on GitHub") wants that server's tools. A tool that deletes
+  // counts half for a query that does not ask to delete ("drop", "get rid of" …): "link Alice to
+  // Acme" shares as many words with delete_relations as with create_relations, and a wrong first
+  // guess there loses data.
   std::vector<hit> out;
   out.reserve(score.size());
   for (auto& [name, s] : score) {
     auto it = d.rows.find(name);
-    bool named = false;
-    if (it != d.rows.end())
+    bool named = false, unasked = false;
+    if (it != d.rows.end()) {
       for (const auto& w : words)
         named = named || (' ' + it->second.server + ' ').find(' ' + w + ' ') != std::string::npos;
-    out.push_back({name, named ? 2 * s : s});
+      unasked = it->second.destroys && !asks_destroy;
+    }
+    out.push_back({name, s * (named ? 2 : 1) * (unasked ? 0.5 : 1)});
   }
   std::sort(out.begin(), out.end(), [](const hit& a, const hit& b) {
     return a.score != b.score ? a.score > b.score : a.name < b.name;

@@ -193,6 +193,31 @@ TEST(SearchIndex, ForgeVerbsFindTheirTools) {
   EXPECT_EQ(first("approve pull request 88"), "web__create_pull_request_review");
 }
 
+TEST(SearchIndex, ADeletingToolIsFirstOnlyWhenAsked) {
+  world w;
+  // The delete tool's shorter description would rank it first for words both tools share.
+  w.web.push_back(tool("create_relations",
+                       "Create new relations between entities of the graph, "
+                       "in active voice, from one entity to another"));
+  w.web.push_back(tool("delete_relations", "Delete relations from the graph"));
+  w.web.push_back(tool("browser_drop", "Drop files onto an element of the page"));
+  w.web.push_back(tool("browser_click", "Click an element of the page"));
+  search_index index;
+  w.index_into(index);
+  const auto first = [&](std::string_view query) {
+    return index.search(query, 1, nullptr).front().name;
+  };
+  EXPECT_EQ(first("relations of the graph"), "web__create_relations");
+  EXPECT_EQ(first("link Alice to Acme in the graph with a works_at relation"),
+            "web__create_relations");
+  // Asked in any word of its group, or any form of its own, the deleting tool is first again.
+  EXPECT_EQ(first("delete relations of the graph"), "web__delete_relations");
+  EXPECT_EQ(first("get rid of the relations in the graph"), "web__delete_relations");
+  EXPECT_EQ(first("removing the graph's relations"), "web__delete_relations");
+  // A drop onto a page deletes nothing.
+  EXPECT_EQ(first("drop files on the page"), "web__browser_drop");
+}
+
 TEST(SearchIndex, RanksByNameAndDescriptionAndKeepsInStepWithTheCatalogue) {
   world w;
   w.whole.rebuild(w.sources(), w.rules, w.warnings);
