@@ -35,13 +35,13 @@ const std::unordered_set<std::string_view>& stop_words() {
   return words;
 }
 
-// People and tool descriptions name one action or thing in different words ("remove the
-// block" is delete_block). A query also searches the other words of its words' groups, at half
-// weight. General words of tool APIs and their common abbreviations only, no one server's.
 // A tool whose name holds one of these deletes something for good.
 constexpr std::array<std::string_view, 6> destroy_words{"delete", "remove", "destroy",
                                                         "erase",  "purge",  "uninstall"};
 
+// People and tool descriptions name one action or thing in different words ("remove the
+// block" is delete_block). A query also searches the other words of its words' groups, at half
+// weight. General words of tool APIs and their common abbreviations only, no one server's.
 const std::vector<std::vector<std::string_view>>& synonym_groups() {
   static const std::vector<std::vector<std::string_view>> groups{
       {"get", "fetch", "retrieve", "read", "show", "view", "load", "open"},
