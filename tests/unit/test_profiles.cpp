@@ -200,8 +200,8 @@ TEST(SearchIndex, ADeletingToolIsFirstOnlyWhenAsked) {
                        "Create new relations between entities of the graph, "
                        "in active voice, from one entity to another"));
   w.web.push_back(tool("delete_relations", "Delete relations from the graph"));
-  w.web.push_back(tool("browser_drop", "Drop files onto an element of the page"));
-  w.web.push_back(tool("browser_click", "Click an element of the page"));
+  w.web.push_back(tool("browser_drop", "Put files onto an element of the page"));
+  w.web.push_back(tool("browser_place", "Put files onto an element of the page"));
   search_index index;
   w.index_into(index);
   const auto first = [&](std::string_view query) {
@@ -214,8 +214,13 @@ TEST(SearchIndex, ADeletingToolIsFirstOnlyWhenAsked) {
   EXPECT_EQ(first("delete relations of the graph"), "web__delete_relations");
   EXPECT_EQ(first("get rid of the relations in the graph"), "web__delete_relations");
   EXPECT_EQ(first("removing the graph's relations"), "web__delete_relations");
-  // A drop onto a page deletes nothing.
-  EXPECT_EQ(first("drop files on the page"), "web__browser_drop");
+  // A drop onto a page deletes nothing: it counts in full, as much as a tool alike in all but
+  // its name's verb.
+  const auto put = index.search("put files onto an element of the page", 2, nullptr);
+  ASSERT_EQ(put.size(), 2u);
+  EXPECT_EQ(put[0].name, "web__browser_drop");
+  EXPECT_EQ(put[1].name, "web__browser_place");
+  EXPECT_DOUBLE_EQ(put[0].score, put[1].score);
 }
 
 TEST(SearchIndex, RanksByNameAndDescriptionAndKeepsInStepWithTheCatalogue) {
