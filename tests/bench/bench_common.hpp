@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -49,8 +50,42 @@ using clk = std::chrono::steady_clock;
 // ---------------------------------------------------------------------------------------------
 // Processes
 
+// The children alive, for a bench stopped by a signal (Ctrl-C, `timeout`'s SIGTERM): they run in
+// process groups of their own, which the terminal's signal does not reach, and destructors do not
+// run. Slots hold pids (0: free), read by the handler, so plain atomics.
+std::atomic<pid_t> live_children[64];
+
+extern "C" void stop_children_then_die(int sig) {
+  for (auto& slot : live_children)
+    if (const pid_t pid = slot.load(); pid > 0) ::kill(pid, SIGTERM);  // a daemon stops its own
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void track_child(pid_t pid) {
+  static const bool handlers = [] {
+    struct sigaction sa {};
+    sa.sa_handler = stop_children_then_die;
+    ::sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+    return true;
+  }();
+  (void)handlers;
+  for (auto& slot : live_children) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, pid)) return;
+  }
+}
+
+void untrack_child(pid_t pid) {
+  for (auto& slot : live_children) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
 // A child process; the destructor stops it (stdin close, SIGTERM, SIGKILL, each bounded) and reaps
-// it.
+// it. A signal that stops the bench sends it SIGTERM.
 class child {
  public:
   child() = default;
@@ -95,6 +130,7 @@ class child {
       fail_errno("posix_spawn");
     }
     pid_ = pid;
+    track_child(pid);
     if (pipes) {
       ::close(in_pipe[0]);
       ::close(out_pipe[1]);
@@ -112,6 +148,7 @@ class child {
     if (pid_ <= 0) return false;
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      untrack_child(pid_);
       pid_ = -1;
       return false;
     }
@@ -128,6 +165,7 @@ class child {
           ::kill(-pid_, SIGKILL);
           ::kill(pid_, SIGKILL);
           ::waitpid(pid_, nullptr, 0);
+          untrack_child(pid_);
           pid_ = -1;
         }
       }
