@@ -52,7 +52,7 @@ using clk = std::chrono::steady_clock;
 
 // The children alive, for a bench stopped by a signal (Ctrl-C, `timeout`'s SIGTERM): they run in
 // process groups of their own, which the terminal's signal does not reach, and destructors do not
-// run. Slots hold pids (0: free), read by the handler, so plain atomics.
+// run. Each slot holds a pid (0: free); the handler reads them, so they are lock-free atomics.
 std::atomic<pid_t> live_children[64];
 
 extern "C" void stop_children_then_die(int sig) {
