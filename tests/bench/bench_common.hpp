@@ -54,6 +54,7 @@ using clk = std::chrono::steady_clock;
 // process groups of their own, which the terminal's signal does not reach, and destructors do not
 // run. Each slot holds a pid (0: free); the handler reads them, so they are lock-free atomics.
 std::atomic<pid_t> live_children[64];
+static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 extern "C" void stop_children_then_die(int sig) {
   for (auto& slot : live_children)
