@@ -67,6 +67,12 @@ std::vector<std::string> hit_names(const json::array& found) {
   return out;
 }
 
+/// The name of `index`'s best hit for `query`, or "" when nothing matches.
+std::string first_hit(const search_index& index, std::string_view query) {
+  const auto hits = index.search(query, 1, nullptr);
+  return hits.empty() ? "" : hits.front().name;
+}
+
 profile_config profile(std::string name) {
   profile_config p;
   p.name = std::move(name);
@@ -120,19 +126,17 @@ TEST(SearchIndex, ToolNamedForTheVerbAndObjectRanksFirst) {
   w.web.push_back(tool("monitor_delete", "Stop watching a page"));
   w.web.push_back(tool("monitor_list", "Every page being watched, with its monitor id"));
   w.web.push_back(tool("cleanup", "Forget every page watched so far"));
-  w.whole.rebuild(w.sources(), w.rules, w.warnings);
   search_index index;
-  index.sync(w.whole);
-  const auto all = [](std::string_view) { return true; };
+  w.index_into(index);
   // The verb and object of the name beat the same words in a description.
-  EXPECT_EQ(index.search("create directory", 1, all).front().name, "files__create_directory");
+  EXPECT_EQ(first_hit(index, "create directory"), "files__create_directory");
   // Related words of plurals, by the index's stemmer: folders are directories.
-  EXPECT_EQ(index.search("make folders", 1, all).front().name, "files__create_directory");
+  EXPECT_EQ(first_hit(index, "make folders"), "files__create_directory");
   // "get rid of" is deleting; "clean up" is the one word of cleanup's name.
-  EXPECT_EQ(index.search("get rid of the monitor", 1, all).front().name, "web__monitor_delete");
-  EXPECT_EQ(index.search("clean up everything", 1, all).front().name, "web__cleanup");
+  EXPECT_EQ(first_hit(index, "get rid of the monitor"), "web__monitor_delete");
+  EXPECT_EQ(first_hit(index, "clean up everything"), "web__cleanup");
   // A web address asks for a tool that takes one.
-  EXPECT_EQ(index.search("https://example.com/pricing", 1, all).front().name, "web__fetch_url");
+  EXPECT_EQ(first_hit(index, "https://example.com/pricing"), "web__fetch_url");
 }
 
 TEST(SearchIndex, LongParameterDescriptionsDoNotHideTheWordsOfAName) {
@@ -145,27 +149,23 @@ TEST(SearchIndex, LongParameterDescriptionsDoNotHideTheWordsOfAName) {
                        {{"selector", json::object{{"type", "string"}, {"description", manual}}},
                         {"button", json::object{{"type", "string"}, {"description", manual}}}}));
   w.web.push_back(tool("hover", "Move the mouse over an element, as before a page click"));
-  w.whole.rebuild(w.sources(), w.rules, w.warnings);
   search_index index;
-  index.sync(w.whole);
-  const auto all = [](std::string_view) { return true; };
-  EXPECT_EQ(index.search("click on the page", 1, all).front().name, "web__page_click");
+  w.index_into(index);
+  EXPECT_EQ(first_hit(index, "click on the page"), "web__page_click");
 }
 
 TEST(SearchIndex, RelatedWordsAndANamedServerHelp) {
   world w;
   w.files.push_back(tool("create_directory", "Make a new directory"));
   w.web.push_back(tool("create_directory", "Create a folder on the web drive"));
-  w.whole.rebuild(w.sources(), w.rules, w.warnings);
   search_index index;
-  index.sync(w.whole);
-  const auto all = [](std::string_view) { return true; };
+  w.index_into(index);
   // "folder" finds a directory tool through its related words.
-  auto hits = index.search("make a folder", 5, all);
+  auto hits = index.search("make a folder", 5, nullptr);
   ASSERT_GE(hits.size(), 2u);
   // The server the query names ranks first.
-  EXPECT_EQ(index.search("make a folder on files", 1, all).front().name, "files__create_directory");
-  EXPECT_EQ(index.search("make a folder on web", 1, all).front().name, "web__create_directory");
+  EXPECT_EQ(first_hit(index, "make a folder on files"), "files__create_directory");
+  EXPECT_EQ(first_hit(index, "make a folder on web"), "web__create_directory");
 }
 
 TEST(SearchIndex, ForgeVerbsFindTheirTools) {
@@ -186,11 +186,8 @@ TEST(SearchIndex, ForgeVerbsFindTheirTools) {
   w.web.push_back(tool("create_pull_request_review", "Submit a review of a pull request"));
   search_index index;
   w.index_into(index);
-  const auto first = [&](std::string_view query) {
-    return index.search(query, 1, nullptr).front().name;
-  };
-  EXPECT_EQ(first("reply on issue 17 that it is fixed"), "web__add_issue_comment");
-  EXPECT_EQ(first("approve pull request 88"), "web__create_pull_request_review");
+  EXPECT_EQ(first_hit(index, "reply on issue 17 that it is fixed"), "web__add_issue_comment");
+  EXPECT_EQ(first_hit(index, "approve pull request 88"), "web__create_pull_request_review");
 }
 
 TEST(SearchIndex, ADeletingToolIsFirstOnlyWhenAsked) {
@@ -204,16 +201,13 @@ TEST(SearchIndex, ADeletingToolIsFirstOnlyWhenAsked) {
   w.web.push_back(tool("browser_place", "Put files onto an element of the page"));
   search_index index;
   w.index_into(index);
-  const auto first = [&](std::string_view query) {
-    return index.search(query, 1, nullptr).front().name;
-  };
-  EXPECT_EQ(first("relations of the graph"), "web__create_relations");
-  EXPECT_EQ(first("link Alice to Acme in the graph with a works_at relation"),
+  EXPECT_EQ(first_hit(index, "relations of the graph"), "web__create_relations");
+  EXPECT_EQ(first_hit(index, "link Alice to Acme in the graph with a works_at relation"),
             "web__create_relations");
   // Asked in any word of its group, or any form of its own, the deleting tool is first again.
-  EXPECT_EQ(first("delete relations of the graph"), "web__delete_relations");
-  EXPECT_EQ(first("get rid of the relations in the graph"), "web__delete_relations");
-  EXPECT_EQ(first("removing the graph's relations"), "web__delete_relations");
+  EXPECT_EQ(first_hit(index, "delete relations of the graph"), "web__delete_relations");
+  EXPECT_EQ(first_hit(index, "get rid of the relations in the graph"), "web__delete_relations");
+  EXPECT_EQ(first_hit(index, "removing the graph's relations"), "web__delete_relations");
   // A drop onto a page deletes nothing: it counts in full, as much as a tool alike in all but
   // its name's verb.
   const auto put = index.search("put files onto an element of the page", 2, nullptr);
@@ -234,10 +228,10 @@ TEST(SearchIndex, RanksByNameAndDescriptionAndKeepsInStepWithTheCatalogue) {
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits.front().name, "files__read_file");
   EXPECT_GT(hits.front().score, 0);
-  EXPECT_EQ(index.search("download a page", 1, all).front().name, "web__fetch_url");
-  EXPECT_EQ(index.search("search the internet", 1, all).front().name, "web__webSearch");
+  EXPECT_EQ(first_hit(index, "download a page"), "web__fetch_url");
+  EXPECT_EQ(first_hit(index, "search the internet"), "web__webSearch");
   // Parameters count: "url" is only a parameter name.
-  EXPECT_EQ(index.search("url", 1, all).front().name, "web__fetch_url");
+  EXPECT_EQ(first_hit(index, "url"), "web__fetch_url");
   EXPECT_THAT(index.search("kubernetes", 5, all), IsEmpty());
   // `accept` filters; the limit counts accepted hits.
   auto only_web = index.search("file download", 5,
